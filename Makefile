@@ -1,0 +1,142 @@
+# topotune - top-level build.
+#
+#   make                 build the library (static + shared) and the tools into $(BUILD)/
+#   make check           build and run every test (GPU tests skip cleanly without a GPU)
+#   make install PREFIX=/usr/local   tools, library, headers, pkg-config file
+#   make deps            install missing build dependencies (Debian/Ubuntu, as root)
+#
+# Variables: BUILD (build folder, default build), PREFIX, CC, NVCC (empty = no CUDA),
+#            CUDA_ARCH (default sm_90), SANITIZE=1 (ASan+UBSan).
+
+BUILD     ?= build
+PREFIX    ?= /usr/local
+CC        ?= cc
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+CUDA_ARCH ?= sm_90
+PKG_CONFIG ?= pkg-config
+
+MODULES   := common xml topo tune exec
+PKGS      := libxml-2.0 libcjson hwloc
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+# Dependencies are checked (and installed when missing) before anything reads pkg-config.
+ifeq ($(filter deps clean distclean help,$(MAKECMDGOALS)),)
+  _deps := $(shell test -f $(DEPS_STAMP) || { scripts/install-deps.sh >&2 && mkdir -p $(BUILD) && touch $(DEPS_STAMP); })
+endif
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+HAVE_IBV   := $(shell $(PKG_CONFIG) --exists libibverbs 2>/dev/null && echo 1)
+HAVE_CMOCKA := $(shell $(PKG_CONFIG) --exists cmocka 2>/dev/null && echo 1)
+
+WARN      := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wformat=2
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 -fPIC -pthread $(WARN) $(addprefix -I,$(MODULES)) $(PKG_CFLAGS) -D_GNU_SOURCE
+LDLIBS    += $(PKG_LIBS) -ldl -lpthread -lm
+ifeq ($(HAVE_IBV),1)
+  CFLAGS  += -DTT_HAVE_IBVERBS=1 $(shell $(PKG_CONFIG) --cflags libibverbs)
+  LDLIBS  += $(shell $(PKG_CONFIG) --libs libibverbs)
+endif
+ifeq ($(SANITIZE),1)
+  CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=address,undefined
+endif
+ifneq ($(NVCC),)
+  CFLAGS  += -DTT_HAVE_CUDA=1
+endif
+
+LIB_SRCS  := $(strip $(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CU_SRCS   := $(strip $(if $(NVCC),$(foreach m,$(MODULES),$(wildcard $(m)/*.cu))))
+CU_OBJS   := $(CU_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
+ifneq ($(NVCC),)
+  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+  ifneq ($(CU_SRCS),)
+    # static runtime: tools run where libcudart.so is not on the loader path
+    LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt
+  endif
+endif
+
+STATIC_LIB := $(BUILD)/lib/libtopotune.a
+SHARED_LIB := $(BUILD)/lib/libtopotune.so
+
+CLI_SRCS  := $(wildcard bin/cli_*.c)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+TOOL_SRCS := $(wildcard bin/topo-*.c)
+TOOLS     := $(TOOL_SRCS:bin/%.c=$(BUILD)/bin/%)
+
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT_SRCS := $(wildcard tests/unit/support_*.c)
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
+
+PUBLIC_HEADERS := $(wildcard $(addsuffix /tt_*.h,$(MODULES)))
+
+.PHONY: all lib tools tests check install uninstall clean distclean deps help cuda-status
+all: cuda-status lib tools
+
+cuda-status:
+	@if [ -z "$(NVCC)" ]; then echo "topotune: nvcc not found - building without CUDA (GPU executor skipped)"; \
+	 else echo "topotune: CUDA enabled with $(NVCC) ($(CUDA_ARCH))"; fi
+
+lib: $(STATIC_LIB) $(SHARED_LIB)
+tools: $(TOOLS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -std=c++17 $(addprefix -I,$(MODULES)) -DTT_HAVE_CUDA=1 -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS) $(CU_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS) $(CU_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libtopotune.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bin/%: bin/%.c $(CLI_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+tests: $(TESTS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(LDLIBS) -lcmocka
+
+check: all tests
+	@BUILD=$(BUILD) tests/run-tests.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/topotune
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
+	ln -sf libtopotune.so.0 $(DESTDIR)$(PREFIX)/lib/libtopotune.so
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/topotune/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*TT_VERSION_STRING "\(.*\)"/\1/p' common/tt_common.h)|' \
+	    -e 's|@REQUIRES@|$(PKGS)|' scripts/topotune.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)))
+	rm -f $(DESTDIR)$(PREFIX)/lib/libtopotune.a $(DESTDIR)$(PREFIX)/lib/libtopotune.so $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
+	rm -rf $(DESTDIR)$(PREFIX)/include/topotune $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc
+
+deps:
+	scripts/install-deps.sh
+	@mkdir -p $(BUILD) && touch $(DEPS_STAMP)
+
+clean:
+	rm -rf $(BUILD)
+
+distclean: clean
+
+help:
+	@sed -n '1,12p' Makefile
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d)

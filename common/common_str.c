@@ -1,0 +1,275 @@
+/* common_str.c - string buffer, strict number parsing, whole-file I/O. */
+#include "tt_common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void tt_strbuf_init(tt_strbuf *sb) { memset(sb, 0, sizeof *sb); }
+
+void tt_strbuf_free(tt_strbuf *sb)
+{
+    free(sb->data);
+    memset(sb, 0, sizeof *sb);
+}
+
+static int tt_strbuf_reserve(tt_strbuf *sb, size_t extra)
+{
+    size_t need, ncap;
+    char *p;
+    if (sb->failed)
+        return -1;
+    need = sb->len + extra + 1;
+    if (need <= sb->cap)
+        return 0;
+    ncap = sb->cap ? sb->cap : 256;
+    while (ncap < need)
+        ncap *= 2;
+    p = realloc(sb->data, ncap);
+    if (!p) {
+        sb->failed = 1;
+        return -1;
+    }
+    sb->data = p;
+    sb->cap = ncap;
+    return 0;
+}
+
+void tt_strbuf_appendn(tt_strbuf *sb, const char *s, size_t n)
+{
+    if (tt_strbuf_reserve(sb, n))
+        return;
+    memcpy(sb->data + sb->len, s, n);
+    sb->len += n;
+    sb->data[sb->len] = '\0';
+}
+
+void tt_strbuf_append(tt_strbuf *sb, const char *s) { tt_strbuf_appendn(sb, s, strlen(s)); }
+
+void tt_strbuf_printf(tt_strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char small[256];
+
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        tt_strbuf_appendn(sb, small, (size_t)n);
+        return;
+    }
+    if (tt_strbuf_reserve(sb, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb->len += (size_t)n;
+}
+
+tt_status tt_strbuf_status(const tt_strbuf *sb)
+{
+    if (sb->failed)
+        return tt_error_set(TT_ERR_NOMEM, "out of memory while formatting output");
+    return TT_OK;
+}
+
+char *tt_strbuf_steal(tt_strbuf *sb, size_t *len)
+{
+    char *p = sb->data;
+    if (!p && !sb->failed) {
+        p = calloc(1, 1);
+    }
+    if (len)
+        *len = sb->len;
+    memset(sb, 0, sizeof *sb);
+    return p;
+}
+
+char *tt_strdup(const char *s)
+{
+    size_t n;
+    char *p;
+    if (!s)
+        return NULL;
+    n = strlen(s) + 1;
+    p = malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+tt_status tt_parse_ll(const char *s, long long *out)
+{
+    char *end;
+    long long v;
+    if (!s || !*s)
+        return tt_error_set(TT_ERR_PARSE, "empty string where an integer was expected");
+    while (isspace((unsigned char)*s))
+        s++;
+    errno = 0;
+    v = strtoll(s, &end, 0);
+    if (end == s)
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not an integer", s);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not an integer (trailing '%s')", s, end);
+    if (errno == ERANGE)
+        return tt_error_set(TT_ERR_PARSE, "integer '%s' is out of range", s);
+    *out = v;
+    return TT_OK;
+}
+
+tt_status tt_parse_double(const char *s, double *out)
+{
+    char *end;
+    double v;
+    if (!s || !*s)
+        return tt_error_set(TT_ERR_PARSE, "empty string where a number was expected");
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s)
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not a number", s);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not a number (trailing '%s')", s, end);
+    if (errno == ERANGE || !isfinite(v))
+        return tt_error_set(TT_ERR_PARSE, "number '%s' is out of range", s);
+    *out = v;
+    return TT_OK;
+}
+
+tt_status tt_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v;
+    uint64_t mult = 1;
+    if (!s || !*s)
+        return tt_error_set(TT_ERR_PARSE, "empty size");
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || errno == ERANGE || !isfinite(v) || v < 0)
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not a size (expected e.g. 8, 64K, 1M, 2G)", s);
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mult = 1ull << 10; end++; break;
+    case 'M': mult = 1ull << 20; end++; break;
+    case 'G': mult = 1ull << 30; end++; break;
+    case 'T': mult = 1ull << 40; end++; break;
+    default: break;
+    }
+    if (toupper((unsigned char)*end) == 'I')
+        end++;
+    if (toupper((unsigned char)*end) == 'B')
+        end++;
+    if (*end)
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not a size (unknown suffix '%s')", s, end);
+    if (v * (double)mult > 18446744073709549568.0)
+        return tt_error_set(TT_ERR_PARSE, "size '%s' is too large", s);
+    *out = (uint64_t)(v * (double)mult);
+    return TT_OK;
+}
+
+tt_status tt_read_file(const char *path, size_t max_bytes, char **data, size_t *len)
+{
+    FILE *f;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+
+    *data = NULL;
+    if (len)
+        *len = 0;
+    f = (!strcmp(path, "-")) ? stdin : fopen(path, "rb");
+    if (!f)
+        return tt_error_set(TT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    for (;;) {
+        size_t got;
+        if (n + 65536 + 1 > cap) {
+            size_t ncap = cap ? cap * 2 : 65536 + 1;
+            char *p = realloc(buf, ncap);
+            if (!p) {
+                free(buf);
+                if (f != stdin)
+                    fclose(f);
+                return tt_error_set(TT_ERR_NOMEM, "%s: out of memory reading file", path);
+            }
+            buf = p;
+            cap = ncap;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (max_bytes && n > max_bytes) {
+            free(buf);
+            if (f != stdin)
+                fclose(f);
+            return tt_error_set(TT_ERR_LIMIT, "%s: file is larger than the %zu-byte limit", path,
+                                max_bytes);
+        }
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        if (f != stdin)
+            fclose(f);
+        return tt_error_set(TT_ERR_IO, "%s: read error", path);
+    }
+    if (f != stdin)
+        fclose(f);
+    buf[n] = '\0';
+    *data = buf;
+    if (len)
+        *len = n;
+    return TT_OK;
+}
+
+tt_status tt_write_file_atomic(const char *path, const char *data, size_t len)
+{
+    char tmp[4096];
+    int fd;
+    size_t off = 0;
+
+    if (!path || !strcmp(path, "-")) {
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
+            return tt_error_set(TT_ERR_IO, "writing to standard output failed: %s", strerror(errno));
+        return TT_OK;
+    }
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+        return tt_error_set(TT_ERR_INVALID, "output path too long: %s", path);
+    fd = mkstemp(tmp);
+    if (fd < 0)
+        return tt_error_set(TT_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(errno));
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return tt_error_set(TT_ERR_IO, "%s: write failed: %s", path, strerror(e));
+        }
+        off += (size_t)w;
+    }
+    fchmod(fd, 0644);
+    if (close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return tt_error_set(TT_ERR_IO, "%s: close failed: %s", path, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return tt_error_set(TT_ERR_IO, "%s: rename failed: %s", path, strerror(e));
+    }
+    return TT_OK;
+}

@@ -1,0 +1,110 @@
+/*
+ * tt_common.h - status codes, error messages and logging shared by every
+ * topotune module.
+ *
+ * Error model: every library call that can fail returns a tt_status.  On
+ * failure it also records a human-readable message (naming file:line,
+ * attribute, rank, step ... whatever identifies the problem) that the caller
+ * fetches with tt_error_message().  The message is thread-local; the library
+ * never calls exit().
+ *
+ * Logging: TOPOTUNE_DEBUG=WARN|INFO|TRACE selects the level (default WARN),
+ * TOPOTUNE_DEBUG_SUBSYS=xml,topo,... restricts subsystems, and
+ * TOPOTUNE_DEBUG_FILE=path sends the log to a file instead of stderr.
+ */
+#ifndef TT_COMMON_H
+#define TT_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TT_VERSION_STRING "0.1.0"
+
+typedef enum {
+    TT_OK = 0,
+    TT_ERR_INVALID = 1,     /* bad argument or inconsistent input */
+    TT_ERR_PARSE = 2,       /* malformed input text (XML, JSON, numbers) */
+    TT_ERR_IO = 3,          /* file could not be read or written */
+    TT_ERR_NOMEM = 4,       /* allocation failed */
+    TT_ERR_LIMIT = 5,       /* input exceeds a documented bound */
+    TT_ERR_UNSUPPORTED = 6, /* feature not built in or not available here */
+    TT_ERR_NOT_FOUND = 7,   /* named object does not exist */
+    TT_ERR_SYSTEM = 8,      /* OS / driver call failed */
+    TT_ERR_TIMEOUT = 9,     /* a deadline passed */
+    TT_ERR_REMOTE = 10,     /* a peer rank failed or disappeared */
+    TT_ERR_MISMATCH = 11,   /* ranks disagree (count, type, op, ...) */
+    TT_ERR_INTERNAL = 12    /* a bug in topotune */
+} tt_status;
+
+/* Record an error message for this thread and return `code` (so callers can
+ * write `return tt_error_set(TT_ERR_PARSE, "%s:%d: ...", f, l);`). */
+tt_status tt_error_set(tt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prefix the current message with more context: "ctx: old message". */
+tt_status tt_error_prefix(tt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *tt_error_message(void);   /* "" when none */
+void tt_error_clear(void);
+const char *tt_status_name(tt_status code);
+
+typedef enum {
+    TT_LOG_NONE = 0,
+    TT_LOG_WARN = 1,
+    TT_LOG_INFO = 2,
+    TT_LOG_TRACE = 3
+} tt_log_level;
+
+int tt_log_enabled(tt_log_level level, const char *subsys);
+void tt_log(tt_log_level level, const char *subsys, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Re-read the TOPOTUNE_DEBUG* variables (tests use this). */
+void tt_log_reinit(void);
+
+#define TT_WARN(subsys, ...) tt_log(TT_LOG_WARN, subsys, __VA_ARGS__)
+#define TT_INFO(subsys, ...) tt_log(TT_LOG_INFO, subsys, __VA_ARGS__)
+#define TT_TRACE(subsys, ...) tt_log(TT_LOG_TRACE, subsys, __VA_ARGS__)
+
+/* Growable string buffer used by every writer. */
+typedef struct {
+    char *data;
+    size_t len;
+    size_t cap;
+    int failed; /* set once an allocation failed; later appends are no-ops */
+} tt_strbuf;
+
+void tt_strbuf_init(tt_strbuf *sb);
+void tt_strbuf_free(tt_strbuf *sb);
+void tt_strbuf_append(tt_strbuf *sb, const char *s);
+void tt_strbuf_appendn(tt_strbuf *sb, const char *s, size_t n);
+void tt_strbuf_printf(tt_strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* TT_OK, or TT_ERR_NOMEM (with message) if any append failed. */
+tt_status tt_strbuf_status(const tt_strbuf *sb);
+/* Hand the buffer over (caller frees); the strbuf is reset. */
+char *tt_strbuf_steal(tt_strbuf *sb, size_t *len);
+
+/* Write `len` bytes to `path` atomically (temp file + rename), or to stdout
+ * when path is NULL or "-".  A failed write leaves any old file intact. */
+tt_status tt_write_file_atomic(const char *path, const char *data, size_t len);
+/* Read a whole file, refusing files above max_bytes (0 = no bound). The
+ * buffer is NUL-terminated. */
+tt_status tt_read_file(const char *path, size_t max_bytes, char **data, size_t *len);
+
+/* Strict number parsing: the whole string must be a number, no overflow.
+ * Accepts 0x hex for integers. */
+tt_status tt_parse_ll(const char *s, long long *out);
+tt_status tt_parse_double(const char *s, double *out);
+/* Sizes with optional K/M/G/T suffix (powers of 1024) and optional trailing B. */
+tt_status tt_parse_size(const char *s, uint64_t *out);
+
+char *tt_strdup(const char *s); /* NULL-safe; NULL on OOM */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,205 @@
+/*
+ * tt_topo.h - typed topology graph, all-pairs paths and findings.
+ *
+ * tt_topo_from_xml() turns a topology XML tree (ours or NCCL's dialect) into
+ * a graph of CPU (NUMA node), PCI switch, GPU, NVSwitch, NIC and NET nodes
+ * joined by links of a kind (LOC, NVL, C2C, PCI, SYS, NET) and a bandwidth in
+ * GB/s per direction, then computes the best path between every pair of
+ * nodes: bottleneck bandwidth, hop route and path class (LOC ... SYS, NET)
+ * following NCCL's rules.  Every constant is in topo_const.c and
+ * docs/topology-model.md.
+ *
+ * Strings in nodes are copies; the graph does not borrow from the XML doc,
+ * except `xml` (the origin element), which is valid only while the doc lives.
+ */
+#ifndef TT_TOPO_H
+#define TT_TOPO_H
+
+#include <stdint.h>
+
+#include "tt_common.h"
+#include "tt_xml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    TT_NODE_GPU = 0,
+    TT_NODE_PCI = 1, /* PCI switch / bridge (or any PCI device that is not GPU/NIC) */
+    TT_NODE_NVS = 2, /* NVSwitch (one shared node when switches are not visible) */
+    TT_NODE_CPU = 3, /* one per NUMA node (NCCL's <cpu>) */
+    TT_NODE_NIC = 4, /* NIC ASIC / PCI function holding one or more ports */
+    TT_NODE_NET = 5, /* one network port (NCCL's <net>) */
+    TT_NODE_NTYPES = 6
+} tt_node_type;
+
+/* Numbering follows NCCL's link types. */
+typedef enum {
+    TT_LINK_LOC = 0,
+    TT_LINK_NVL = 1, /* NVLink (RCCL xGMI is carried as NVL too, flagged xgmi) */
+    TT_LINK_C2C = 3,
+    TT_LINK_PCI = 4,
+    TT_LINK_SYS = 9, /* inter-socket (QPI/UPI/xGMI-socket/...) */
+    TT_LINK_NET = 10
+} tt_link_type;
+
+/* Path classes, lower is better; numbering follows NCCL's PATH_* values. */
+typedef enum {
+    TT_PATH_LOC = 0,
+    TT_PATH_NVL = 1,
+    TT_PATH_NVB = 2,
+    TT_PATH_C2C = 3,
+    TT_PATH_PIX = 4,
+    TT_PATH_PXB = 5,
+    TT_PATH_P2C = 6,
+    TT_PATH_PXN = 7,
+    TT_PATH_PHB = 8,
+    TT_PATH_SYS = 9,
+    TT_PATH_NET = 10,
+    TT_PATH_DIS = 11
+} tt_path_type;
+
+typedef struct tt_link {
+    tt_link_type type;
+    int peer;   /* node index */
+    double bw;  /* GB/s, one direction */
+    int xgmi;   /* 1 when this NVL link came from an RCCL <xgmi> element */
+} tt_link;
+
+typedef struct tt_node {
+    tt_node_type type;
+    int id;                  /* index among nodes of the same type (GPU0, GPU1, ...) */
+    char name[64];           /* "GPU0", "CPU1", "NVS0", "PCI/0000:15:00.0", "NIC/0000:19:00.0", "mlx5_0" */
+    char busid[32];          /* lowercase PCI bus id, "" when not a PCI device */
+    const tt_xml_node *xml;  /* origin element, NULL when synthesized */
+    int line;                /* origin line, 0 when synthesized */
+    union {
+        struct { int dev, sm, rank, gdr; } gpu;
+        struct {
+            int numaid;            /* -1 = unknown */
+            char arch[16];         /* x86_64, arm64, ppc64 */
+            char vendor[32];       /* GenuineIntel, AuthenticAMD, ... */
+            int family, model;
+            char affinity[1100];   /* NCCL cpumask string, "" = unknown */
+        } cpu;
+        struct {
+            unsigned cls, vendor, device, subvendor, subdevice;
+            char link_speed[32];   /* as in the XML */
+            int link_width;        /* 0 = unknown */
+        } pci;
+        struct { int ports; } nic;
+        struct {
+            char name[64];
+            int dev, port, gdr, maxconn;
+            double speed_mbps, latency;
+            uint64_t guid;
+        } net;
+        struct { int visible; } nvs;
+    } u;
+    tt_link *links;
+    int nlinks, cap_links;
+} tt_node;
+
+typedef struct tt_path {
+    tt_path_type type;
+    double bw;     /* bottleneck GB/s; 0 when unreachable */
+    int nhops;     /* number of links; -1 when unreachable */
+    int *route;    /* nhops+1 node indices, route[0] = from, route[nhops] = to */
+} tt_path;
+
+/* Knobs with NCCL's defaults (tt_topo_options_default). */
+typedef struct {
+    tt_path_type p2p_level;  /* GPU<->GPU deeper than this is rerouted through the CPU (PXB) */
+    tt_path_type gdr_level;  /* GPU<->NIC deeper than this disables GPUDirect RDMA (PXB) */
+    int pxn;                 /* allow PXN (GPU -NVLink-> peer GPU -PCI-> NIC) (1) */
+    int nvb;                 /* allow NVB (NVLink through one intermediate GPU) (1) */
+} tt_topo_options;
+
+typedef struct tt_topo {
+    tt_node *nodes;
+    int nnodes, cap_nodes;
+    int ntype[TT_NODE_NTYPES];
+    tt_path *paths;          /* nnodes*nnodes, row = from; filled by tt_topo_compute_paths */
+    tt_topo_options opts;
+    char source[256];        /* file name the XML came from */
+} tt_topo;
+
+void tt_topo_options_default(tt_topo_options *o);
+
+/* Build the graph from an XML doc and compute paths. opts NULL = defaults.
+ * Errors name the file:line, element and attribute. */
+tt_status tt_topo_from_xml(const tt_xml_doc *doc, const tt_topo_options *opts, tt_topo **out);
+void tt_topo_free(tt_topo *t);
+
+/* (Re)compute all-pairs paths (also called by tt_topo_from_xml). */
+tt_status tt_topo_compute_paths(tt_topo *t);
+
+/* Node of `type` with per-type id `id`, or -1. */
+int tt_topo_node_index(const tt_topo *t, tt_node_type type, int id);
+/* Node with this PCI bus id (any type), or -1. Case-insensitive. */
+int tt_topo_find_busid(const tt_topo *t, const char *busid);
+/* Node index of a NET port by name ("mlx5_0"), or -1. */
+int tt_topo_find_net(const tt_topo *t, const char *name);
+const tt_path *tt_topo_path(const tt_topo *t, int from, int to);
+/* The NUMA node (CPU node index) closest to node i, or -1. */
+int tt_topo_local_cpu(const tt_topo *t, int i);
+
+const char *tt_node_type_name(tt_node_type type);  /* "GPU", "PCI", ... */
+const char *tt_link_type_name(tt_link_type type);  /* "LOC", "NVL", ... */
+const char *tt_path_type_name(tt_path_type type);  /* "LOC", "NVL", ..., "DIS" */
+tt_status tt_path_type_parse(const char *s, tt_path_type *out);
+
+/* ---- constants (topo_const.c); see docs/topology-model.md ---- */
+#define TT_LOC_BW 5000.0 /* GB/s of a link inside one device (NCCL's LOC_BW) */
+double tt_nvlink_bw_per_link(int sm);           /* GB/s per NVLink for a GPU arch */
+double tt_xgmi_bw_per_link(void);               /* GB/s per xGMI link (model assumption) */
+/* PCIe link bandwidth, GB/s, with NCCL's per-lane table; unknown speed or
+ * width fall back as NCCL does (Gen3, x16).  *known = 0 when a fallback was used. */
+double tt_pci_bw(const char *link_speed, int width, int *known);
+/* Inter-socket bandwidth for a CPU description, GB/s. */
+double tt_inter_cpu_bw(const char *arch, const char *vendor, int family, int model);
+double tt_net_bw(double speed_mbps);             /* Mb/s -> GB/s */
+
+/* ---- findings (validation now, health checks later) ---- */
+typedef enum { TT_SEV_INFO = 0, TT_SEV_WARN = 1, TT_SEV_ERROR = 2 } tt_severity;
+
+typedef struct {
+    tt_severity severity;
+    char code[48];      /* stable machine name, e.g. "missing-attribute" */
+    char where[128];    /* "pci 0000:18:00.0", "gpu dev=3", ... */
+    int line;           /* 0 when unknown */
+    char message[400];  /* one line for humans */
+} tt_finding;
+
+typedef struct {
+    tt_finding *items;
+    int n, cap;
+} tt_findings;
+
+void tt_findings_init(tt_findings *f);
+void tt_findings_free(tt_findings *f);
+tt_status tt_findings_add(tt_findings *f, tt_severity sev, const char *code, int line,
+                          const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* -1 when empty, else the highest severity. */
+int tt_findings_max_severity(const tt_findings *f);
+const char *tt_severity_name(tt_severity s);  /* "info", "warning", "error" */
+/* Text: "file:line: warning: [code] where: message" per finding. */
+tt_status tt_findings_write_text(const tt_findings *f, const char *source, tt_strbuf *out);
+tt_status tt_findings_write_json(const tt_findings *f, const char *source, tt_strbuf *out);
+
+/* Lint a topology XML doc: names every problem (missing required attribute,
+ * unknown version, duplicate bus id, implausible values, NCCL limits). */
+tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out);
+
+/* ---- views ---- */
+tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out);
+tt_status tt_topo_write_dot(const tt_topo *t, tt_strbuf *out);
+/* GPU/NIC matrix in the style of `nvidia-smi topo -m`. */
+tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

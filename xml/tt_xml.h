@@ -1,0 +1,121 @@
+/*
+ * tt_xml.h - the one generic XML tree every topotune stage reads and writes.
+ *
+ * Reading uses libxml2 with network access, external entities and DTD loading
+ * disabled, entity expansion bounded, and limits on file size, element depth
+ * and element count.  Every node remembers the line it came from so that
+ * later stages can report "file:line: element <pci>: attribute link_width ...".
+ *
+ * Writing produces one of two dialects:
+ *   TT_XML_NATIVE - the whole tree (our superset of NCCL's topology XML);
+ *   TT_XML_NCCL   - only elements/attributes NCCL's parser knows, within its
+ *                   limits (<=16 attributes, <=255-char values, <=256 nodes,
+ *                   spaces only, no <?xml?> prolog) so NCCL accepts the file
+ *                   as NCCL_TOPO_FILE.
+ * Both writers are deterministic: attributes in insertion order, children in
+ * tree order, 2-space indentation, so write(read(write(t))) == write(t).
+ */
+#ifndef TT_XML_H
+#define TT_XML_H
+
+#include "tt_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tt_xml_attr {
+    char *name;
+    char *value;
+} tt_xml_attr;
+
+typedef struct tt_xml_node {
+    char *name;
+    int line;                     /* 1-based source line, 0 when built in memory */
+    tt_xml_attr *attrs;
+    int nattrs, cap_attrs;
+    struct tt_xml_node **children;
+    int nchildren, cap_children;
+    struct tt_xml_node *parent;
+} tt_xml_node;
+
+typedef struct tt_xml_doc {
+    tt_xml_node *root;
+    char *source;                 /* file name used in messages ("<buffer>" ...) */
+} tt_xml_doc;
+
+typedef struct {
+    size_t max_bytes;             /* default 16 MiB */
+    int max_depth;                /* default 64 */
+    int max_nodes;                /* default 100000 elements */
+} tt_xml_limits;
+
+/* Default limits (used when `lim` is NULL). */
+void tt_xml_limits_default(tt_xml_limits *lim);
+
+/* Parse. Errors: TT_ERR_IO, TT_ERR_PARSE ("file:line: message"), TT_ERR_LIMIT. */
+tt_status tt_xml_read_file(const char *path, const tt_xml_limits *lim, tt_xml_doc **out);
+tt_status tt_xml_read_buffer(const char *buf, size_t len, const char *name,
+                             const tt_xml_limits *lim, tt_xml_doc **out);
+
+/* Build in memory. */
+tt_xml_doc *tt_xml_doc_new(const char *root_name, const char *source);
+void tt_xml_doc_free(tt_xml_doc *doc);
+tt_xml_node *tt_xml_node_new(const char *name);
+void tt_xml_node_free(tt_xml_node *node);          /* frees the subtree; detach first */
+tt_status tt_xml_append(tt_xml_node *parent, tt_xml_node *child);
+tt_status tt_xml_insert(tt_xml_node *parent, int index, tt_xml_node *child);
+void tt_xml_detach(tt_xml_node *node);             /* remove from parent, keep subtree */
+/* Deep copy (line numbers kept). NULL on OOM. */
+tt_xml_node *tt_xml_clone(const tt_xml_node *node);
+
+/* Attributes. tt_xml_get returns NULL when absent. */
+const char *tt_xml_get(const tt_xml_node *node, const char *attr);
+tt_status tt_xml_set(tt_xml_node *node, const char *attr, const char *value);
+tt_status tt_xml_setf(tt_xml_node *node, const char *attr, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void tt_xml_unset(tt_xml_node *node, const char *attr);
+/* Typed getters: TT_ERR_NOT_FOUND if absent (no message set), TT_ERR_PARSE
+ * with "source:line: <elem> attribute 'x'='v' is not an integer" otherwise. */
+tt_status tt_xml_get_ll(const tt_xml_doc *doc, const tt_xml_node *node, const char *attr,
+                        long long *out);
+tt_status tt_xml_get_double(const tt_xml_doc *doc, const tt_xml_node *node, const char *attr,
+                            double *out);
+
+/* Navigation. */
+tt_xml_node *tt_xml_first_child(const tt_xml_node *node, const char *name); /* name NULL = any */
+tt_xml_node *tt_xml_next_sibling(const tt_xml_node *node, const char *name);
+/* First descendant (pre-order, including node) named `name` whose attribute
+ * `attr` equals `value` (attr NULL = any). */
+tt_xml_node *tt_xml_find(const tt_xml_node *node, const char *name, const char *attr,
+                         const char *value);
+/* Pre-order walk: returns the node after `cur` inside the subtree of `top`. */
+tt_xml_node *tt_xml_walk_next(const tt_xml_node *top, const tt_xml_node *cur);
+int tt_xml_depth(const tt_xml_node *node);          /* root = 0 */
+int tt_xml_count(const tt_xml_node *node);          /* elements in subtree */
+
+typedef enum {
+    TT_XML_NATIVE = 0,
+    TT_XML_NCCL = 1
+} tt_xml_dialect;
+
+/* Serialize. The NCCL dialect fails with TT_ERR_LIMIT if the filtered tree
+ * breaks one of NCCL's limits (naming which). *out is NUL-terminated. */
+tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, char **out,
+                              size_t *len);
+/* Atomic file write; path NULL or "-" = stdout. */
+tt_status tt_xml_write_file(const tt_xml_doc *doc, tt_xml_dialect dialect, const char *path);
+
+/* NCCL's parser limits, as documented in docs/xml-schema.md. */
+#define TT_XML_NCCL_MAX_ATTRS 16
+#define TT_XML_NCCL_MAX_STR 255
+#define TT_XML_NCCL_MAX_NODES 256
+
+/* Whether NCCL's loader knows element `elem` (under `parent`) and attribute
+ * `attr` of it (attr NULL asks about the element alone). */
+int tt_xml_nccl_knows(const char *parent, const char *elem, const char *attr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
