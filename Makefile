@@ -1,6 +1,7 @@
 # topotune - top-level build.
 #
 #   make                 build the library (static + shared) and the tools into $(BUILD)/
+#   make run             the main job: scan (or bundled example), matrix, tuning table, executor sweep
 #   make check           build and run every test (GPU tests skip cleanly without a GPU)
 #   make install PREFIX=/usr/local   tools, library, headers, pkg-config file
 #   make deps            install missing build dependencies (Debian/Ubuntu, as root)
@@ -9,6 +10,7 @@
 #            CUDA_ARCH (default sm_90), SANITIZE=1 (ASan+UBSan).
 
 BUILD     ?= build
+.DEFAULT_GOAL := all
 PREFIX    ?= /usr/local
 CC        ?= cc
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
@@ -72,7 +74,10 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
 
 PUBLIC_HEADERS := $(wildcard $(addsuffix /tt_*.h,$(MODULES)))
 
-.PHONY: all lib tools tests check install uninstall clean distclean deps help cuda-status
+run: all
+	@BUILD=$(BUILD) scripts/run-main.sh
+
+.PHONY: run all lib tools tests check install uninstall clean distclean deps help cuda-status
 all: cuda-status lib tools
 
 cuda-status:
