@@ -27,10 +27,20 @@ tt_status tt_error_prefix(tt_status code, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, tt_errmsg, sizeof old);
-    if (old[0])
-        snprintf(tt_errmsg, sizeof tt_errmsg, "%s: %s", prefix, old);
-    else
-        snprintf(tt_errmsg, sizeof tt_errmsg, "%s", prefix);
+    /* Build "prefix: old" by hand; a message longer than the buffer is cut. */
+    {
+        size_t n = strnlen(prefix, sizeof tt_errmsg - 1);
+        memcpy(tt_errmsg, prefix, n);
+        if (old[0] && n + 2 < sizeof tt_errmsg) {
+            size_t room = sizeof tt_errmsg - 1 - (n + 2);
+            size_t m = strnlen(old, room);
+            tt_errmsg[n] = ':';
+            tt_errmsg[n + 1] = ' ';
+            memcpy(tt_errmsg + n + 2, old, m);
+            n += 2 + m;
+        }
+        tt_errmsg[n] = '\0';
+    }
     return code;
 }
 
