@@ -187,8 +187,8 @@ static void hook_start_element(void *ctx, const xmlChar *localname, const xmlCha
                                int nb_attributes, int nb_defaulted, const xmlChar **attributes)
 {
     read_state *st = state_of(ctx);
-    if (st->code != TT_OK)
-        return;
+    /* Limits are enforced even after a non-fatal libxml2 error was recorded
+     * (parsing goes on then), so the DOM never grows past them. */
     if (st->depth >= st->lim.max_depth) {
         REFUSE(st, TT_ERR_LIMIT, "element <%s> is nested deeper than the limit of %d levels",
                (const char *)localname, st->lim.max_depth);
