@@ -395,6 +395,33 @@ static void test_c2c_and_cpu_nvlink(void **state)
     tt_xml_doc_free(doc);
 }
 
+/* Class decides, as NCCL; a <gpu> child only names a GPU when the class allows it. */
+static void test_class_rules(void **state)
+{
+    const char *text =
+        "<system version=\"1\"><cpu numaid=\"0\">"
+        "<pci busid=\"0000:01:00.0\" class=\"0x120000\"><gpu dev=\"0\" sm=\"94\"/></pci>"
+        "<pci busid=\"0000:02:00.0\"><gpu dev=\"1\" sm=\"90\"/></pci>"
+        "<pci busid=\"0000:03:00.0\" class=\"0x060400\"><gpu dev=\"2\"/>"
+        "<pci busid=\"0000:04:00.0\" class=\"0x030000\"/></pci>"
+        "<pci busid=\"0000:05:00.0\" class=\"0x120000\"/>"
+        "<pci busid=\"0000:06:00.0\" class=\"0x010802\"><nic><net name=\"n\" dev=\"0\"/></nic></pci>"
+        "</cpu></system>";
+    tt_xml_doc *doc = NULL;
+    tt_topo *t = NULL;
+    assert_int_equal(tu_build_text(text, NULL, &t, &doc), TT_OK);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:01:00.0")].type, TT_NODE_GPU);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:01:00.0")].u.gpu.sm, 94);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:02:00.0")].type, TT_NODE_GPU);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:03:00.0")].type, TT_NODE_PCI);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:04:00.0")].type, TT_NODE_GPU);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:05:00.0")].type, TT_NODE_PCI);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:06:00.0")].type, TT_NODE_NIC);
+    assert_int_equal(t->ntype[TT_NODE_GPU], 3);
+    tt_topo_free(t);
+    tt_xml_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_bcm_flatten),
         cmocka_unit_test(test_c2c_and_cpu_nvlink),
+        cmocka_unit_test(test_class_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
