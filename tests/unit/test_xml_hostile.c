@@ -313,6 +313,8 @@ static void test_too_many_nodes(void **state)
     memcpy(s + len - 10, "</r>\n", 6);
     assert_int_equal(tt_xml_read_buffer(s, len - 5, "wide.xml", NULL, &d), TT_OK);
     assert_int_equal(tt_xml_count(d->root), 100000);
+    /* line numbers above 65535 survive (XML_PARSE_BIG_LINES) */
+    assert_int_equal(d->root->children[99998]->line, 100000);
     tt_xml_doc_free(d);
     free(s);
 }
