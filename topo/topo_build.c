@@ -384,7 +384,7 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
     double bw = tt_pci_bw(speed, width, &known);
     if (!known)
         TT_INFO("topo", "%s:%d: pci %s link_speed '%s' link_width %d incomplete: using %.1f GB/s "
-                "(NCCL's Gen3/x16 fallbacks)", b->src, el->line, busid, speed ? speed : "",
+                "(NCCL's fallbacks: unknown speed = Gen3, unknown width = x16)", b->src, el->line, busid, speed ? speed : "",
                 width, bw);
 
     if ((st = new_node(b, el, type, parent, cpu, &idx)) != TT_OK)
