@@ -14,6 +14,7 @@
 #include "tt_topo.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,8 @@ static void where_of(const tt_xml_node *n, char *buf, size_t sz)
             snprintf(buf, sz, "gpu dev=%.20s", v);
         else
             snprintf(buf, sz, "gpu in pci %.40s", pb ? pb : "?");
-    } else if (!strcmp(n->name, "nvlink") || !strcmp(n->name, "c2c")) {
+    } else if (!strcmp(n->name, "nvlink") || !strcmp(n->name, "c2c") ||
+               !strcmp(n->name, "xgmi")) {
         char pw[64];
         if (p)
             where_of(p, pw, sizeof pw);
@@ -126,6 +128,23 @@ static int get_int(vctx *c, const tt_xml_node *n, const char *attr, long long *o
             "attribute %s=\"%.60s\" is not an integer (NCCL's strtol would read %lld)", attr, v,
             strtoll(v, NULL, 0));
         tt_error_clear();
+        return -1;
+    }
+    return 1;
+}
+
+/* Unsigned 64-bit attribute (guid, host_hash), hex or decimal. */
+static int get_u64(vctx *c, const tt_xml_node *n, const char *attr)
+{
+    const char *v = tt_xml_get(n, attr);
+    char *end;
+    if (!v)
+        return 0;
+    errno = 0;
+    (void)strtoull(v, &end, 0);
+    if (!*v || *end || errno == ERANGE || v[0] == '-') {
+        add(c, TT_SEV_ERROR, "bad-number", n,
+            "attribute %s=\"%.60s\" is not an unsigned 64-bit integer", attr, v);
         return -1;
     }
     return 1;
@@ -254,6 +273,23 @@ static int placement_ok(const char *parent, const char *elem)
     return 0;
 }
 
+/* NCCL matches link_speed against its table by prefix: the key must be a
+ * prefix of the value.  Note "16.0 GT/s" (NVML's fallback string) matches no
+ * key and counts as Gen3. */
+static int nccl_knows_speed(const char *speed)
+{
+    static const char *const keys[] = {
+        "2.5 GT/s",      "5 GT/s",        "8 GT/s",         "16 GT/s",        "32 GT/s",
+        "64 GT/s",       "2.5 GT/s PCIe", "5.0 GT/s PCIe",  "8.0 GT/s PCIe",  "16.0 GT/s PCIe",
+        "32.0 GT/s PCIe", "64.0 GT/s PCIe",
+    };
+    size_t i;
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strncmp(speed, keys[i], strlen(keys[i])))
+            return 1;
+    return 0;
+}
+
 static int class_prefix(const tt_xml_node *n, const char *prefix)
 {
     const char *cls = tt_xml_get(n, "class");
@@ -280,7 +316,7 @@ static void check_limits(vctx *c, const tt_xml_node *n)
     }
     if (nattr > TT_XML_NCCL_MAX_ATTRS)
         add(c, TT_SEV_WARN, "too-many-attributes", n,
-            "%d attributes NCCL reads; it keeps the first %d and drops the rest", nattr,
+            "%d attributes for NCCL: its parser keeps the first %d and drops the rest", nattr,
             TT_XML_NCCL_MAX_ATTRS);
 }
 
@@ -314,7 +350,7 @@ static void check_cpu(vctx *c, const tt_xml_node *n)
     r = get_int(c, n, "numaid", &v);
     if (r == 1 && v == -1)
         add(c, TT_SEV_WARN, "unknown-numa", n,
-            "numaid=-1: no NUMA information (VM, container or firmware without PCI->NUMA data); "
+            "no NUMA information (VM, container or firmware without PCI->NUMA data); "
             "every device below looks host-bridge close and CPU affinity is unknown");
     else if (r == 1 && v < -1)
         add(c, TT_SEV_ERROR, "implausible-value", n, "numaid=%lld is negative", v);
@@ -336,6 +372,7 @@ static void check_cpu(vctx *c, const tt_xml_node *n)
             need(c, n, "modelid");
         }
     }
+    get_u64(c, n, "host_hash");
     get_int(c, n, "familyid", &v);
     get_int(c, n, "modelid", &v);
     if (!aff) {
@@ -435,8 +472,8 @@ static void check_pci(vctx *c, const tt_xml_node *n)
              "NCCL reads it from sysfs at run time when the device exists, else it assumes Gen3 "
              "(8 GT/s)");
     } else {
-        int known = 0;
-        double bw = tt_pci_bw(speed, w > 0 ? (int)w : 16, &known);
+        int known = nccl_knows_speed(speed);
+        double bw = tt_pci_bw(speed, w > 0 ? (int)w : 16, NULL);
         if (!*speed) {
             if (matters)
                 add(c, TT_SEV_WARN, "unknown-link-speed", n,
@@ -457,12 +494,12 @@ static void check_pci(vctx *c, const tt_xml_node *n)
     if (gpu && !tt_xml_first_child(n, "gpu"))
         add(c, TT_SEV_WARN, "missing-element", n,
             "GPU (class %s) without a <gpu> child: NCCL detects dev, sm, rank and NVLinks at run "
-            "time; offline tools see no GPU here",
+            "time; offline the GPU has no NVLinks and no known architecture",
             tt_xml_get(n, "class"));
     if (nic && !tt_xml_first_child(n, "nic"))
         add(c, TT_SEV_WARN, "missing-element", n,
             "NIC (class %s) without a <nic>/<net> child: NCCL adds the ports from its network "
-            "plugin at run time; offline tools see no NIC here",
+            "plugin at run time; offline the NIC has no network port",
             tt_xml_get(n, "class"));
 }
 
@@ -579,7 +616,7 @@ static void check_net(vctx *c, const tt_xml_node *n)
     get_int(c, n, "port", &v);
     get_dbl(c, n, "latency", &d);
     get_int(c, n, "maxconn", &v);
-    get_int(c, n, "guid", &v);
+    get_u64(c, n, "guid");
     if (get_int(c, n, "gdr", &v) == 1 && v != 0 && v != 1)
         add(c, TT_SEV_WARN, "implausible-value", n, "gdr=%lld is not 0 or 1", v);
 }
@@ -695,6 +732,15 @@ static void walk(vctx *c, const tt_xml_node *n)
         const tt_xml_node *k = n->children[i];
         if (!strcmp(k->name, "unknown"))
             continue; /* topotune's own note on what a scan could not see */
+        if (!strcmp(n->name, "gpu") && !strcmp(k->name, "xgmi")) {
+            /* RCCL's link element: same attributes as <nvlink> */
+            add(c, TT_SEV_INFO, "rccl-element", k,
+                "<xgmi> is RCCL's: RCCL reads it as an xGMI link, NCCL ignores it");
+            c->nkept++;
+            check_limits(c, k);
+            check_nvlink(c, k);
+            continue;
+        }
         if (!placement_ok(n->name, k->name)) {
             add(c, TT_SEV_WARN, "ignored-element", k,
                 "NCCL ignores <%.40s> inside <%.40s> (and everything in it)", k->name, n->name);

@@ -11,12 +11,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* cJSON_Print indents with tabs and writes "key":\tvalue; make it 2 spaces
+ * and "key": value.  Raw tabs only occur as layout (strings escape them). */
+static void append_json(tt_strbuf *out, const char *text)
+{
+    const char *p;
+    int bol = 1;
+    for (p = text; *p; p++) {
+        if (*p == '\t') {
+            tt_strbuf_append(out, bol ? "  " : " ");
+            continue;
+        }
+        bol = *p == '\n';
+        tt_strbuf_appendn(out, p, 1);
+    }
+    tt_strbuf_append(out, "\n");
+}
+
 static double r3(double v) { return round(v * 1000.0) / 1000.0; }
 
-static void add_hex(cJSON *o, const char *k, unsigned long long v)
+static void add_hex(cJSON *o, const char *k, unsigned long long v, int digits)
 {
     char b[32];
-    snprintf(b, sizeof b, "0x%llx", v);
+    snprintf(b, sizeof b, "0x%0*llx", digits, v);
     cJSON_AddStringToObject(o, k, b);
 }
 
@@ -41,11 +58,11 @@ static cJSON *node_attrs(const tt_node *n)
         cJSON_AddStringToObject(a, "affinity", n->u.cpu.affinity);
         break;
     case TT_NODE_PCI:
-        add_hex(a, "class", n->u.pci.cls);
-        add_hex(a, "vendor", n->u.pci.vendor);
-        add_hex(a, "device", n->u.pci.device);
-        add_hex(a, "subsystem_vendor", n->u.pci.subvendor);
-        add_hex(a, "subsystem_device", n->u.pci.subdevice);
+        add_hex(a, "class", n->u.pci.cls, 6);
+        add_hex(a, "vendor", n->u.pci.vendor, 4);
+        add_hex(a, "device", n->u.pci.device, 4);
+        add_hex(a, "subsystem_vendor", n->u.pci.subvendor, 4);
+        add_hex(a, "subsystem_device", n->u.pci.subdevice, 4);
         cJSON_AddStringToObject(a, "link_speed", n->u.pci.link_speed);
         cJSON_AddNumberToObject(a, "link_width", n->u.pci.link_width);
         break;
@@ -60,7 +77,7 @@ static cJSON *node_attrs(const tt_node *n)
         cJSON_AddNumberToObject(a, "maxconn", n->u.net.maxconn);
         cJSON_AddNumberToObject(a, "speed_mbps", n->u.net.speed_mbps);
         cJSON_AddNumberToObject(a, "latency", n->u.net.latency);
-        add_hex(a, "guid", (unsigned long long)n->u.net.guid);
+        add_hex(a, "guid", (unsigned long long)n->u.net.guid, 1);
         break;
     case TT_NODE_NVS:
         cJSON_AddBoolToObject(a, "visible", n->u.nvs.visible != 0);
@@ -169,8 +186,7 @@ tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out)
     cJSON_Delete(root);
     if (!text)
         return tt_error_set(TT_ERR_NOMEM, "out of memory writing topology JSON");
-    tt_strbuf_append(out, text);
-    tt_strbuf_append(out, "\n");
+    append_json(out, text);
     free(text);
     return tt_strbuf_status(out);
 nomem:
