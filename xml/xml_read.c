@@ -23,6 +23,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 #include <limits.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,8 +187,8 @@ static void hook_start_element(void *ctx, const xmlChar *localname, const xmlCha
                                int nb_attributes, int nb_defaulted, const xmlChar **attributes)
 {
     read_state *st = state_of(ctx);
-    if (st->code != TT_OK)
-        return;
+    /* Limits are enforced even after a non-fatal libxml2 error was recorded
+     * (parsing goes on then), so the DOM never grows past them. */
     if (st->depth >= st->lim.max_depth) {
         REFUSE(st, TT_ERR_LIMIT, "element <%s> is nested deeper than the limit of %d levels",
                (const char *)localname, st->lim.max_depth);
@@ -202,6 +203,11 @@ static void hook_start_element(void *ctx, const xmlChar *localname, const xmlCha
     st->nodes++;
     xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
                           nb_defaulted, attributes);
+    /* libxml2 2.9 stores element lines in 16 bits; above 65535 xmlGetLineNo
+     * borrows a neighbour's line.  Keep the exact line (the same value
+     * libxml2 uses below 65535) in the node's application field. */
+    if (st->ctxt->node && st->ctxt->node->type == XML_ELEMENT_NODE)
+        st->ctxt->node->_private = (void *)(intptr_t)ctxt_line(st->ctxt);
 }
 
 static void hook_end_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -298,7 +304,7 @@ static tt_status convert_element(read_state *st, xmlNodePtr x, tt_xml_node **out
     free(name);
     if (!n)
         return tt_error_set(TT_ERR_NOMEM, "%s: out of memory building the tree", st->name);
-    n->line = (int)xmlGetLineNo(x);
+    n->line = x->_private ? (int)(intptr_t)x->_private : (int)xmlGetLineNo(x);
     if (n->line < 0)
         n->line = 0;
     s = convert_attrs(st, x, n);
