@@ -172,6 +172,26 @@ static void hook_reference(void *ctx, const xmlChar *name)
            name ? (const char *)name : "?");
 }
 
+/* Only reached for names that are not one of the five predefined entities
+ * (libxml2 resolves those itself first): nothing else is ever defined. */
+static xmlEntityPtr hook_get_entity(void *ctx, const xmlChar *name)
+{
+    read_state *st = state_of(ctx);
+    REFUSE(st, TT_ERR_PARSE,
+           "entity reference '&%s;' is not allowed: entity declarations are not allowed, only the "
+           "five predefined entities and character references",
+           name ? (const char *)name : "?");
+    return NULL;
+}
+
+static xmlEntityPtr hook_get_parameter_entity(void *ctx, const xmlChar *name)
+{
+    read_state *st = state_of(ctx);
+    REFUSE(st, TT_ERR_PARSE, "parameter entity reference '%%%s;' is not allowed: entity declarations are "
+           "not allowed", name ? (const char *)name : "?");
+    return NULL;
+}
+
 static xmlParserInputPtr hook_resolve_entity(void *ctx, const xmlChar *public_id,
                                              const xmlChar *system_id)
 {
@@ -368,6 +388,8 @@ static tt_status parse_memory(read_state *st, const char *buf, size_t len, xmlDo
     ctxt->sax->entityDecl = hook_entity_decl;
     ctxt->sax->unparsedEntityDecl = hook_unparsed_entity_decl;
     ctxt->sax->reference = hook_reference;
+    ctxt->sax->getEntity = hook_get_entity;
+    ctxt->sax->getParameterEntity = hook_get_parameter_entity;
     ctxt->sax->resolveEntity = hook_resolve_entity;
     ctxt->sax->startElementNs = hook_start_element;
     ctxt->sax->endElementNs = hook_end_element;

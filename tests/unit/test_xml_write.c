@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -389,6 +390,28 @@ static void test_write_file_atomic(void **state)
     b = slurp(path, &len);
     assert_string_equal(b, "<system version=\"1\">\n  <cpu numaid=\"0\"/>\n</system>\n");
     free(b);
+    /* "-" and NULL write to standard output */
+    {
+        char outp[300];
+        int fd, saved;
+        snprintf(outp, sizeof outp, "%s/stdout.txt", dir);
+        fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        assert_true(fd >= 0);
+        fflush(stdout);
+        saved = dup(1);
+        dup2(fd, 1);
+        assert_int_equal(tt_xml_write_file(d, TT_XML_NCCL, "-"), TT_OK);
+        assert_int_equal(tt_xml_write_file(d, TT_XML_NCCL, NULL), TT_OK);
+        fflush(stdout);
+        dup2(saved, 1);
+        close(saved);
+        close(fd);
+        b = slurp(outp, &len);
+        assert_string_equal(b, "<system version=\"1\">\n  <cpu numaid=\"0\"/>\n</system>\n"
+                               "<system version=\"1\">\n  <cpu numaid=\"0\"/>\n</system>\n");
+        free(b);
+        unlink(outp);
+    }
     /* unwritable place */
     snprintf(bad, sizeof bad, "%s/no/such/dir/out.xml", dir);
     assert_int_equal(tt_xml_write_file(d, TT_XML_NATIVE, bad), TT_ERR_IO);
