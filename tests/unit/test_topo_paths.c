@@ -324,6 +324,14 @@ static void test_bad_calls(void **state)
     tt_topo *t = tu_load("pcie-4gpu.xml", NULL, &doc);
     assert_null(tt_topo_path(t, -1, 0));
     assert_null(tt_topo_path(t, 0, t->nnodes));
+    /* local CPU also answers before paths exist (fewest links) */
+    int g3 = tu_node(t, TT_NODE_GPU, 3), c0 = tu_node(t, TT_NODE_CPU, 0);
+    tt_path *saved = t->paths;
+    t->paths = NULL;
+    assert_int_equal(tt_topo_local_cpu(t, g3), c0);
+    assert_int_equal(tt_topo_local_cpu(t, tu_net(t, "mlx5_0")), c0);
+    t->paths = saved;
+    assert_int_equal(tt_topo_local_cpu(t, g3), c0);
     tt_topo_free(t);
     tt_xml_doc_free(doc);
     /* an empty system has no nodes and no paths */
