@@ -73,21 +73,29 @@ static void note_type(search *s, int a, int b, int inter)
     else if (t > s->worst_intra) s->worst_intra = t;
 }
 
-/* GPU closest to NET k: lowest class, then highest bandwidth, then lowest index. */
-static int best_gpu_for_net(const search *s, int k, int skip)
+/* GPU closest to NET k: lowest class, then highest bandwidth, then lowest index.  With
+ * sp > 0 only GPUs whose route (NET->GPU when to_gpu, else GPU->NET) still has sp left. */
+static int best_gpu_for_net_cap(const search *s, int k, int skip, double sp, int to_gpu)
 {
     int best = -1;
+    int ne = tg_net_ep(s->g, k);
     for (int i = 0; i < s->ngpu; i++) {
         if (i == skip) continue;
-        int idx = i * s->g->nend + tg_net_ep(s->g, k);
+        int idx = i * s->g->nend + ne;
         if (!s->g->route[idx]) continue;
+        if (sp > 0 && !(to_gpu ? tg_route_fits(s->g, ne, i, sp) : tg_route_fits(s->g, i, ne, sp))) continue;
         if (best < 0) { best = i; continue; }
-        int bidx = best * s->g->nend + tg_net_ep(s->g, k);
+        int bidx = best * s->g->nend + ne;
         if (s->g->ptype[idx] < s->g->ptype[bidx] ||
             (s->g->ptype[idx] == s->g->ptype[bidx] && s->g->pbw[idx] > s->g->pbw[bidx] + EPS))
             best = i;
     }
     return best;
+}
+
+static int best_gpu_for_net(const search *s, int k, int skip)
+{
+    return best_gpu_for_net_cap(s, k, skip, 0, 1);
 }
 
 /* NETs ordered by closeness to GPU i. Returns count written into order[]. */
@@ -126,8 +134,11 @@ static int ring_channel(search *s, int c, double sp)
         return 1;
     }
     if (s->nnet == 0) return 0;
-    int k = c % s->nnet;
-    int a = best_gpu_for_net(s, k, -1);
+    int k = -1, a = -1;
+    for (int off = 0; off < s->nnet && a < 0; off++) {
+        k = (c + off) % s->nnet;
+        a = best_gpu_for_net_cap(s, k, -1, sp, 1);
+    }
     if (a < 0) return 0;
     if (!take(s, tg_net_ep(s->g, k), a, sp)) { restore(s); return 0; }
     int cur = a;
@@ -155,20 +166,34 @@ static int ring_channel(search *s, int c, double sp)
     return 1;
 }
 
+/* capacity left on the first edge of GPU v's route towards GPU w (its egress link) */
+static double egress_left(const search *s, int v, int w)
+{
+    if (v == w) w = (v + 1) % s->ngpu;
+    const int *r = s->g->route[v * s->g->nend + w];
+    return r && r[0] >= 0 ? s->g->e[r[0]].left : 0;
+}
+
 /* Tree channel c: chain through the GPUs; on several nodes the chain head talks to NET k.
  * pattern: BALANCED_TREE splits the NIC return over the first two GPUs. */
 static int tree_channel(search *s, int c, double si, double se, tt_pattern pat)
 {
     int n = s->ngpu;
     snap(s);
-    int a = 0, b = -1;
+    int a = -1, b = -1;
     int k = -1;
+    if (!s->multi) a = 0;
     if (s->multi) {
         if (s->nnet == 0) return 0;
-        k = c % s->nnet;
-        a = best_gpu_for_net(s, k, -1);
+        for (int off = 0; off < s->nnet && a < 0; off++) {
+            k = (c + off) % s->nnet;
+            a = best_gpu_for_net_cap(s, k, -1, se, 1);
+        }
         if (a < 0) return 0;
-        if (pat == TT_PATTERN_BALANCED_TREE && n > 1) b = best_gpu_for_net(s, k, a);
+        if (pat == TT_PATTERN_BALANCED_TREE && n > 1) {
+            b = best_gpu_for_net_cap(s, k, a, se / 2, 0);
+            if (b < 0) b = best_gpu_for_net(s, k, a);
+        }
     }
     /* chain order: a, b (if any), then the rest in rank order after a */
     int order[1024];
@@ -178,6 +203,18 @@ static int tree_channel(search *s, int c, double si, double se, tt_pattern pat)
     for (int step = 1; step < n && m < 1024; step++) {
         int x = (a + step) % n;
         if (x != b) order[m++] = x;
+    }
+    /* the last GPU of a chain sends nothing inside the node: put the GPUs with the least
+     * egress capacity left at the end (stable insertion sort on the first hop's edge) */
+    int fixed = b >= 0 ? 2 : 1;
+    for (int i = fixed + 1; s->multi && i < m; i++) {
+        int v = order[i], j = i - 1;
+        double lv = egress_left(s, v, a);
+        while (j >= fixed && egress_left(s, order[j], a) + EPS < lv) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = v;
     }
     for (int i = 0; i + 1 < m; i++) {
         if (!take(s, order[i], order[i + 1], si)) { restore(s); return 0; }
