@@ -12,8 +12,9 @@
  * Ring (n ranks, N nodes): allreduce 2(n-1) steps, 2(N-1) of them on the network, moving
  * 2(n-1)/n * S per rank; allgather/reducescatter (n-1) steps, (n-1)/n * S; broadcast/reduce
  * a pipelined chain of n-1 hops.  Tree (allreduce): pipelined chain inside the node plus a
- * binary tree of depth ceil(log2 N) across nodes, up then down; every channel handles its
- * data twice (reduce up, broadcast down).  Pipelines move k = ceil(S/c/chunk) chunks:
+ * binary tree of depth ceil(log2 N) across nodes, up then down; every GPU sends 2S on its
+ * egress link and through its channels (reduce up, broadcast down), every node 2S on the
+ * network (double binary tree).  Pipelines move k = ceil(S/c/chunk) chunks:
  * (hops + k - 1) chunk times.  RD/RHD/HIER follow the textbook step counts (docs/model.md).
  */
 #include <math.h>
@@ -164,9 +165,11 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
             int hi = g - 1, hn = ceil_log2(N);
             double per = S / c, k = fmax(1, ceil(per / e.chunk));
             lat += pipe_time(2 * hi, 2 * hn, per, e.chunk, &e);
-            double t_ch = 2 * S / (cap * 1e3);                         /* each channel handles data twice */
-            double t_in = g > 1 ? S / (fmin(bin * pp->efficiency, 1e12) * 1e3) : 0;
-            double t_net = N > 1 ? S / (bnet * pp->efficiency * 1e3) : 0;
+            /* every GPU sends S up and S down (2S on its egress link, 2S through its channels);
+             * a double binary tree sends 2S per node on the network (1.5S interior + S/2 leaf) */
+            double t_ch = 2 * S / (cap * 1e3);
+            double t_in = g > 1 ? 2 * S / (bin * pp->efficiency * 1e3) : 0;
+            double t_net = N > 1 ? 2 * S / (bnet * pp->efficiency * 1e3) : 0;
             double tt = fmax(t_ch, fmax(t_in, t_net));
             tb = tt * (2 * (hi + hn) + k - 1) / k;
             break;
@@ -180,7 +183,7 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
             int hn = ceil_log2(N);
             double k = fmax(1, ceil(S / c / e.chunk));
             lat += 2 * hn * e.a_net + (k - 1) * e.a_net;
-            double t_net = S / (bnet * pp->efficiency * 1e3);
+            double t_net = 2 * S / (bnet * pp->efficiency * 1e3); /* double binary tree of heads */
             tb = fmax(t_in, t_net) * (2 * hn + k - 1) / k;
             break;
         }
