@@ -11,7 +11,7 @@
 
 #include "tt_topo.h"
 
-static tt_topo *tb_new(void)
+__attribute__((unused)) static tt_topo *tb_new(void)
 {
     tt_topo *t = calloc(1, sizeof(*t));
     t->cap_nodes = 1024;
@@ -20,7 +20,7 @@ static tt_topo *tb_new(void)
     return t;
 }
 
-static int tb_node(tt_topo *t, tt_node_type type, const char *name)
+__attribute__((unused)) static int tb_node(tt_topo *t, tt_node_type type, const char *name)
 {
     int i = t->nnodes++;
     tt_node *n = &t->nodes[i];
@@ -36,7 +36,7 @@ static int tb_node(tt_topo *t, tt_node_type type, const char *name)
     return i;
 }
 
-static void tb_link1(tt_topo *t, int a, int b, tt_link_type type, double bw)
+__attribute__((unused)) static void tb_link1(tt_topo *t, int a, int b, tt_link_type type, double bw)
 {
     tt_node *n = &t->nodes[a];
     if (n->nlinks == n->cap_links) {
@@ -46,13 +46,13 @@ static void tb_link1(tt_topo *t, int a, int b, tt_link_type type, double bw)
     n->links[n->nlinks++] = (tt_link){type, b, bw, 0};
 }
 
-static void tb_link(tt_topo *t, int a, int b, tt_link_type type, double bw)
+__attribute__((unused)) static void tb_link(tt_topo *t, int a, int b, tt_link_type type, double bw)
 {
     tb_link1(t, a, b, type, bw);
     tb_link1(t, b, a, type, bw);
 }
 
-static void tb_free(tt_topo *t)
+__attribute__((unused)) static void tb_free(tt_topo *t)
 {
     if (!t) return;
     for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].links);
@@ -62,7 +62,7 @@ static void tb_free(tt_topo *t)
 
 /* HGX H100: 2 CPUs (SYS 40), 8 GPUs each on its own Gen5 switch (48) with one NIC
  * (PCI 48, NET port nic_gbps); all GPUs on one NVSwitch node with 18 x 20.6 GB/s. */
-static tt_topo *tb_hgx_h100(int ngpu, double nic_gbps, int with_nics)
+__attribute__((unused)) static tt_topo *tb_hgx_h100(int ngpu, double nic_gbps, int with_nics)
 {
     tt_topo *t = tb_new();
     int cpu0 = tb_node(t, TT_NODE_CPU, "CPU0");
@@ -93,7 +93,7 @@ static tt_topo *tb_hgx_h100(int ngpu, double nic_gbps, int with_nics)
 }
 
 /* PCIe-only box: 1 CPU, 2 switches (24 GB/s Gen4 uplinks), 2 GPUs per switch, no NVLink. */
-static tt_topo *tb_pcie4(void)
+__attribute__((unused)) static tt_topo *tb_pcie4(void)
 {
     tt_topo *t = tb_new();
     int cpu = tb_node(t, TT_NODE_CPU, "CPU0");
