@@ -56,7 +56,11 @@ tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf 
             if (!g.route[idx] || g.topo_index[g.net[k]] < 0) continue;
             if (best < 0) { best = k; continue; }
             int bidx = i * g.nend + tg_net_ep(&g, best);
-            if (g.ptype[idx] < g.ptype[bidx] || (g.ptype[idx] == g.ptype[bidx] && g.pbw[idx] > g.pbw[bidx])) best = k;
+            /* nearest by class, then bandwidth; ties go to a NIC no GPU took yet */
+            if (g.ptype[idx] < g.ptype[bidx] ||
+                (g.ptype[idx] == g.ptype[bidx] &&
+                 (g.pbw[idx] > g.pbw[bidx] || (g.pbw[idx] == g.pbw[bidx] && !used[k] && used[best]))))
+                best = k;
         }
         if (best < 0) continue;
         int idx = i * g.nend + tg_net_ep(&g, best);
