@@ -259,7 +259,7 @@ static void usage(void)
            "Read a topology XML file (NCCL's NCCL_TOPO_FILE dialect or topotune's native\n"
            "superset, detected from the file) and write it in another format.\n"
            "\n"
-           "  -i, --input FILE    topology XML to read\n"
+           "  -i, --input FILE    topology XML to read ('-' = standard input)\n"
            "  -f, --format FMT    native (default): topotune XML, notes what is unknown\n"
            "                      nccl: XML NCCL accepts as NCCL_TOPO_FILE\n"
            "                      json: graph, links and GPU/NET paths (schema topotune-topology)\n"

@@ -395,6 +395,63 @@ static void test_c2c_and_cpu_nvlink(void **state)
     tt_xml_doc_free(doc);
 }
 
+/* Class decides, as NCCL; a <gpu> child only names a GPU when the class allows it. */
+static void test_class_rules(void **state)
+{
+    const char *text =
+        "<system version=\"1\"><cpu numaid=\"0\">"
+        "<pci busid=\"0000:01:00.0\" class=\"0x120000\"><gpu dev=\"0\" sm=\"94\"/></pci>"
+        "<pci busid=\"0000:02:00.0\"><gpu dev=\"1\" sm=\"90\"/></pci>"
+        "<pci busid=\"0000:03:00.0\" class=\"0x060400\"><gpu dev=\"2\"/>"
+        "<pci busid=\"0000:04:00.0\" class=\"0x030000\"/></pci>"
+        "<pci busid=\"0000:05:00.0\" class=\"0x120000\"/>"
+        "<pci busid=\"0000:06:00.0\" class=\"0x010802\"><nic><net name=\"n\" dev=\"0\"/></nic></pci>"
+        "</cpu></system>";
+    tt_xml_doc *doc = NULL;
+    tt_topo *t = NULL;
+    assert_int_equal(tu_build_text(text, NULL, &t, &doc), TT_OK);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:01:00.0")].type, TT_NODE_GPU);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:01:00.0")].u.gpu.sm, 94);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:02:00.0")].type, TT_NODE_GPU);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:03:00.0")].type, TT_NODE_PCI);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:04:00.0")].type, TT_NODE_GPU);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:05:00.0")].type, TT_NODE_PCI);
+    assert_int_equal(t->nodes[tt_topo_find_busid(t, "0000:06:00.0")].type, TT_NODE_NIC);
+    assert_int_equal(t->ntype[TT_NODE_GPU], 3);
+    tt_topo_free(t);
+    tt_xml_doc_free(doc);
+}
+
+/* Two ports of one NIC; two sockets of an unknown x86 vendor. */
+static void test_ports_and_unknown_cpu(void **state)
+{
+    const char *text =
+        "<system version=\"1\">"
+        "<cpu numaid=\"0\" arch=\"x86_64\" vendor=\"HygonGenuine\" familyid=\"24\" modelid=\"1\">"
+        "<pci busid=\"0000:41:00.0\" class=\"0x020000\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">"
+        "<nic><net name=\"mlx5_0\" dev=\"0\" port=\"1\" speed=\"100000\"/>"
+        "<net name=\"mlx5_1\" dev=\"1\" port=\"2\" speed=\"0\"/></nic></pci></cpu>"
+        "<cpu numaid=\"1\" arch=\"x86_64\" vendor=\"HygonGenuine\" familyid=\"24\" modelid=\"1\"/>"
+        "</system>";
+    tt_xml_doc *doc = NULL;
+    tt_topo *t = NULL;
+    assert_int_equal(tu_build_text(text, NULL, &t, &doc), TT_OK);
+    int nic = tt_topo_find_busid(t, "0000:41:00.0");
+    int a = tu_net(t, "mlx5_0"), b = tu_net(t, "mlx5_1");
+    assert_int_equal(t->nodes[nic].u.nic.ports, 2);
+    assert_int_equal(t->nodes[b].u.net.port, 2);
+    assert_bw(t->nodes[b].u.net.speed_mbps, 10000); /* speed 0 -> NCCL's 10 Gb/s */
+    assert_bw(link_to(t, nic, a, TT_LINK_NET)->bw, 12.5);
+    const tt_path *p = tu_path(t, a, b);
+    assert_int_equal(p->type, TT_PATH_LOC);
+    assert_int_equal(p->nhops, 2);
+    assert_bw(p->bw, 1.25);
+    int c0 = tu_node(t, TT_NODE_CPU, 0), c1 = tu_node(t, TT_NODE_CPU, 1);
+    assert_bw(link_to(t, c0, c1, TT_LINK_SYS)->bw, TT_INTER_CPU_BW_UNKNOWN);
+    tt_topo_free(t);
+    tt_xml_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +465,8 @@ int main(void)
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_bcm_flatten),
         cmocka_unit_test(test_c2c_and_cpu_nvlink),
+        cmocka_unit_test(test_class_rules),
+        cmocka_unit_test(test_ports_and_unknown_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
