@@ -213,6 +213,11 @@ tt_status tt_tune_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_pr
  * Ties go to the lower (algorithm, protocol) id as in NCCL. TT_ERR_NOT_FOUND if none. */
 tt_status tt_tune_best(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, int nccl_only,
                        tt_algo *algo, tt_proto *proto, tt_tune_estimate *out);
+/* Smallest size in (lo, hi] whose fastest (algorithm, protocol) differs from the one at
+ * lo, found by bisection (exact when the choice changes once in the interval); *at = 0
+ * when the choice at hi equals the one at lo. */
+tt_status tt_tune_crossover(const tt_tune_ctx *ctx, tt_coll coll, uint64_t lo, uint64_t hi, int nccl_only,
+                            uint64_t *at);
 /* nccl-tests bus bandwidth factor for n ranks. */
 double tt_busbw_factor(tt_coll coll, int nranks);
 
