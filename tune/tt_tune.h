@@ -167,6 +167,7 @@ typedef struct {
     tt_proto_params proto[TT_PROTO_COUNT];
     double nvls_efficiency;  /* NVSwitch multicast AllReduce efficiency */
     double nvls_alpha_us;    /* NVLS step latency */
+    double channel_us;       /* cost of each channel (CTA launch/sync) per call */
     int max_channels;        /* channels considered, upper bound */
     char source[256];        /* "built-in" or the calibration file name */
 } tt_model_params;
@@ -177,7 +178,7 @@ void tt_model_params_default(tt_model_params *p);
  *  "links":{"NVL":{"alpha_us":..,"beta_GBps":..,"efficiency":..},...},
  *  "protocols":{"LL":{"base_us":..,"step_us":..,"efficiency":..,"per_channel_GBps":..,
  *               "chunk_bytes":..},...},
- *  "nvls":{"efficiency":..,"alpha_us":..}, "max_channels":N}
+ *  "nvls":{"efficiency":..,"alpha_us":..}, "channel_us":.., "max_channels":N}
  * Every member is optional; unknown members, wrong types and out-of-range values are
  * errors naming the member (TT_ERR_PARSE / TT_ERR_INVALID). */
 tt_status tt_model_params_load(const char *path, tt_model_params *p);
