@@ -204,6 +204,8 @@ static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
     tt_status st;
 
     tt_strbuf_init(&sb);
+    if (!doc->root)
+        return tt_cli_fail(tt_error_set(TT_ERR_PARSE, "%s: no root element", o->input));
     if (strcmp(doc->root->name, "system")) {
         return tt_cli_fail(tt_error_set(TT_ERR_PARSE,
                                         "%s:%d: root element is <%s>, not <system>: not an "

@@ -309,7 +309,7 @@ static int class_prefix(const tt_xml_node *n, const char *prefix)
 static void check_limits(vctx *c, const tt_xml_node *n)
 {
     int i, nattr = 0;
-    const char *parent = n->parent ? n->parent->name : "";
+    const char *parent = n->parent ? n->parent->name : NULL; /* NULL: the root */
 
     for (i = 0; i < n->nattrs; i++) {
         const char *a = n->attrs[i].name;

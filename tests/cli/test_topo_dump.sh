@@ -122,6 +122,9 @@ expect_grep "$TMP/err" 'nccl-dump-h100-vm\.xml:2: warning: \[unknown-numa\] cpu 
 expect_grep "$TMP/err" 'nccl-dump-h100-vm\.xml:3: warning: \[unknown-link-width\]' "VM dump: link width warning with file:line"
 run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate --quiet
 [ "$RC" -eq 1 ] && [ ! -s "$TMP/err" ] && ok "--quiet: exit code only" || not_ok "--quiet (exit $RC, stderr $(head -c 100 "$TMP/err"))"
+run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate -o "$TMP/findings.txt"
+[ "$RC" -eq 1 ] && [ ! -s "$TMP/err" ] && grep -q '^.*nccl-dump-h100-vm\.xml:2: warning: \[unknown-numa\]' "$TMP/findings.txt" \
+  && ok "--validate -o writes the text findings to the file" || not_ok "--validate -o (exit $RC)"
 run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate --format json
 expect_rc 1 "--validate --format json keeps the exit code"
 if [ $have_py -eq 1 ]; then
