@@ -41,6 +41,18 @@ static void load(fx *f, const char *rel)
     assert_int_equal(tt_cluster_from_topo(f->topo, &f->cl), TT_OK);
 }
 
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmpd);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static void unload(fx *f)
 {
     tt_topo_free(f->topo);
@@ -240,6 +252,29 @@ static void test_real_runs(void **state)
     }
     assert_true(fabs(back.proto[TT_PROTO_SIMPLE].base_us - fitted.proto[TT_PROTO_SIMPLE].base_us) <= 1e-6);
     assert_int_equal(back.max_channels, fitted.max_channels);
+    /* held-out runs (other sizes, recorded later with the calibration): the fitted constants
+     * predict them better than the built-in ones */
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/heldout/held-*.json", root());
+    assert_int_equal(glob(pat, 0, NULL, &g), 0);
+    tt_measure_set held = {0};
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (tt_measure_load(g.gl_pathv[i], NULL, &held) != TT_OK) fail_msg("%s", tt_error_message());
+    globfree(&g);
+    assert_true(held.n >= 50);
+    double *e0 = calloc((size_t)held.n, sizeof(double)), *e1 = calloc((size_t)held.n, sizeof(double));
+    assert_true(e0 && e1);
+    for (int i = 0; i < held.n; i++) {
+        double p0, p1;
+        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &start, &held.m[i], &p0), TT_OK);
+        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &back, &held.m[i], &p1), TT_OK);
+        e0[i] = fabs(p0 - held.m[i].time_us) / held.m[i].time_us;
+        e1[i] = fabs(p1 - held.m[i].time_us) / held.m[i].time_us;
+    }
+    double m0 = median(e0, held.n), m1 = median(e1, held.n);
+    if (!(m1 < 0.6 * m0)) fail_msg("held-out median error built-in %.3f, calibrated %.3f", m0, m1);
+    free(e0);
+    free(e1);
+    tt_measure_set_free(&held);
     tt_strbuf_free(&sb);
     tt_calib_report_free(&rep);
     tt_measure_set_free(&ms);
