@@ -218,7 +218,7 @@ int tt_cli_expect(const tt_cli_calib_args *a)
     }
     if ((st = tt_tune_ctx_new(a->topo, &c, TT_MODEL_TOPOTUNE, &a->params, &ctx)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
     tt_strbuf_printf(&out,
-                     "# expected busbw, %d nodes x %d GPUs, topotune model (%s); PASS >= %.0f%% of the prediction, FAIL < "
+                     "# expected busbw, %d node(s) x %d GPU(s), topotune model (%s); PASS >= %.0f%% of the prediction, FAIL < "
                      "%.0f%% (latency-bound sizes: %.0f%% / %.0f%%)\n",
                      c.nodes, c.gpus_per_node, a->params.source, b.pass_ratio * 100, b.fail_ratio * 100,
                      b.small_pass_ratio * 100, b.small_fail_ratio * 100);

@@ -31,6 +31,8 @@ typedef struct {
     int algo, proto, channels;
     int first_row;       /* index in the set of this table's first row, -1 none */
     int first_line;
+    int ntime, tcol[2];  /* from the column header: data columns of "time" per placement */
+    int ncols;           /* columns the header names (0 = no header seen: nccl-tests' 13) */
 } table_state;
 
 static void table_reset(table_state *t)
@@ -170,6 +172,23 @@ static tt_status parse_comment(const char *c, int line, table_state *t, const ch
         table_reset(t);
         return st;
     }
+    /* column header "#       size  count  type  redop  root  time  algbw  busbw  #wrong [pred err%] ..." */
+    {
+        const char *q = c + 1;
+        while (*q == ' ' || *q == '\t') q++;
+        if (!strncmp(q, "size ", 5)) {
+            char tmp[1024];
+            snprintf(tmp, sizeof tmp, "%s", q);
+            int k = 0, nt = 0;
+            for (char *sv = NULL, *w = strtok_r(tmp, " \t\r", &sv); w; w = strtok_r(NULL, " \t\r", &sv), k++)
+                if (!strcmp(w, "time") && nt < 2) t->tcol[nt++] = k;
+            if (nt >= 1 && t->tcol[0] >= 5) {
+                t->ntime = nt;
+                t->ncols = k;
+            }
+            return TT_OK;
+        }
+    }
     int r, g;
     if (sscanf(c, "# Rank %d Group %d", &r, &g) == 2) {
         if (t->first_row >= 0 && (st = maybe_new_table(t, name, o, set)) != TT_OK) return st;
@@ -218,10 +237,19 @@ static tt_status parse_row(char *s, int line, table_state *t, const char *name, 
     double v;
     if (!num_tok(tok[4], &v))
         return tt_error_set(TT_ERR_PARSE, "%s:%d: root '%s' is not a number", name, line, tok[4]);
-    int places = nt >= 13 ? 2 : 1;
+    int places = nt >= 13 ? 2 : 1, col[2] = {5, 9};
+    if (t->ncols > 0) { /* the header said where the placements are */
+        int need = t->tcol[t->ntime - 1] + 4;
+        if (nt < need)
+            return tt_error_set(TT_ERR_PARSE, "%s:%d: result row has %d columns, the column header names %d", name, line,
+                                nt, t->ncols);
+        places = t->ntime;
+        col[0] = t->tcol[0];
+        col[1] = t->ntime > 1 ? t->tcol[1] : 0;
+    }
     double busbw[2] = {0, 0};
     for (int pl = 0; pl < places; pl++) {
-        int b = 5 + 4 * pl;
+        int b = col[pl];
         const char *what = pl ? "in-place" : "out-of-place";
         double tm, alg, bus;
         if (!num_tok(tok[b], &tm))

@@ -103,6 +103,20 @@ static void test_topo_exec_text_and_srun(void **state)
     assert_int_equal(ms.m[0].nranks, 8);
     assert_int_equal(ms.m[0].proto, TT_PROTO_SIMPLE);
     tt_measure_set_free(&ms);
+    /* topo-exec with the prediction hook: pred/err% columns after each placement */
+    assert_int_equal(tt_measure_load(fix("heldout/held-ar-ring-8.txt"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 8);
+    assert_true(ms.m[0].time_oop_us == 22.92 && ms.m[0].time_ip_us == 19.28 && ms.m[0].time_us == 19.28);
+    assert_int_equal(ms.m[0].algo, TT_ALGO_RING); /* "# plan: algo ring from --algo" */
+    assert_int_equal(ms.m[0].channels, 1);
+    assert_true(ms.m[7].bytes == 33554432 && ms.m[7].time_us == 17548.0);
+    tt_measure_set_free(&ms);
+    const char *hdr = "#  size count type redop root time algbw busbw #wrong pred err% time algbw busbw #wrong pred err%\n"
+                      " 1024 256 float sum -1 5.0 0.2 0.3 0 4.0 -20.0 6.0 0.2 0.3\n";
+    tt_measure_opts ho = TT_MEASURE_OPTS_DEFAULT;
+    ho.coll = TT_COLL_ALLREDUCE;
+    assert_int_equal(tt_measure_parse(hdr, strlen(hdr), "h.txt", &ho, &ms), TT_ERR_PARSE);
+    assert_non_null(strstr(tt_error_message(), "h.txt:2: result row has 14 columns, the column header names 17"));
     /* srun -l prefixes, no header: the collective comes from the options, ranks from the
      * all_gather size/count relation */
     const char *t = "0:     8192    512  float  none  -1  24.10  0.34  0.25  N/A  23.80  0.34  0.26  N/A\n"
