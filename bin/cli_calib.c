@@ -166,6 +166,9 @@ int tt_cli_judge(const tt_cli_calib_args *a)
                                               ms.m[i].where, ms.m[i].nranks, a->table, ld.ranks));
                 goto out;
             }
+    } else if (a->among_measured) {
+        entries = NULL;
+        nentries = 0;
     } else {
         tt_cluster c = a->cl;
         if (!a->gpn_given && ms.m[0].nranks > 0 && ms.m[0].nranks % c.nodes == 0) c.gpus_per_node = ms.m[0].nranks / c.nodes;
@@ -177,7 +180,9 @@ int tt_cli_judge(const tt_cli_calib_args *a)
         entries = tab.entries;
         nentries = tab.n;
     }
-    if ((st = tt_tune_judge(entries, nentries, &ms, a->tolerance, &rep)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+    if (a->among_measured) st = tt_tune_judge_model(a->topo, &a->cl, &a->params, &ms, a->tolerance, &rep);
+    else st = tt_tune_judge(entries, nentries, &ms, a->tolerance, &rep);
+    if (st != TT_OK) { rc = tt_cli_fail(st); goto out; }
     if ((st = tt_judge_write_text(&rep, a->tolerance, &out)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
     if ((rc = emit(a->outpath, &out)) != 0) goto out;
     rc = rep.nwrong ? TT_CLI_EXIT_WARN : TT_CLI_EXIT_OK;

@@ -19,6 +19,7 @@ typedef struct {
     const char *outpath;         /* -o */
     const char *table;           /* --table (judge) */
     double tolerance;            /* judge */
+    int among_measured;          /* judge: the model's choice among the measured candidates */
     unsigned colls;              /* --expect without --measured */
     uint64_t min_size, max_size;
     int nccl_only;

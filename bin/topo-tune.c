@@ -47,6 +47,7 @@ static void usage(void)
            "      --judge-choices FILE...  was the table's choice the fastest measured candidate? (exit 1 if not)\n"
            "      --table FILE          table to judge (topo-tune -f json); default: built from --input\n"
            "      --tolerance X         a choice within X of the fastest is right (default 0.05)\n"
+           "      --among-measured      judge the model's choice among the measured candidates only\n"
            "      --expect              expected busbw per size with PASS/FAIL bands\n"
            "      --measured FILE...    with --expect: judge a run per size (exit 0 PASS, 1 WARN, 2 FAIL)\n"
            "  -h, --help, -V, --version\n");
@@ -164,7 +165,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL };
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -178,12 +179,13 @@ int main(int argc, char **argv)
         {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"judge-choices", no_argument, NULL, OPT_JUDGE},
         {"expect", no_argument, NULL, OPT_EXPECT},      {"measured", no_argument, NULL, OPT_MEASURED},
         {"table", required_argument, NULL, OPT_TABLE},  {"tolerance", required_argument, NULL, OPT_TOL},
+        {"among-measured", no_argument, NULL, OPT_AMONG},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
     const char *coll_s = "all";
     int nodes = 1, gpn = -1, nics = -1, rails = -1, nccl_only = 0, fmt = 0, bench = 0;
-    int mode = 0, measured = 0; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT */
+    int mode = 0, measured = 0, among = 0; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT */
     const char *table = NULL;
     double tolerance = 0.05;
     double nic_speed = -1;
@@ -227,6 +229,7 @@ int main(int argc, char **argv)
             break;
         case OPT_MEASURED: measured = 1; break;
         case OPT_TABLE: table = optarg; break;
+        case OPT_AMONG: among = 1; break;
         case OPT_TOL:
             if (tt_parse_double(optarg, &tolerance) != TT_OK || !(tolerance >= 0) || tolerance > 10)
                 return tt_cli_usage_error("--tolerance '%s' must be a number in 0..10 (0.05 = 5%%)", optarg);
@@ -246,8 +249,9 @@ int main(int argc, char **argv)
         }
     }
     if (measured && mode != OPT_EXPECT) return tt_cli_usage_error("--measured goes with --expect");
-    if ((table || tolerance != 0.05) && mode != OPT_JUDGE)
-        return tt_cli_usage_error("--table and --tolerance go with --judge-choices");
+    if ((table || tolerance != 0.05 || among) && mode != OPT_JUDGE)
+        return tt_cli_usage_error("--table, --tolerance and --among-measured go with --judge-choices");
+    if (among && table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");
     int nfiles = argc - optind;
     if (nfiles > 0 && !mode) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
     if (mode == OPT_EXPECT && nfiles > 0 && !measured)
@@ -333,6 +337,7 @@ int main(int argc, char **argv)
         ca.outpath = outpath;
         ca.table = table;
         ca.tolerance = tolerance;
+        ca.among_measured = among;
         ca.colls = colls;
         ca.min_size = min_size;
         ca.max_size = max_size;

@@ -395,6 +395,11 @@ typedef struct {
 
 tt_status tt_tune_judge(const tt_tune_entry *entries, int nentries, const tt_measure_set *ms, double tol,
                         tt_judge_report *out);
+/* The same judgement where the "table's choice" at each measured size is the model's fastest
+ * among the candidates that were measured there (evaluated as tt_calib_predict does): does the
+ * (calibrated) model rank what the executor can run correctly?  Rows are judged per rank count. */
+tt_status tt_tune_judge_model(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
+                              const tt_measure_set *ms, double tol, tt_judge_report *out);
 void tt_judge_report_free(tt_judge_report *r);
 tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *out);
 

@@ -176,3 +176,89 @@ tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *o
     }
     return tt_strbuf_status(out);
 }
+
+/* ---- the model's ranking among the candidates that were measured ---- */
+static int cand_seen(const tt_tune_entry *e, int n, const tt_measurement *m)
+{
+    for (int i = 0; i < n; i++)
+        if (e[i].coll == m->coll && e[i].min_bytes == m->bytes) return i;
+    return -1;
+}
+
+tt_status tt_tune_judge_model(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
+                              const tt_measure_set *ms, double tol, tt_judge_report *out)
+{
+    memset(out, 0, sizeof(*out));
+    tt_judge_report acc = {0};
+    tt_status st = TT_OK;
+    tt_measure_set sub = {0};
+    tt_tune_entry *ent = NULL;
+    char *done = calloc((size_t)(ms->n ? ms->n : 1), 1);
+    sub.m = malloc(sizeof(tt_measurement) * (size_t)(ms->n ? ms->n : 1));
+    ent = malloc(sizeof(tt_tune_entry) * (size_t)(ms->n ? ms->n : 1));
+    acc.rows = malloc(sizeof(tt_judge_row) * (size_t)(ms->n ? ms->n : 1));
+    acc.fix = malloc(sizeof(tt_judge_fix) * (size_t)(ms->n ? ms->n : 1));
+    if (!done || !sub.m || !ent || !acc.rows || !acc.fix) {
+        st = tt_error_set(TT_ERR_NOMEM, "judge: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < ms->n; i++) {
+        if (done[i] || ms->m[i].algo < 0) continue;
+        int nr = ms->m[i].nranks;
+        /* one rank count at a time: a table is for one communicator size */
+        sub.n = 0;
+        for (int j = i; j < ms->n; j++)
+            if (!done[j] && ms->m[j].algo >= 0 && ms->m[j].nranks == nr) {
+                done[j] = 1;
+                sub.m[sub.n] = ms->m[j];
+                if (sub.m[sub.n].proto < 0) sub.m[sub.n].proto = TT_PROTO_SIMPLE; /* host runs */
+                sub.n++;
+            }
+        int ne = 0;
+        double *best = malloc(sizeof(double) * (size_t)sub.n);
+        if (!best) { st = tt_error_set(TT_ERR_NOMEM, "judge: out of memory"); goto out; }
+        for (int j = 0; j < sub.n; j++) {
+            double us;
+            if (tt_calib_predict(t, base, p, &sub.m[j], &us) != TT_OK) {
+                /* the model cannot rank it (e.g. an algorithm it lacks): not a choice it makes */
+                TT_WARN("tune", "judge: %s", tt_error_message());
+                continue;
+            }
+            int k = cand_seen(ent, ne, &sub.m[j]);
+            if (k < 0) {
+                k = ne++;
+                ent[k] = (tt_tune_entry){sub.m[j].coll, sub.m[j].bytes, sub.m[j].bytes, (tt_algo)sub.m[j].algo,
+                                         (tt_proto)sub.m[j].proto, sub.m[j].channels, us, 0, 0};
+                best[k] = us;
+            } else if (us < best[k]) {
+                best[k] = us;
+                ent[k].algo = (tt_algo)sub.m[j].algo;
+                ent[k].proto = (tt_proto)sub.m[j].proto;
+                ent[k].predicted_us = us;
+            }
+        }
+        free(best);
+        tt_judge_report r;
+        if ((st = tt_tune_judge(ent, ne, &sub, tol, &r)) != TT_OK) goto out;
+        memcpy(acc.rows + acc.n, r.rows, sizeof(tt_judge_row) * (size_t)r.n);
+        acc.n += r.n;
+        memcpy(acc.fix + acc.nfix, r.fix, sizeof(tt_judge_fix) * (size_t)r.nfix);
+        acc.nfix += r.nfix;
+        acc.nright += r.nright;
+        acc.nwrong += r.nwrong;
+        acc.nunmeasured += r.nunmeasured;
+        tt_judge_report_free(&r);
+    }
+    if (acc.n == 0) {
+        st = tt_error_set(TT_ERR_INVALID, "judge: no measured row names its algorithm (use topo-exec --algo runs)");
+        goto out;
+    }
+    *out = acc;
+    memset(&acc, 0, sizeof acc);
+out:
+    tt_judge_report_free(&acc);
+    free(done);
+    free(sub.m);
+    free(ent);
+    return st;
+}

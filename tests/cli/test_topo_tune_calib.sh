@@ -60,6 +60,12 @@ expect_rc 0 "judge: everything right at a 1000% tolerance"
 run "$TT" --judge-choices "$M"/exec-ar-ring-4.json --table "$TMP/table.json"
 expect_rc 2 "judge: table for other ranks"
 expect_grep "$TMP/err" 'measured with 4 ranks, the table .* is for 8' "judge: says which ranks differ"
+run "$TT" --judge-choices "$M"/exec-ar-{ring,tree,halving-doubling}-*.json --input "$HOST" --calibration "$TMP/cal.json" --among-measured
+expect_rc 1 "judge --among-measured: the calibrated model's ranking of runnable candidates"
+expect_grep "$TMP/out" ' 0 without a measurement' "judge --among-measured: every choice is a measured candidate"
+expect_grep "$TMP/out" '^allreduce +2 +1024 ' "judge --among-measured: every rank count"
+run "$TT" --judge-choices "$M/exec-ar-ring-8.json" --table "$TMP/table.json" --among-measured
+expect_rc 2 "judge: --among-measured with --table is a usage error"
 run "$TT" --judge-choices "$M/nccl-tests-handwritten.json" --input "$FIX/hgx-h100-8gpu.xml"
 expect_rc 2 "judge: nccl-tests rows name no algorithm"
 run "$TT" --judge-choices "$M/exec-ar-ring-8.json" --input "$HOST" --tolerance -1

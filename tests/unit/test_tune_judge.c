@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "tt_tune.h"
+#include "tt_xml.h"
 #include "tune_testtopo.h"
 
 static void add(tt_measure_set *ms, tt_coll c, int algo, int proto, uint64_t bytes, double us)
@@ -159,11 +160,57 @@ static void test_expect(void **state)
     tt_topo_free(t);
 }
 
+/* the model's ranking among measured candidates: times equal to the model's own predictions
+ * are all right; making the model's pick twice slower at one size makes that size wrong */
+static void test_judge_model(void **state)
+{
+    (void)state;
+    const char *r = getenv("TOPOTUNE_ROOT");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/measurements/host-pcie-8gpu.xml", r && *r ? r : ".");
+    tt_xml_doc *doc = NULL;
+    tt_topo *t = NULL;
+    if (tt_xml_read_file(path, NULL, &doc) != TT_OK || tt_topo_from_xml(doc, NULL, &t) != TT_OK)
+        fail_msg("%s", tt_error_message());
+    tt_cluster c;
+    assert_int_equal(tt_cluster_from_topo(t, &c), TT_OK);
+    tt_model_params p;
+    tt_model_params_default(&p);
+    tt_measure_set ms = {0};
+    const int algos[] = {TT_ALGO_RING, TT_ALGO_TREE, TT_ALGO_RHD};
+    for (uint64_t s = 1024; s <= (16u << 20); s *= 16)
+        for (int a = 0; a < 3; a++) {
+            add(&ms, TT_COLL_ALLREDUCE, algos[a], TT_PROTO_SIMPLE, s, 0);
+            ms.m[ms.n - 1].channels = 1;
+            double us;
+            assert_int_equal(tt_calib_predict(t, &c, &p, &ms.m[ms.n - 1], &us), TT_OK);
+            ms.m[ms.n - 1].time_us = us;
+        }
+    tt_judge_report rep;
+    if (tt_tune_judge_model(t, &c, &p, &ms, 0.0, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    assert_int_equal(rep.n, 4);
+    assert_int_equal(rep.nwrong, 0);
+    assert_int_equal(rep.nunmeasured, 0);
+    int pick = rep.rows[2].table_algo; /* at 256 KiB */
+    tt_judge_report_free(&rep);
+    for (int i = 0; i < ms.n; i++)
+        if (ms.m[i].bytes == 262144 && ms.m[i].algo == pick) ms.m[i].time_us *= 2;
+    if (tt_tune_judge_model(t, &c, &p, &ms, 0.05, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    assert_int_equal(rep.nwrong, 1);
+    assert_int_equal(rep.nfix, 1);
+    assert_true(rep.fix[0].lo == 262144 && rep.fix[0].table_algo == pick && rep.fix[0].best_algo != pick);
+    tt_judge_report_free(&rep);
+    free(ms.m);
+    tt_topo_free(t);
+    tt_xml_doc_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_judge),
         cmocka_unit_test(test_expect),
+        cmocka_unit_test(test_judge_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
