@@ -293,6 +293,11 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
     for (int i = 0; i < ms->n; i++) {
         const tt_measurement *m = &ms->m[i];
         rep->row[i] = -1;
+        if (!(m->time_us > 0)) {
+            TT_WARN("tune", "calibration: row skipped: %s: no positive time", m->where);
+            rep->nskipped++;
+            continue;
+        }
         tt_cluster c;
         if (row_cluster(t, base, m, &c) != TT_OK) {
             TT_WARN("tune", "calibration: row skipped: %s", tt_error_message());

@@ -43,6 +43,8 @@ tt_status tt_expect_judge(const tt_tune_ctx *ctx, const tt_measurement *m, const
         return tt_error_set(TT_ERR_INVALID,
                             "%s: measured with %d ranks but the expectation is for %d (set --nodes/--gpus-per-node)",
                             m->where, m->nranks, n);
+    if (!(m->time_us > 0) || m->bytes == 0)
+        return tt_error_set(TT_ERR_INVALID, "%s: no positive time or size to judge", m->where);
     tt_status st = tt_expect_row_compute(ctx, m->coll, m->bytes, b, out);
     if (st != TT_OK) return st;
     out->meas_busbw = (double)m->bytes / (m->time_us * 1e3) * tt_busbw_factor(m->coll, n);

@@ -20,10 +20,10 @@
 
 #include "tune_measure_internal.h"
 
-static int json_line(const char *text, const char *at)
+static int json_line(const char *text, const char *at, size_t len)
 {
     int line = 1;
-    for (const char *p = text; p < at && *p; p++)
+    for (const char *p = text; p < at && p < text + len; p++)
         if (*p == '\n') line++;
     return line;
 }
@@ -95,13 +95,19 @@ static tt_status results(const cJSON *root, const char *name, const tt_measureme
 
 tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o, tt_measure_set *set)
 {
-    (void)len;
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
         const char *e = cJSON_GetErrorPtr();
-        return tt_error_set(TT_ERR_PARSE, "%s:%d: not valid JSON", name, e && e >= text ? json_line(text, e) : 1);
+        return tt_error_set(TT_ERR_PARSE, "%s:%d: not valid JSON", name,
+                            e && e >= text && e <= text + len ? json_line(text, e, len) : 1);
     }
+    for (const char *q = end; q && q < text + len; q++)
+        if (*q != ' ' && *q != '\n' && *q != '\r' && *q != '\t') {
+            int l = json_line(text, q, len);
+            cJSON_Delete(root);
+            return tt_error_set(TT_ERR_PARSE, "%s:%d: text after the JSON document", name, l);
+        }
     tt_status st = TT_OK;
     tt_measurement m;
     memset(&m, 0, sizeof m);

@@ -173,6 +173,7 @@ static void test_malformed(void **state)
     expect_error("{\"args\": [\"all_reduce_perf\"], \"config\": {}, \"results\": [{\"size\": -8}]}", "results[0].size",
                  NULL);
     expect_error("{\"tool\": \"something\", \"config\": {}, \"results\": []}", "\"tool\"", NULL);
+    expect_error("{\"tool\": \"topo-exec\"}\n\n{}", "bad.txt:3", "text after the JSON document");
     char bin[8] = {'1', ' ', 0, '2', '\n', 0, 0, 0};
     tt_measure_set ms = {0};
     assert_int_equal(tt_measure_parse(bin, 5, "b", NULL, &ms), TT_ERR_PARSE);
