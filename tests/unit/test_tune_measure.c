@@ -182,6 +182,33 @@ static void test_malformed(void **state)
     tt_measure_set_free(&ms);
 }
 
+/* every prefix of the fixtures: parsed or refused with TT_ERR_PARSE, never anything else */
+static void test_truncated(void **state)
+{
+    (void)state;
+    const char *files[] = {"nccl-tests-handwritten.txt", "nccl-tests-handwritten.json", "exec-ag-ring-2.json",
+                           "heldout/held-ar-ring-8.txt"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char *buf = NULL;
+        size_t len = 0;
+        assert_int_equal(tt_read_file(fix(files[f]), 0, &buf, &len), TT_OK);
+        for (size_t cut = 0; cut <= len; cut += 1 + cut / 50) {
+            char *part = malloc(cut + 1); /* not NUL-terminated beyond cut: the reader keeps to len */
+            assert_non_null(part);
+            memcpy(part, buf, cut);
+            part[cut] = '#';
+            tt_measure_set ms = {0};
+            tt_status st = tt_measure_parse(part, cut, files[f], NULL, &ms);
+            if (st != TT_OK && st != TT_ERR_PARSE) fail_msg("%s cut at %zu: %s", files[f], cut, tt_error_message());
+            if (st == TT_OK) assert_true(ms.n > 0);
+            else assert_int_equal(ms.n, 0);
+            tt_measure_set_free(&ms);
+            free(part);
+        }
+        free(buf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_json_topo_exec_recorded),
         cmocka_unit_test(test_topo_exec_text_and_srun),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_truncated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
