@@ -8,15 +8,17 @@
  *   link efficiency         [0.001, 1]             (never above the topology's bandwidth)
  *   link beta_GBps          [0.001, physical]      (when the start value sets beta)
  *   protocol base_us        [0.001, 1e4] us
+ *   protocol per_channel    [0.001, 1e5] GB/s      (rows of one protocol with >= 2 channel counts)
+ *   LL/LL128 efficiency     [0.001, 1]             (rows of that protocol and of Simple, the reference)
  *   nvls efficiency/alpha   [0.001, 1] / [0.001, 1e4]
  * Objective: sum over rows of the Cauchy loss s^2 log(1 + (r/s)^2) of r = log(pred/meas),
  * with s annealed 1.0 -> 0.3 -> 0.1 (a row 3x off weighs little in the end: outliers do not
  * drag the fit), plus a weak pull 1e-5 * rows * (x - x0)^2 towards the start so directions
  * the data cannot tell apart (e.g. base_us vs alpha with a single rank count) stay put.
  * Minimiser: Nelder-Mead with restarts (derivative-free; the model has kinks where the
- * channel count or a cap switches).  MODEL ASSUMPTION: protocol step/efficiency/per-channel
- * limits and chunk sizes are not fitted (they are collinear with the link constants on
- * the data a sweep gives); docs/calibration.md.
+ * channel count or a cap switches).  MODEL ASSUMPTION: protocol step_us, Simple's efficiency
+ * (1, the reference) and chunk sizes are not fitted (collinear with the link constants on the
+ * data a sweep gives); docs/calibration.md.
  */
 #include <math.h>
 #include <stdio.h>
@@ -290,6 +292,7 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
         goto out;
     }
     int any_unknown_proto = 0, proto_seen[TT_PROTO_COUNT] = {0}, nvls_rows = 0;
+    int chan_seen[TT_PROTO_COUNT][2] = {{0}}; /* two distinct known channel counts per protocol */
     for (int i = 0; i < ms->n; i++) {
         const tt_measurement *m = &ms->m[i];
         rep->row[i] = -1;
@@ -324,6 +327,11 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
         rep->npoints++;
         if (m->proto < 0) any_unknown_proto = 1;
         else proto_seen[m->proto] = 1;
+        if (m->proto >= 0 && m->channels > 0) {
+            int *cs = chan_seen[m->proto];
+            if (!cs[0]) cs[0] = m->channels;
+            else if (cs[0] != m->channels) cs[1] = m->channels;
+        }
         if (m->algo == TT_ALGO_NVLS || m->algo == TT_ALGO_NVLS_TREE ||
             (m->algo < 0 && f.cls[k].ctx->ch.nvls_support))
             nvls_rows = 1;
@@ -369,6 +377,23 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
             add_param(&f, rep, offsetof(tt_model_params, proto[0].base_us) + (size_t)p * sizeof(tt_proto_params), 1e-3, 1e4,
                       nm);
         }
+    static const char *const pname[TT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
+    for (int p = 0; p < TT_PROTO_COUNT; p++) {
+        char nm[40];
+        /* per-channel limit: identifiable only when the rows ran different channel counts */
+        if (chan_seen[p][1]) {
+            snprintf(nm, sizeof nm, "protocols.%s.per_channel_GBps", pname[p]);
+            add_param(&f, rep, offsetof(tt_model_params, proto[0].per_channel_GBps) + (size_t)p * sizeof(tt_proto_params),
+                      1e-3, 1e5, nm);
+        }
+        /* payload efficiency of LL/LL128 relative to Simple (Simple = 1 is the reference that
+         * makes it separable from the link efficiency) */
+        if (p != TT_PROTO_SIMPLE && proto_seen[p] && proto_seen[TT_PROTO_SIMPLE]) {
+            snprintf(nm, sizeof nm, "protocols.%s.efficiency", pname[p]);
+            add_param(&f, rep, offsetof(tt_model_params, proto[0].efficiency) + (size_t)p * sizeof(tt_proto_params), 1e-3,
+                      1, nm);
+        }
+    }
     if (nvls_rows) {
         add_param(&f, rep, offsetof(tt_model_params, nvls_efficiency), 1e-3, 1, "nvls.efficiency");
         add_param(&f, rep, offsetof(tt_model_params, nvls_alpha_us), 1e-3, 1e4, "nvls.alpha_us");

@@ -188,6 +188,41 @@ static void test_recover_multinode(void **state)
     unload(&f);
 }
 
+/* GPU-like runs with forced channel counts and two protocols: the per-channel limit and LL's
+ * payload efficiency become identifiable and are recovered */
+static void test_recover_channels_protocols(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "hgx-h100-8gpu.xml");
+    tt_model_params truth, start, fitted;
+    tt_model_params_default(&truth);
+    tt_model_params_default(&start);
+    truth.proto[TT_PROTO_SIMPLE].per_channel_GBps = 20.0;
+    truth.proto[TT_PROTO_LL].efficiency = 0.35;
+    truth.proto[TT_PROTO_LL].per_channel_GBps = 9.0;
+    truth.link[TT_LCLASS_NVL].efficiency = 0.80;
+    tt_measure_set ms = {0};
+    for (int ch = 1; ch <= 16; ch *= 2)
+        for (uint64_t s = 4096; s <= (1u << 30); s *= 8)
+            for (int p = 0; p < 3; p += 2) { /* LL and Simple */
+                add(&ms, TT_COLL_ALLREDUCE, TT_ALGO_RING, 8, 1, s);
+                ms.m[ms.n - 1].channels = ch;
+                ms.m[ms.n - 1].proto = p;
+            }
+    truth_times(&f, &truth, &ms, 0.02, 0.05, 7);
+    tt_calib_report rep;
+    if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    double pc = find(&rep, "protocols.Simple.per_channel_GBps"), le = find(&rep, "protocols.LL.efficiency");
+    double lc = find(&rep, "protocols.LL.per_channel_GBps"), ne = find(&rep, "links.NVL.efficiency");
+    if (fabs(pc / 20 - 1) > 0.05 || fabs(le / 0.35 - 1) > 0.05 || fabs(lc / 9 - 1) > 0.05 || fabs(ne / 0.8 - 1) > 0.05)
+        fail_msg("Simple per-channel %g (20), LL efficiency %g (0.35), LL per-channel %g (9), NVL efficiency %g (0.8)", pc,
+                 le, lc, ne);
+    tt_calib_report_free(&rep);
+    free(ms.m);
+    unload(&f);
+}
+
 /* data faster than the links allow: the efficiency stops at 1, latencies stay >= 0 */
 static void test_bounds(void **state)
 {
@@ -333,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_recover_noise),
         cmocka_unit_test(test_recover_noise_outliers),
         cmocka_unit_test(test_recover_multinode),
+        cmocka_unit_test(test_recover_channels_protocols),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_real_runs),
         cmocka_unit_test(test_unusable_rows),
