@@ -1,0 +1,238 @@
+/* exec_xfer.c - the progress engine: drives sends and receives on several
+ * connections at once, with a deadline, abort checks and failure messages
+ * that name the rank, collective, step and peer. */
+#include "exec_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int64_t exec_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
+{
+    char what[EXEC_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const exec_op *op = ctx->op;
+    if (ctx->phase && ctx->nsteps > 0)
+        return tt_error_set(code, "rank %d: %s #%llu (%s) step %d/%d %s: %s", ctx->comm->rank,
+                            op->internal ? "barrier" : tt_coll_name(op->coll),
+                            (unsigned long long)op->seq, tt_algo_name(op->plan.algo), ctx->step,
+                            ctx->nsteps, ctx->phase, what);
+    return tt_error_set(code, "rank %d: %s #%llu (%s)%s%s: %s", ctx->comm->rank,
+                        op->internal ? "barrier" : tt_coll_name(op->coll),
+                        (unsigned long long)op->seq, tt_algo_name(op->plan.algo),
+                        ctx->phase ? " " : "", ctx->phase ? ctx->phase : "", what);
+}
+
+void *exec_scratch(tt_comm *comm, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (bytes > comm->scratch_bytes) {
+        unsigned char *p = realloc(comm->scratch, bytes);
+        if (!p)
+            return NULL;
+        comm->scratch = p;
+        comm->scratch_bytes = bytes;
+    }
+    return comm->scratch;
+}
+
+size_t exec_chunk_elems(const exec_op *op)
+{
+    size_t e = tt_dtype_size(op->dtype);
+    size_t c = op->plan.chunk_bytes / e;
+    return c ? c : 1;
+}
+
+/* Threads mode: name the ranks that have not entered this collective. */
+static void describe_missing(exec_ctx *ctx, char *buf, size_t n)
+{
+    exec_world *w = ctx->comm->world;
+    buf[0] = '\0';
+    if (!w || ctx->op->internal)
+        return;
+    size_t len = 0;
+    int found = 0;
+    for (int r = 0; r < w->nranks; r++) {
+        uint64_t e = atomic_load(&w->entered[r]);
+        if (e < ctx->op->seq) {
+            len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%srank %d never entered %s #%llu (last entered #%llu)",
+                                    found ? "; " : " (", r, tt_coll_name(ctx->op->coll),
+                                    (unsigned long long)ctx->op->seq, (unsigned long long)e);
+            found = 1;
+        }
+    }
+    if (found && len + 2 < n)
+        strcat(buf, ")");
+}
+
+static tt_status check_abort(exec_ctx *ctx)
+{
+    exec_world *w = ctx->comm->world;
+    if (w && atomic_load(&w->aborted)) {
+        char msg[EXEC_ERRMSG_MAX];
+        pthread_mutex_lock(&w->mu);
+        snprintf(msg, sizeof msg, "%s", w->abort_msg);
+        pthread_mutex_unlock(&w->mu);
+        return exec_fail(ctx, TT_ERR_REMOTE, "aborted because another rank failed: %s", msg);
+    }
+    return TT_OK;
+}
+
+tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
+{
+    tt_comm *comm = ctx->comm;
+    int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
+    int64_t last_progress = exec_now_ms();
+    unsigned idle = 0;
+    struct pollfd pfd[64 + 1];
+    int pfd_peer[64 + 1];
+
+    for (;;) {
+        int pending = 0, moved_any = 0;
+        for (int i = 0; i < n; i++) {
+            exec_xfer_item *it = &items[i];
+            if (it->done >= it->len)
+                continue;
+            /* items on the same connection and direction go in list order */
+            int blocked = 0;
+            for (int j = 0; j < i; j++)
+                if (items[j].peer == it->peer && items[j].is_send == it->is_send &&
+                    items[j].done < items[j].len)
+                    blocked = 1;
+            if (blocked) {
+                pending++;
+                continue;
+            }
+            exec_conn *c = comm->conns[it->peer];
+            size_t moved = 0;
+            tt_status st = it->is_send
+                               ? c->tp->send_some(c, (char *)it->buf + it->done, it->len - it->done, &moved)
+                               : c->tp->recv_some(c, (char *)it->buf + it->done, it->len - it->done, &moved);
+            if (st != TT_OK)
+                return exec_fail(ctx, st, "%s rank %d: %s", it->is_send ? "sending to" : "receiving from",
+                                 it->peer, tt_error_message());
+            it->done += moved;
+            if (moved)
+                moved_any = 1;
+            if (it->done < it->len)
+                pending++;
+        }
+        if (!pending)
+            return TT_OK;
+        if (moved_any) {
+            last_progress = exec_now_ms();
+            idle = 0;
+            continue;
+        }
+        tt_status st = check_abort(ctx);
+        if (st != TT_OK)
+            return st;
+        int64_t now = exec_now_ms();
+        if (now - last_progress >= timeout) {
+            char who[256] = "", missing[512];
+            size_t len = 0;
+            for (int i = 0; i < n; i++)
+                if (items[i].done < items[i].len)
+                    len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                            "%s%s rank %d (%zu of %zu bytes)", len ? ", " : "",
+                                            items[i].is_send ? "sending to" : "waiting for",
+                                            items[i].peer, items[i].done, items[i].len);
+            describe_missing(ctx, missing, sizeof missing);
+            return exec_fail(ctx, TT_ERR_TIMEOUT, "timed out after %lld ms %s%s", (long long)timeout,
+                             who, missing);
+        }
+        /* idle: poll descriptors (tcp) or spin/yield/sleep (shm) */
+        int np = 0;
+        for (int p = 0; p < comm->nranks && np < 64; p++) {
+            exec_conn *c = comm->conns[p];
+            if (!c)
+                continue;
+            int fd = c->tp->poll_fd(c);
+            if (fd < 0)
+                continue;
+            short ev = 0;
+            for (int i = 0; i < n; i++)
+                if (items[i].peer == p && items[i].done < items[i].len)
+                    ev |= items[i].is_send ? POLLOUT : POLLIN;
+            /* A peer hanging up while this rank is inside a collective means
+             * that peer died or aborted (graceful close happens only after
+             * the barrier of tt_comm_destroy). */
+            if (!ev && ctx->op->internal)
+                continue;
+            pfd[np].fd = fd;
+            pfd[np].events = ev | POLLRDHUP;
+            pfd[np].revents = 0;
+            pfd_peer[np++] = p;
+        }
+        if (np > 0) {
+            int64_t left = timeout - (now - last_progress);
+            int wait = left < 100 ? (int)left : 100;
+            int r = poll(pfd, (nfds_t)np, wait < 1 ? 1 : wait);
+            if (r < 0 && errno != EINTR)
+                return exec_fail(ctx, TT_ERR_SYSTEM, "poll: %s", strerror(errno));
+            char gone[256] = "";
+            size_t len = 0;
+            for (int i = 0; r > 0 && i < np; i++) {
+                int involved = pfd[i].events & (POLLIN | POLLOUT);
+                if ((pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
+                    !(involved && (pfd[i].revents & POLLIN)))
+                    len += (size_t)snprintf(gone + len, len < sizeof gone ? sizeof gone - len : 0,
+                                            "%srank %d", len ? ", " : "", pfd_peer[i]);
+            }
+            if (len)
+                return exec_fail(ctx, TT_ERR_REMOTE,
+                                 "lost connection to %s (process died or aborted)", gone);
+        } else {
+            for (int p = 0; p < comm->nranks; p++) {
+                exec_conn *c = comm->conns[p];
+                if (c && c->tp->check_peer && (idle & 1023) == 0) {
+                    if (c->tp->check_peer(c) != TT_OK)
+                        return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());
+                }
+            }
+            idle++;
+            if (idle < 64)
+                ; /* spin */
+            else if (idle < 2048)
+                sched_yield();
+            else {
+                struct timespec ts = {0, 50000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+}
+
+tt_status exec_sendrecv(exec_ctx *ctx, int speer, const void *sbuf, size_t slen, int rpeer,
+                        void *rbuf, size_t rlen)
+{
+    exec_xfer_item it[2] = {{speer, 1, (void *)sbuf, slen, 0}, {rpeer, 0, rbuf, rlen, 0}};
+    return exec_xfer(ctx, it, 2);
+}
+
+tt_status exec_send(exec_ctx *ctx, int peer, const void *buf, size_t len)
+{
+    exec_xfer_item it = {peer, 1, (void *)buf, len, 0};
+    return exec_xfer(ctx, &it, 1);
+}
+
+tt_status exec_recv(exec_ctx *ctx, int peer, void *buf, size_t len)
+{
+    exec_xfer_item it = {peer, 0, buf, len, 0};
+    return exec_xfer(ctx, &it, 1);
+}
