@@ -434,7 +434,9 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id)
         table[0].port = lport;
         st = boot_master(comm, id, table, deadline);
     } else {
-        st = boot_worker(comm, id, table, my_host, lport, deadline);
+        /* a little longer than rank 0's deadline, so that rank 0's verdict
+         * (e.g. "rank 2 never connected") arrives before this rank gives up */
+        st = boot_worker(comm, id, table, my_host, lport, deadline + 1000);
     }
     /* mesh: connect to lower ranks, accept higher ranks */
     for (int p = 0; st == TT_OK && p < me; p++) {

@@ -34,7 +34,7 @@ tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
     return tt_error_set(code, "rank %d: %s #%llu (%s)%s%s: %s", ctx->comm->rank,
                         op->internal ? "barrier" : tt_coll_name(op->coll),
                         (unsigned long long)op->seq, tt_algo_name(op->plan.algo),
-                        ctx->phase ? " " : "", ctx->phase ? ctx->phase : "", what);
+                        ctx->phase ? " step " : "", ctx->phase ? ctx->phase : "", what);
 }
 
 void *exec_scratch(tt_comm *comm, size_t bytes)
