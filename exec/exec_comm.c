@@ -92,8 +92,8 @@ static void *worker_main(void *arg)
             memcpy(c->errmsg, msg, sizeof msg);
         }
         c->busy = 0;
-        if (!c->head)
-            pthread_cond_broadcast(&c->cv_idle);
+        c->queued--;
+        pthread_cond_broadcast(&c->cv_idle);
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -283,9 +283,19 @@ void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan)
 static __thread int group_depth;
 static __thread exec_op *group_head, *group_tail;
 
+/* Back-pressure: at most this many queued operations per communicator
+ * (engineering bound, keeps memory flat when a caller issues millions). */
+#define EXEC_MAX_QUEUED 1024
+
 static void submit(tt_comm *comm, exec_op *first, exec_op *last)
 {
+    size_t n = 0;
+    for (exec_op *o = first; o; o = o->next)
+        n++;
     pthread_mutex_lock(&comm->mu);
+    while (comm->queued + n > EXEC_MAX_QUEUED && comm->queued > 0 && comm->err == TT_OK)
+        pthread_cond_wait(&comm->cv_idle, &comm->mu);
+    comm->queued += n;
     if (comm->tail)
         comm->tail->next = first;
     else
@@ -304,6 +314,15 @@ tt_status exec_enqueue(tt_comm *comm, exec_op *op);
 tt_status exec_enqueue(tt_comm *comm, exec_op *op)
 {
     op->next = NULL;
+    pthread_mutex_lock(&comm->mu);
+    tt_status failed = comm->err;
+    char msg[EXEC_ERRMSG_MAX];
+    memcpy(msg, comm->errmsg, sizeof msg);
+    pthread_mutex_unlock(&comm->mu);
+    if (failed != TT_OK) { /* the communicator already failed: say so now */
+        free(op);
+        return tt_error_set(failed, "%s", msg);
+    }
     if (group_depth == 0) {
         submit(comm, op, op);
         return TT_OK;

@@ -56,6 +56,7 @@ struct tt_comm {
     pthread_cond_t cv_work, cv_idle;
     exec_op *head, *tail;
     int busy;                /* an op is running */
+    size_t queued;           /* ops queued or running */
     int stop;
     tt_status err;           /* sticky first failure */
     char errmsg[EXEC_ERRMSG_MAX];

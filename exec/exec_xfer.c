@@ -205,10 +205,13 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                         return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());
                 }
             }
+            /* Spin briefly, then yield the CPU (other ranks may share it)
+             * for up to 2 ms without progress, then sleep 50 us per poll so
+             * that idle waits cost little CPU.  Engineering choice. */
             idle++;
             if (idle < 64)
                 ; /* spin */
-            else if (idle < 2048)
+            else if (exec_now_ms() - last_progress < 2)
                 sched_yield();
             else {
                 struct timespec ts = {0, 50000};

@@ -118,6 +118,20 @@ uint16_t tt_float_to_half(float f);        /* round to nearest even */
 float tt_bf16_to_float(uint16_t b);
 uint16_t tt_float_to_bf16(float f);        /* round to nearest even, NaN kept */
 
+/* ---- verifiable data (exact checks, as nccl-tests does) -----------------
+ * Element i of rank r gets a small integer chosen by (seed, r, index0 + i):
+ * -8..8 (0..16 for unsigned types), 1 or 2 for prod.  Every partial result
+ * of any reduction order is then exactly representable in every type (for
+ * up to 64 ranks), so results compare bit for bit (tolerance 0, avg too:
+ * the executor divides the exact sum once, like the expected value). */
+void tt_verify_fill(void *buf, size_t count, tt_dtype t, tt_redop op, int rank, uint64_t seed,
+                    size_t index0);
+/* The reduction of all ranks' inputs (avg divided by nranks) into out. */
+tt_status tt_verify_expected(void *out, size_t count, tt_dtype t, tt_redop op, int nranks,
+                             uint64_t seed, size_t index0);
+/* Number of elements of got that differ (bitwise) from want. */
+size_t tt_verify_count_wrong(const void *got, const void *want, size_t count, tt_dtype t);
+
 /* ---- communicators -------------------------------------------------- */
 /* nranks ranks as threads of this process: fills comms[0..nranks-1].  The
  * ranks share memory through the host shm transport. */

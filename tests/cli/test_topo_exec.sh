@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# topo-exec: nccl-tests table layout, exact checks, every collective, plan
+# overrides, bad arguments, JSON, multi-process TCP runs on 127.0.0.1
+# (options and torchrun variables), kill -9 of a rank, a rank that never comes.
+. "$(dirname "$0")/lib.sh"
+X="$BIN/topo-exec"
+export TOPOTUNE_TIMEOUT_MS=5000
+unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT
+
+free_port() {
+  if command -v python3 >/dev/null; then
+    python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+  else
+    echo $((20000 + RANDOM % 30000))
+  fi
+}
+
+# check_table FILE NAME: every data row has the nccl-tests columns, #wrong 0,
+# and the two summary lines are there.
+check_table() {
+  local f=$1 name=$2
+  if awk '
+    /^#/ { next }
+    NF == 0 { next }
+    { rows++
+      if (NF != 13) { print "row has " NF " fields: " $0; bad=1; next }
+      if ($1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/) { print "size/count not integers: " $0; bad=1 }
+      if ($9 != "0" || $13 != "0") { print "#wrong not 0: " $0; bad=1 }
+      for (i = 6; i <= 12; i++) if (i != 9 && $i !~ /^[0-9.e+-]+$/) { print "bad number " $i; bad=1 } }
+    END { if (rows == 0) { print "no rows"; bad=1 } exit bad }' "$f" >"$TMP/awk.out"; then
+    ok "$name: table rows have 13 columns and #wrong = 0"
+  else
+    not_ok "$name: $(head -3 "$TMP/awk.out")"
+  fi
+  expect_grep "$f" '^# Out of bounds values : 0 OK$' "$name: out-of-bounds line"
+  expect_grep "$f" '^# Avg bus bandwidth    : [0-9.e+-]+' "$name: avg bus bandwidth line"
+  expect_grep "$f" '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong$' "$name: column header"
+}
+
+# 1. no arguments: short validated AllReduce sweep on host ranks
+run "$X"
+expect_rc 0 "no arguments: validated sweep exits 0"
+check_table "$TMP/out" "no arguments"
+expect_grep "$TMP/out" '^ +1048576 +262144 +float +sum +-1 ' "no arguments: sweep reaches 1 MiB"
+
+# 2. every collective, odd sizes (not divisible by ranks or by 16), several types
+for spec in "all_reduce int32 sum" "all_reduce half avg" "reduce_scatter bfloat16 sum" \
+            "all_gather uint8 sum" "broadcast double sum" "reduce int64 max" "all_reduce float prod"; do
+  set -- $spec
+  run "$X" --host 3 -t "$1" -d "$2" -o "$3" -r 2 -b 1000 -e 100000 -f 7 -n 2 -w 1 -c 2 --chunk 4K --no-progress
+  expect_rc 0 "-t $1 -d $2 -o $3 on 3 host ranks"
+  check_table "$TMP/out" "-t $1 -d $2"
+done
+for a in ring tree halving-doubling; do
+  run "$X" --host 4 --algo "$a" -b 4K -e 1M -f 16 -n 2
+  expect_rc 0 "--algo $a on 4 ranks"
+  check_table "$TMP/out" "--algo $a"
+  expect_grep "$TMP/out" "algo $a from --algo" "--algo $a shown as requested"
+done
+NCCL_ALGO=Tree run "$X" --host 3 -b 1K -e 1K -n 1
+expect_rc 0 "NCCL_ALGO=Tree honoured"
+expect_grep "$TMP/out" "algo tree from NCCL_ALGO" "NCCL_ALGO source is reported"
+
+# 3. overrides that cannot apply are reported, not ignored
+run "$X" --host 3 -t all_gather --algo tree -b 1K -e 1K
+expect_rc 2 "tree for all_gather is refused"
+expect_grep "$TMP/err" 'algorithm tree was requested for AllGather.*available: ring' "refusal says what is available"
+NCCL_PROTO=LL run "$X" --host 2 -b 1K -e 1K
+expect_rc 2 "NCCL_PROTO=LL refused on host ranks"
+expect_grep "$TMP/err" 'protocol ll was requested.*NCCL_PROTO|NCCL_PROTO' "refusal names NCCL_PROTO"
+run "$X" --host 3 --algo halving-doubling -b 1K -e 1K
+expect_rc 2 "halving-doubling on 3 ranks refused"
+expect_grep "$TMP/err" 'power-of-two' "refusal explains power-of-two"
+NCCL_ALGO=Ring,Tree run "$X" --host 2 -b 1K -e 1K
+expect_rc 2 "NCCL_ALGO lists are refused"
+
+# 4. bad arguments: clear message, exit 2, nothing run
+run "$X" -b 1M -e 1K;            expect_rc 2 "max < min refused"; expect_grep "$TMP/err" 'smaller than -b' "max < min message"
+run "$X" -n 0;                   expect_rc 2 "zero iterations refused"
+run "$X" --bogus;                expect_rc 2 "unknown flag refused"; expect_grep "$TMP/err" "unknown option '--bogus'" "unknown flag named"
+run "$X" -d float8;              expect_rc 2 "unknown type refused"; expect_grep "$TMP/err" 'valid: int8' "valid types listed"
+run "$X" -b 12Q;                 expect_rc 2 "bad size refused"
+run "$X" -g 1;                   expect_rc 2 "-g without CUDA executor refused"; expect_grep "$TMP/err" 'use --host' "-g message points to --host"
+run "$X" --host 2 -t broadcast -r 5; expect_rc 2 "root beyond ranks refused"
+run "$X" --rank 0 --nranks 2;    expect_rc 2 "incomplete multi-process options refused"
+expect_no_grep "$TMP/out" '^ +[0-9]' "no rows printed for a usage error"
+
+# 5. JSON output (atomic file)
+run "$X" --host 2 -b 1K -e 64K -f 8 -n 2 -J "$TMP/r.json"
+expect_rc 0 "-J run"
+if command -v python3 >/dev/null; then
+  if python3 - "$TMP/r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["config"]["collective"] == "all_reduce" and d["config"]["nranks"] == 2
+assert [r["size"] for r in d["results"]] == [1024, 8192, 65536], d["results"]
+for r in d["results"]:
+    for p in ("out_of_place", "in_place"):
+        assert r[p]["nwrong"] == 0 and r[p]["bus_bw"] >= 0 and r[p]["time"] > 0
+assert d["out_of_bounds"]["okay"] is True and d["errors"] == []
+PY
+  then ok "JSON has config, 3 results with nwrong 0, no errors"; else not_ok "JSON content"; fi
+else
+  skip "JSON content" "python3 not installed"
+fi
+
+# 6. multi-process over TCP on 127.0.0.1 (2..4 processes)
+for n in 2 3 4; do
+  port=$(free_port); pids=()
+  for ((r = 0; r < n; r++)); do
+    "$X" --rank $r --nranks $n --master 127.0.0.1:$port -t all_reduce -b 1000 -e 300000 -f 17 -n 2 \
+      >"$TMP/mp$r.out" 2>"$TMP/mp$r.err" & pids+=($!)
+  done
+  rcs=""
+  for ((r = 0; r < n; r++)); do wait ${pids[$r]}; rcs="$rcs$?"; done
+  if [ "$rcs" = "$(printf '0%.0s' $(seq $n))" ]; then ok "$n processes over TCP exit 0"; else not_ok "$n processes over TCP: exit codes $rcs ($(cat "$TMP"/mp*.err | head -c 300))"; fi
+  check_table "$TMP/mp0.out" "$n processes"
+  expect_grep "$TMP/mp0.out" "Rank +$((n-1)) .* tcp$" "$n processes: transport tcp, all ranks listed"
+  if [ ! -s "$TMP/mp1.out" ]; then ok "$n processes: only rank 0 prints the table"; else not_ok "rank 1 printed output"; fi
+done
+port=$(free_port)
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$X" -t reduce_scatter -b 4K -e 4K -n 1 \
+    >"$TMP/tr$r.out" 2>"$TMP/tr$r.err" & eval tp$r=$!
+done
+wait $tp0; r0=$?; wait $tp1; r1=$?
+if [ $r0$r1 = 00 ]; then ok "torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)"; else not_ok "torchrun variables: $r0$r1 $(cat "$TMP/tr0.err")"; fi
+check_table "$TMP/tr0.out" "torchrun variables"
+
+# 7. kill -9 of one rank mid-collective: the others fail fast, naming it
+port=$(free_port); pids=()
+for r in 0 1 2 3; do
+  TOPOTUNE_TIMEOUT_MS=4000 "$X" --rank $r --nranks 4 --master 127.0.0.1:$port -b 1M -e 1M -n 1000000 -c 0 \
+    >"$TMP/k$r.out" 2>"$TMP/k$r.err" & pids+=($!)
+done
+# wait until rank 0 printed its header (all connected), then a little more
+for i in $(seq 100); do grep -q 'in-place' "$TMP/k0.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -9 ${pids[2]}; t0=$(date +%s%N)
+for r in 0 1 3; do
+  wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ $rc -ne 0 ] && [ $dt -lt 4000 ]; then ok "kill -9 rank 2: rank $r exits $rc after ${dt} ms (< deadline)"; else not_ok "kill -9: rank $r rc=$rc after ${dt} ms"; fi
+  expect_grep "$TMP/k$r.err" 'rank 2' "kill -9: rank $r names rank 2"
+  expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree)\) step' "kill -9: rank $r names collective and step"
+done
+wait ${pids[2]} 2>/dev/null
+
+# 8. a rank that never comes: the others give up within the deadline, naming it
+port=$(free_port); pids=()
+for r in 0 1; do
+  TOPOTUNE_TIMEOUT_MS=800 "$X" --rank $r --nranks 3 --master 127.0.0.1:$port -b 1K -e 1K \
+    >"$TMP/m$r.out" 2>"$TMP/m$r.err" & pids+=($!)
+done
+t0=$(date +%s%N)
+for r in 0 1; do
+  wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ $rc -eq 1 ] && [ $dt -lt 3000 ]; then ok "missing rank: rank $r exits 1 after ${dt} ms"; else not_ok "missing rank: rank $r rc=$rc after ${dt} ms"; fi
+  expect_grep "$TMP/m$r.err" 'rank\(s\) 2 never connected' "missing rank: rank $r names rank 2"
+done
+
+finish
