@@ -264,7 +264,18 @@ tt_status tt_comm_init_env(tt_comm **comm)
 
 int tt_comm_rank(const tt_comm *comm) { return comm ? comm->rank : -1; }
 int tt_comm_nranks(const tt_comm *comm) { return comm ? comm->nranks : 0; }
-const char *tt_comm_transport(const tt_comm *comm) { return comm ? comm->tp->name : ""; }
+const char *tt_comm_transport(const tt_comm *comm)
+{
+    if (!comm)
+        return "";
+    int shm = 0, tcp = 0;
+    for (int p = 0; p < comm->nranks; p++)
+        if (comm->conns[p]) {
+            shm += comm->conns[p]->tp == &exec_transport_shm;
+            tcp += comm->conns[p]->tp == &exec_transport_tcp;
+        }
+    return shm && tcp ? "shm+tcp" : shm ? "shm" : tcp ? "tcp" : comm->tp->name;
+}
 
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms)
 {

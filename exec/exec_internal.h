@@ -129,5 +129,9 @@ tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out);
 int exec_boot_take_listener(int port);  /* fd pre-bound by tt_get_unique_id, or -1 */
 tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id);
 exec_conn *exec_tcp_conn_new(int fd, int peer);
+int exec_tcp_conn_fd(exec_conn *c);
+/* After the TCP mesh: move same-host pairs to shared memory (unless
+ * TOPOTUNE_TRANSPORT=tcp). */
+tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce);
 
 #endif

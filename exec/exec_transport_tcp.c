@@ -25,6 +25,8 @@ exec_conn *exec_tcp_conn_new(int fd, int peer)
     return &c->base;
 }
 
+int exec_tcp_conn_fd(exec_conn *c) { return ((tcp_conn *)c)->fd; }
+
 static tt_status tcp_send_some(exec_conn *c, const void *buf, size_t len, size_t *moved)
 {
     tcp_conn *t = (tcp_conn *)c;
@@ -76,7 +78,11 @@ static tt_status tcp_connect_all(tt_comm *comm)
 {
     if (!comm->boot)
         return tt_error_set(TT_ERR_INTERNAL, "tcp transport without a rendezvous id");
-    return exec_tcp_bootstrap(comm, comm->boot);
+    const exec_boot_id *id = comm->boot;
+    tt_status st = exec_tcp_bootstrap(comm, id);
+    if (st == TT_OK)
+        st = exec_shm_upgrade(comm, id->nonce);
+    return st;
 }
 
 const exec_transport exec_transport_tcp = {

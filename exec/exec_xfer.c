@@ -156,8 +156,12 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             return exec_fail(ctx, TT_ERR_TIMEOUT, "timed out after %lld ms %s%s", (long long)timeout,
                              who, missing);
         }
-        /* idle: poll descriptors (tcp) or spin/yield/sleep (shm) */
-        int np = 0;
+        /* idle: poll descriptors (tcp); spin/yield/sleep when a shared-memory
+         * connection is involved (its data does not wake poll()) */
+        int np = 0, spin = 0;
+        for (int i = 0; i < n; i++)
+            if (items[i].done < items[i].len && comm->conns[items[i].peer]->tp->poll_fd(comm->conns[items[i].peer]) < 0)
+                spin = 1;
         for (int p = 0; p < comm->nranks && np < 64; p++) {
             exec_conn *c = comm->conns[p];
             if (!c)
@@ -179,10 +183,11 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             pfd[np].revents = 0;
             pfd_peer[np++] = p;
         }
-        if (np > 0) {
+        idle++;
+        if (np > 0 && (!spin || (idle & 63) == 0)) {
             int64_t left = timeout - (now - last_progress);
-            int wait = left < 100 ? (int)left : 100;
-            int r = poll(pfd, (nfds_t)np, wait < 1 ? 1 : wait);
+            int wait = spin ? 0 : left < 100 ? (int)left : 100;
+            int r = poll(pfd, (nfds_t)np, wait < 0 ? 0 : wait);
             if (r < 0 && errno != EINTR)
                 return exec_fail(ctx, TT_ERR_SYSTEM, "poll: %s", strerror(errno));
             char gone[256] = "";
@@ -197,18 +202,33 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             if (len)
                 return exec_fail(ctx, TT_ERR_REMOTE,
                                  "lost connection to %s (process died or aborted)", gone);
-        } else {
-            for (int p = 0; p < comm->nranks; p++) {
-                exec_conn *c = comm->conns[p];
-                if (c && c->tp->check_peer && (idle & 1023) == 0) {
+        }
+        if (spin || np == 0) {
+            if ((idle & 255) == 0) {
+                /* name every peer found gone, not only the first: when one
+                 * rank dies, its neighbours may abort too */
+                char gone[256] = "";
+                size_t len = 0;
+                for (int p = 0; p < comm->nranks; p++) {
+                    exec_conn *c = comm->conns[p];
+                    if (!c || !c->tp->check_peer)
+                        continue;
+                    int involved = 0;
+                    for (int i = 0; i < n; i++)
+                        involved |= items[i].peer == p && items[i].done < items[i].len;
+                    if (!involved && ctx->op->internal)
+                        continue;
                     if (c->tp->check_peer(c) != TT_OK)
-                        return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());
+                        len += (size_t)snprintf(gone + len, len < sizeof gone ? sizeof gone - len : 0,
+                                                "%srank %d", len ? ", " : "", p);
                 }
+                if (len)
+                    return exec_fail(ctx, TT_ERR_REMOTE,
+                                     "lost connection to %s (process died or aborted)", gone);
             }
             /* Spin briefly, then yield the CPU (other ranks may share it)
              * for up to 2 ms without progress, then sleep 50 us per poll so
              * that idle waits cost little CPU.  Engineering choice. */
-            idle++;
             if (idle < 64)
                 ; /* spin */
             else if (exec_now_ms() - last_progress < 2)

@@ -104,18 +104,21 @@ else
   skip "JSON content" "python3 not installed"
 fi
 
-# 6. multi-process over TCP on 127.0.0.1 (2..4 processes)
+# 6. multi-process on 127.0.0.1 (2..4 processes): TCP rendezvous, then shared
+# memory between the processes of this host (or TCP with TOPOTUNE_TRANSPORT=tcp)
+ls /dev/shm 2>/dev/null | grep '^tt-' >"$TMP/shm.before"
 for n in 2 3 4; do
   port=$(free_port); pids=()
+  tr=shm; [ $n -eq 3 ] && tr=tcp
   for ((r = 0; r < n; r++)); do
-    "$X" --rank $r --nranks $n --master 127.0.0.1:$port -t all_reduce -b 1000 -e 300000 -f 17 -n 2 \
+    TOPOTUNE_TRANSPORT=$tr "$X" --rank $r --nranks $n --master 127.0.0.1:$port -t all_reduce -b 1000 -e 300000 -f 17 -n 2 \
       >"$TMP/mp$r.out" 2>"$TMP/mp$r.err" & pids+=($!)
   done
   rcs=""
   for ((r = 0; r < n; r++)); do wait ${pids[$r]}; rcs="$rcs$?"; done
   if [ "$rcs" = "$(printf '0%.0s' $(seq $n))" ]; then ok "$n processes over TCP exit 0"; else not_ok "$n processes over TCP: exit codes $rcs ($(cat "$TMP"/mp*.err | head -c 300))"; fi
   check_table "$TMP/mp0.out" "$n processes"
-  expect_grep "$TMP/mp0.out" "Rank +$((n-1)) .* tcp$" "$n processes: transport tcp, all ranks listed"
+  expect_grep "$TMP/mp0.out" "Rank +$((n-1)) .* $tr\$" "$n processes: transport $tr, all ranks listed"
   if [ ! -s "$TMP/mp1.out" ]; then ok "$n processes: only rank 0 prints the table"; else not_ok "rank 1 printed output"; fi
 done
 port=$(free_port)
@@ -128,9 +131,11 @@ if [ $r0$r1 = 00 ]; then ok "torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, 
 check_table "$TMP/tr0.out" "torchrun variables"
 
 # 7. kill -9 of one rank mid-collective: the others fail fast, naming it
+#    (shm: shared memory between the processes, TCP kept as liveness channel; tcp: sockets only)
+for tr in shm tcp; do
 port=$(free_port); pids=()
 for r in 0 1 2 3; do
-  TOPOTUNE_TIMEOUT_MS=4000 "$X" --rank $r --nranks 4 --master 127.0.0.1:$port -b 1M -e 1M -n 1000000 -c 0 \
+  TOPOTUNE_TRANSPORT=$tr TOPOTUNE_TIMEOUT_MS=4000 "$X" --rank $r --nranks 4 --master 127.0.0.1:$port -b 1M -e 1M -n 1000000 -c 0 \
     >"$TMP/k$r.out" 2>"$TMP/k$r.err" & pids+=($!)
 done
 # wait until rank 0 printed its header (all connected), then a little more
@@ -139,11 +144,15 @@ sleep 0.5
 kill -9 ${pids[2]}; t0=$(date +%s%N)
 for r in 0 1 3; do
   wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
-  if [ $rc -ne 0 ] && [ $dt -lt 4000 ]; then ok "kill -9 rank 2: rank $r exits $rc after ${dt} ms (< deadline)"; else not_ok "kill -9: rank $r rc=$rc after ${dt} ms"; fi
-  expect_grep "$TMP/k$r.err" 'rank 2' "kill -9: rank $r names rank 2"
-  expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree)\) step' "kill -9: rank $r names collective and step"
+  if [ $rc -ne 0 ] && [ $dt -lt 4000 ]; then ok "$tr: kill -9 rank 2: rank $r exits $rc after ${dt} ms (< deadline)"; else not_ok "$tr: kill -9: rank $r rc=$rc after ${dt} ms"; fi
+  expect_grep "$TMP/k$r.err" 'rank 2' "$tr: kill -9: rank $r names rank 2"
+  expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree)\) step' "$tr: kill -9: rank $r names collective and step"
 done
 wait ${pids[2]} 2>/dev/null
+cp "$TMP/k0.err" "$TMP/kill-$tr.err"
+done
+ls /dev/shm 2>/dev/null | grep '^tt-' >"$TMP/shm.after"
+if cmp -s "$TMP/shm.before" "$TMP/shm.after"; then ok "no /dev/shm segments left behind (kill -9 included)"; else not_ok "left in /dev/shm: $(comm -13 "$TMP/shm.before" "$TMP/shm.after" | head -5)"; fi
 
 # 8. a rank that never comes: the others give up within the deadline, naming it
 port=$(free_port); pids=()
