@@ -167,4 +167,54 @@ for r in 0 1; do
   expect_grep "$TMP/m$r.err" 'rank\(s\) 2 never connected' "missing rank: rank $r names rank 2"
 done
 
+# 9. two "nodes": network namespaces joined by a veth pair, each with its own host
+#    name (UTS namespace), 2 ranks per node: shm inside a node, TCP between nodes
+ns_ok=0
+NA=ttx-a$$ NB=ttx-b$$ VA=ttxa$$ VB=ttxb$$
+ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }
+trap 'ns_cleanup; rm -rf "$TMP"' EXIT
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null &&
+   ip netns add $NA 2>"$TMP/ns.err" && ip netns add $NB 2>>"$TMP/ns.err" &&
+   ip link add $VA type veth peer name $VB 2>>"$TMP/ns.err" &&
+   ip link set $VA netns $NA && ip link set $VB netns $NB &&
+   ip -n $NA addr add 10.251.77.1/24 dev $VA && ip -n $NB addr add 10.251.77.2/24 dev $VB &&
+   ip -n $NA link set $VA up && ip -n $NB link set $VB up &&
+   ip -n $NA link set lo up && ip -n $NB link set lo up &&
+   ip netns exec $NA unshare --uts true 2>>"$TMP/ns.err"; then
+  ns_ok=1
+fi
+if [ $ns_ok = 1 ]; then
+  port=$(free_port); pids=()
+  for r in 0 1 2 3; do
+    ns=$NA; node=node-a; [ $r -ge 2 ] && { ns=$NB; node=node-b; }
+    ip netns exec $ns unshare --uts sh -c "hostname $node && exec \"\$0\" \"\$@\"" \
+      "$X" --rank $r --nranks 4 --master 10.251.77.1:$port -t all_reduce -b 1000 -e 1M -f 32 -n 2 \
+      >"$TMP/ns$r.out" 2>"$TMP/ns$r.err" & pids+=($!)
+  done
+  rcs=""; for r in 0 1 2 3; do wait ${pids[$r]}; rcs="$rcs$?"; done
+  if [ "$rcs" = 0000 ]; then ok "2 nodes (netns + veth) x 2 ranks exit 0"; else not_ok "2 nodes: exit codes $rcs ($(head -c 300 "$TMP/ns0.err"))"; fi
+  check_table "$TMP/ns0.out" "2 nodes"
+  expect_grep "$TMP/ns0.out" 'Rank +3 .* shm\+tcp$' "2 nodes: shm inside a node, tcp between nodes"
+  # a node that disappears: kill both ranks of node b mid-run
+  port=$(free_port); pids=()
+  for r in 0 1 2 3; do
+    ns=$NA; node=node-a; [ $r -ge 2 ] && { ns=$NB; node=node-b; }
+    TOPOTUNE_TIMEOUT_MS=4000 ip netns exec $ns unshare --uts sh -c "hostname $node && exec \"\$0\" \"\$@\"" \
+      "$X" --rank $r --nranks 4 --master 10.251.77.1:$port -b 1M -e 1M -n 1000000 -c 0 \
+      >"$TMP/nk$r.out" 2>"$TMP/nk$r.err" & pids+=($!)
+  done
+  for i in $(seq 100); do grep -q 'in-place' "$TMP/nk0.out" 2>/dev/null && break; sleep 0.1; done
+  sleep 0.3
+  kill -9 ${pids[2]} ${pids[3]}; t0=$(date +%s%N)
+  for r in 0 1; do
+    wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+    if [ $rc -ne 0 ] && [ $dt -lt 4000 ]; then ok "node b killed: rank $r exits $rc after ${dt} ms"; else not_ok "node b killed: rank $r rc=$rc after ${dt} ms"; fi
+    expect_grep "$TMP/nk$r.err" 'rank [23]' "node b killed: rank $r names a rank of node b"
+  done
+  wait ${pids[2]} ${pids[3]} 2>/dev/null
+else
+  skip "2 nodes over network namespaces" "namespaces not available here (need root, ip, unshare): $(head -c 200 "$TMP/ns.err")"
+fi
+ns_cleanup
+
 finish
