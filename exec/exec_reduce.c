@@ -8,7 +8,13 @@
 #include <math.h>
 #include <string.h>
 
-float tt_half_to_float(uint16_t h)
+#if defined(__GNUC__) && !defined(__clang__)
+#define HOT __attribute__((optimize("O3")))
+#else
+#define HOT
+#endif
+
+static inline float h2f(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1f;
@@ -32,7 +38,9 @@ float tt_half_to_float(uint16_t h)
     return f;
 }
 
-uint16_t tt_float_to_half(float f)
+float tt_half_to_float(uint16_t h) { return h2f(h); }
+
+static inline uint16_t f2h(float f)
 {
     uint32_t x;
     memcpy(&x, &f, 4);
@@ -62,7 +70,9 @@ uint16_t tt_float_to_half(float f)
     return (uint16_t)(sign | q);
 }
 
-float tt_bf16_to_float(uint16_t b)
+uint16_t tt_float_to_half(float f) { return f2h(f); }
+
+static inline float b2f(uint16_t b)
 {
     uint32_t bits = (uint32_t)b << 16;
     float f;
@@ -70,16 +80,19 @@ float tt_bf16_to_float(uint16_t b)
     return f;
 }
 
-uint16_t tt_float_to_bf16(float f)
+float tt_bf16_to_float(uint16_t b) { return b2f(b); }
+
+static inline uint16_t f2b(float f)
 {
     uint32_t x;
     memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
     uint32_t lsb = (x >> 16) & 1u;
-    x += 0x7fffu + lsb;
-    return (uint16_t)(x >> 16);
+    uint32_t r = (x + 0x7fffu + lsb) >> 16;
+    uint32_t qnan = (x >> 16) | 0x40u;
+    return (uint16_t)(((x & 0x7fffffffu) > 0x7f800000u) ? qnan : r); /* NaN stays NaN */
 }
+
+uint16_t tt_float_to_bf16(float f) { return f2b(f); }
 
 size_t tt_dtype_size(tt_dtype t)
 {
@@ -92,8 +105,19 @@ size_t tt_dtype_size(tt_dtype t)
 #define OP_MIN(a, b) ((b) < (a) ? (b) : (a))
 #define OP_MAX(a, b) ((b) > (a) ? (b) : (a))
 
-/* Integers wrap like unsigned arithmetic (no signed-overflow UB). */
+/* Integers wrap like unsigned arithmetic (no signed-overflow UB).  Aligned
+ * buffers take a plain typed loop the compiler vectorises (dst and src must
+ * not partially overlap; dst == src is fine); unaligned ones go through
+ * memcpy per element. */
 #define INT_LOOP(T, U, EXPR)                                                   \
+    if ((((uintptr_t)dst | (uintptr_t)src) % _Alignof(T)) == 0) {              \
+        T *restrict d = dst;                                                   \
+        const T *restrict s = src;                                             \
+        for (size_t i = 0; i < count; i++) {                                   \
+            T a = d[i], b = s[i];                                              \
+            d[i] = EXPR;                                                       \
+        }                                                                      \
+    } else                                                                     \
     do {                                                                       \
         unsigned char *d = dst;                                                \
         const unsigned char *s = src;                                          \
@@ -151,7 +175,7 @@ size_t tt_dtype_size(tt_dtype t)
     default: break;                                                            \
     }
 
-tt_status tt_reduce(void *dst, const void *src, size_t count, tt_dtype t, tt_redop op)
+HOT tt_status tt_reduce(void *dst, const void *src, size_t count, tt_dtype t, tt_redop op)
 {
     if ((unsigned)op >= TT_NREDOPS)
         return tt_error_set(TT_ERR_INVALID, "reduce: unknown reduction op %d", (int)op);
@@ -164,8 +188,8 @@ tt_status tt_reduce(void *dst, const void *src, size_t count, tt_dtype t, tt_red
     case TT_UINT32: INT_REDUCE(uint32_t, uint32_t); break;
     case TT_INT64: INT_REDUCE(int64_t, uint64_t); break;
     case TT_UINT64: INT_REDUCE(uint64_t, uint64_t); break;
-    case TT_HALF: H16_REDUCE(tt_half_to_float, tt_float_to_half); break;
-    case TT_BFLOAT16: H16_REDUCE(tt_bf16_to_float, tt_float_to_bf16); break;
+    case TT_HALF: H16_REDUCE(h2f, f2h); break;
+    case TT_BFLOAT16: H16_REDUCE(b2f, f2b); break;
     case TT_FLOAT: FLT_REDUCE(float); break;
     case TT_DOUBLE: FLT_REDUCE(double); break;
     default:
