@@ -99,8 +99,8 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
     int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
     int64_t last_progress = exec_now_ms();
     unsigned idle = 0;
-    struct pollfd pfd[64 + 1];
-    int pfd_peer[64 + 1];
+    struct pollfd pfd[comm->nranks]; /* nranks <= 1024 */
+    int pfd_peer[comm->nranks];
 
     for (;;) {
         int pending = 0, moved_any = 0;
@@ -162,7 +162,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
         for (int i = 0; i < n; i++)
             if (items[i].done < items[i].len && comm->conns[items[i].peer]->tp->poll_fd(comm->conns[items[i].peer]) < 0)
                 spin = 1;
-        for (int p = 0; p < comm->nranks && np < 64; p++) {
+        for (int p = 0; p < comm->nranks; p++) {
             exec_conn *c = comm->conns[p];
             if (!c)
                 continue;

@@ -135,8 +135,8 @@ check_table "$TMP/tr0.out" "torchrun variables"
 for tr in shm tcp; do
 port=$(free_port); pids=()
 for r in 0 1 2 3; do
-  TOPOTUNE_TRANSPORT=$tr TOPOTUNE_TIMEOUT_MS=4000 "$X" --rank $r --nranks 4 --master 127.0.0.1:$port -b 1M -e 1M -n 1000000 -c 0 \
-    >"$TMP/k$r.out" 2>"$TMP/k$r.err" & pids+=($!)
+  TOPOTUNE_TRANSPORT=$tr TOPOTUNE_TIMEOUT_MS=4000 "$X" --rank $r --nranks 4 --master 127.0.0.1:$port -b 64K -e 1M -f 16 -n 1000000 -c 0 \
+    -J "$TMP/k$r.json" >"$TMP/k$r.out" 2>"$TMP/k$r.err" & pids+=($!)
 done
 # wait until rank 0 printed its header (all connected), then a little more
 for i in $(seq 100); do grep -q 'in-place' "$TMP/k0.out" 2>/dev/null && break; sleep 0.1; done
@@ -149,7 +149,11 @@ for r in 0 1 3; do
   expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree)\) step' "$tr: kill -9: rank $r names collective and step"
 done
 wait ${pids[2]} 2>/dev/null
-cp "$TMP/k0.err" "$TMP/kill-$tr.err"
+expect_grep "$TMP/k0.out" '^# Collective test FAILED' "$tr: kill -9: rank 0's table ends with FAILED"
+if command -v python3 >/dev/null; then
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["errors"] and "rank 2" in d["errors"][0], d["errors"]' "$TMP/k0.json"; then
+    ok "$tr: kill -9: JSON written with the error"; else not_ok "$tr: kill -9: JSON error entry"; fi
+fi
 done
 ls /dev/shm 2>/dev/null | grep '^tt-' >"$TMP/shm.after"
 if cmp -s "$TMP/shm.before" "$TMP/shm.after"; then ok "no /dev/shm segments left behind (kill -9 included)"; else not_ok "left in /dev/shm: $(comm -13 "$TMP/shm.before" "$TMP/shm.after" | head -5)"; fi
