@@ -99,6 +99,7 @@ tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
 /* Scratch buffer of the running collective (grown on demand). */
 void *exec_scratch(tt_comm *comm, size_t bytes);
 int64_t exec_now_ms(void);
+int64_t exec_now_us(void);
 size_t exec_chunk_elems(const exec_op *op);
 
 /* Algorithms: run op on comm (inside the worker). */

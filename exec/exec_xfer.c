@@ -11,6 +11,21 @@
 #include <string.h>
 #include <time.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+int64_t exec_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int64_t exec_now_ms(void)
 {
     struct timespec ts;
@@ -97,7 +112,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
 {
     tt_comm *comm = ctx->comm;
     int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
-    int64_t last_progress = exec_now_ms();
+    int64_t last_progress = exec_now_ms(), last_progress_us = exec_now_us();
     unsigned idle = 0;
     struct pollfd pfd[comm->nranks]; /* nranks <= 1024 */
     int pfd_peer[comm->nranks];
@@ -135,7 +150,8 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
         if (!pending)
             return TT_OK;
         if (moved_any) {
-            last_progress = exec_now_ms();
+            last_progress_us = exec_now_us();
+            last_progress = last_progress_us / 1000;
             idle = 0;
             continue;
         }
@@ -226,12 +242,13 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                     return exec_fail(ctx, TT_ERR_REMOTE,
                                      "lost connection to %s (process died or aborted)", gone);
             }
-            /* Spin briefly, then yield the CPU (other ranks may share it)
-             * for up to 2 ms without progress, then sleep 50 us per poll so
-             * that idle waits cost little CPU.  Engineering choice. */
-            if (idle < 64)
-                ; /* spin */
-            else if (exec_now_ms() - last_progress < 2)
+            /* Spin for up to 20 us without progress, then yield the CPU
+             * (other ranks may share it) up to 2 ms, then sleep 50 us per
+             * poll so that idle waits cost little CPU.  Engineering choice. */
+            int64_t quiet_us = exec_now_us() - last_progress_us;
+            if (quiet_us < 20)
+                cpu_relax();
+            else if (quiet_us < 2000)
                 sched_yield();
             else {
                 struct timespec ts = {0, 50000};
