@@ -157,10 +157,7 @@ static void *tcp_rank(void *p)
 {
     tcp_arg *a = p;
     tt_comm *c = NULL;
-    char tmo[32];
-    snprintf(tmo, sizeof tmo, "%d", a->timeout_ms);
-    setenv("TOPOTUNE_TIMEOUT_MS", tmo, 1); /* same value in every thread */
-    a->st = tt_comm_init_rank(&c, a->nranks, &a->id, a->rank);
+    a->st = tt_comm_init_rank(&c, a->nranks, &a->id, a->rank); /* TOPOTUNE_TIMEOUT_MS set by the caller */
     if (a->st != TT_OK) {
         snprintf(a->msg, sizeof a->msg, "%s", tt_error_message());
         return NULL;
@@ -202,6 +199,7 @@ static void test_tcp_threads_as_processes(void **state)
         assert_int_equal(tt_get_unique_id(&id, "127.0.0.1"), TT_OK);
         pthread_t th[4];
         tcp_arg a[4];
+        setenv("TOPOTUNE_TIMEOUT_MS", "3000", 1); /* before the threads: setenv is not thread-safe */
         for (int r = 0; r < n; r++) {
             a[r] = (tcp_arg){.id = id, .rank = r, .nranks = n, .timeout_ms = 3000};
             pthread_create(&th[r], NULL, tcp_rank, &a[r]);
@@ -221,6 +219,7 @@ static void test_tcp_rank_never_connects(void **state)
     assert_int_equal(tt_get_unique_id(&id, NULL), TT_OK);
     pthread_t th[2];
     tcp_arg a[2];
+    setenv("TOPOTUNE_TIMEOUT_MS", "500", 1);
     double t0 = now_s();
     for (int r = 0; r < 2; r++) { /* rank 2 of 3 never starts */
         a[r] = (tcp_arg){.id = id, .rank = r, .nranks = 3, .timeout_ms = 500};
