@@ -108,8 +108,20 @@ static tt_status check_abort(exec_ctx *ctx)
     return TT_OK;
 }
 
+/* TOPOTUNE_SPIN_US: how long a wait busy-polls before yielding (default 20). */
+static int64_t spin_us = 20;
+static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+static void spin_init(void)
+{
+    const char *s = getenv("TOPOTUNE_SPIN_US");
+    long long v;
+    if (s && *s && tt_parse_ll(s, &v) == TT_OK && v >= 0 && v <= 10000000)
+        spin_us = v;
+}
+
 tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
 {
+    pthread_once(&spin_once, spin_init);
     tt_comm *comm = ctx->comm;
     int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
     int64_t last_progress = exec_now_ms(), last_progress_us = exec_now_us();
@@ -242,13 +254,14 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                     return exec_fail(ctx, TT_ERR_REMOTE,
                                      "lost connection to %s (process died or aborted)", gone);
             }
-            /* Spin for up to 20 us without progress, then yield the CPU
-             * (other ranks may share it) up to 2 ms, then sleep 50 us per
-             * poll so that idle waits cost little CPU.  Engineering choice. */
+            /* Spin for TOPOTUNE_SPIN_US (20) without progress, then yield
+             * the CPU (other ranks may share it) up to 2 ms more, then sleep
+             * 50 us per poll so that idle waits cost little CPU.
+             * Engineering choice. */
             int64_t quiet_us = exec_now_us() - last_progress_us;
-            if (quiet_us < 20)
+            if (quiet_us < spin_us)
                 cpu_relax();
-            else if (quiet_us < 2000)
+            else if (quiet_us < spin_us + 2000)
                 sched_yield();
             else {
                 struct timespec ts = {0, 50000};
