@@ -382,6 +382,20 @@ static void *thr_main(void *p)
     return NULL;
 }
 
+/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -734,6 +748,25 @@ int main(int argc, char **argv)
     }
     transport = tt_comm_transport(comms[0]);
     int nlocal = o.mp ? 1 : nranks;
+    {
+        /* each local rank holds send, receive and expected buffers of the
+         * largest size: refuse up front instead of being killed by the OOM
+         * killer half-way (nccl-tests would silently shrink -e) */
+        size_t es = tt_dtype_size(o.dtype);
+        int per_rank = o.coll == TT_ALLGATHER || o.coll == TT_REDUCESCATTER;
+        double cnt = (double)(o.maxb / es / (per_rank ? (uint64_t)nranks : 1));
+        double in = o.coll == TT_REDUCESCATTER ? cnt * nranks : cnt;
+        double out = o.coll == TT_ALLGATHER ? cnt * nranks : cnt;
+        double need = ((in > out ? in : out) * 2 + out) * (double)es * nlocal;
+        uint64_t avail = mem_available();
+        if (avail && need > 0.9 * (double)avail) {
+            fprintf(stderr, "topo-exec: -e %llu needs about %.0f MiB of buffers for %d local rank(s) but only "
+                            "%llu MiB are available; lower -e or run fewer ranks per host\n",
+                    (unsigned long long)o.maxb, need / 1048576.0, nlocal, (unsigned long long)(avail >> 20));
+            rc = EXIT_USAGE;
+            goto done;
+        }
+    }
     if ((o.coll == TT_BROADCAST || o.coll == TT_REDUCE) && o.root >= nranks) {
         fprintf(stderr, "topo-exec: -r %d: root must be below the number of ranks (%d)\n", o.root, nranks);
         rc = EXIT_USAGE;

@@ -84,6 +84,17 @@ run "$X" -g 1;                   expect_rc 2 "-g without CUDA executor refused";
 run "$X" --host 2 -t broadcast -r 5; expect_rc 2 "root beyond ranks refused"
 run "$X" --rank 0 --nranks 2;    expect_rc 2 "incomplete multi-process options refused"
 expect_no_grep "$TMP/out" '^ +[0-9]' "no rows printed for a usage error"
+run "$X" --host 2 -b 1K -e 4T;  expect_rc 2 "sizes above the available memory refused up front"
+expect_grep "$TMP/err" 'MiB are available; lower -e' "memory refusal says what is needed and available"
+# live progress line only when stderr is a terminal
+if command -v script >/dev/null; then
+  script -qec "$X --host 2 -b 1K -e 16K -f 4 -n 1" /dev/null >"$TMP/tty.out" 2>&1
+  if grep -q $'\r\033\[K# all_reduce [0-9]*/3' "$TMP/tty.out"; then ok "progress line on a terminal"; else not_ok "no progress line on a terminal"; fi
+  run "$X" --host 2 -b 1K -e 16K -f 4 -n 1
+  expect_no_grep "$TMP/err" 'all_reduce [0-9]+/3' "no progress line when stderr is not a terminal"
+else
+  skip "progress line on a terminal" "script(1) not installed"
+fi
 
 # 5. JSON output (atomic file)
 run "$X" --host 2 -b 1K -e 64K -f 8 -n 2 -J "$TMP/r.json"
