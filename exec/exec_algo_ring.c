@@ -10,6 +10,7 @@
  * segments hold one element more. */
 #include "exec_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static inline int mod(int a, int n) { return ((a % n) + n) % n; }
@@ -27,15 +28,17 @@ static inline size_t clamp_chunk(size_t len, size_t at, size_t ce)
     return at >= len ? 0 : (len - at < ce ? len - at : ce);
 }
 
-tt_status exec_ring_allreduce(exec_ctx *ctx)
+/* Ring AllReduce of buf (already holding this rank's data) among the ranks
+ * members[0..m-1]; this rank is members[pos].  avg_div > 0 divides the
+ * finished segments by it (the avg step).  Also used by the hierarchical
+ * algorithm over the node leaders. */
+tt_status exec_ring_allreduce_members(exec_ctx *ctx, unsigned char *buf, const int *members, int m,
+                                      int pos, int avg_div)
 {
     tt_comm *comm = ctx->comm;
     const exec_op *op = ctx->op;
-    int n = comm->nranks, r = comm->rank, next = mod(r + 1, n), prev = mod(r - 1, n);
+    int n = m, r = pos, next = members[mod(r + 1, n)], prev = members[mod(r - 1, n)];
     size_t es = tt_dtype_size(op->dtype), count = op->count, ce = exec_chunk_elems(op);
-    unsigned char *buf = op->recvbuf;
-    if (op->sendbuf != op->recvbuf)
-        memmove(buf, op->sendbuf, count * es);
     unsigned char *tmp = exec_scratch(comm, ce * es);
     if (!tmp)
         return exec_fail(ctx, TT_ERR_NOMEM, "scratch of %zu bytes", ce * es);
@@ -55,8 +58,8 @@ tt_status exec_ring_allreduce(exec_ctx *ctx)
                 st = tt_reduce(buf + (ro + at) * es, tmp, rc, op->dtype, op->op);
         }
     }
-    if (st == TT_OK && op->op == TT_AVG)
-        st = tt_reduce_finish_avg(buf + seg_off(count, n, r) * es, seg_len(count, n, r), op->dtype, n);
+    if (st == TT_OK && avg_div > 0)
+        st = tt_reduce_finish_avg(buf + seg_off(count, n, r) * es, seg_len(count, n, r), op->dtype, avg_div);
     ctx->phase = "all-gather";
     for (int s = 0; st == TT_OK && s < n - 1; s++) {
         ctx->step = s + 1;
@@ -70,6 +73,24 @@ tt_status exec_ring_allreduce(exec_ctx *ctx)
                                rc * es);
         }
     }
+    return st;
+}
+
+tt_status exec_ring_allreduce(exec_ctx *ctx)
+{
+    tt_comm *comm = ctx->comm;
+    const exec_op *op = ctx->op;
+    unsigned char *buf = op->recvbuf;
+    if (op->sendbuf != op->recvbuf)
+        memmove(buf, op->sendbuf, op->count * tt_dtype_size(op->dtype));
+    int *members = malloc((size_t)comm->nranks * sizeof *members);
+    if (!members)
+        return exec_fail(ctx, TT_ERR_NOMEM, "ring members");
+    for (int i = 0; i < comm->nranks; i++)
+        members[i] = i;
+    tt_status st = exec_ring_allreduce_members(ctx, buf, members, comm->nranks, comm->rank,
+                                               op->op == TT_AVG ? comm->nranks : 0);
+    free(members);
     return st;
 }
 

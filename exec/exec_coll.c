@@ -24,6 +24,7 @@ static int algo_supported(tt_coll coll, tt_algo a, int nranks)
     case TT_ALGO_RING: return 1;
     case TT_ALGO_TREE: return coll == TT_ALLREDUCE;
     case TT_ALGO_RHD: return coll == TT_ALLREDUCE && (nranks & (nranks - 1)) == 0;
+    case TT_ALGO_HIER: return coll == TT_ALLREDUCE;
     default: return 0;
     }
 }
@@ -65,9 +66,7 @@ tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, 
                 if (avail[0]) strcat(avail, ", ");
                 strcat(avail, tt_algo_name((tt_algo)a));
             }
-        const char *why = req->algo == TT_ALGO_HIER
-                              ? " (hierarchical needs a node structure the host executor does not have)"
-                          : req->algo == TT_ALGO_RHD && coll == TT_ALLREDUCE
+        const char *why = req->algo == TT_ALGO_RHD && coll == TT_ALLREDUCE
                               ? " (halving-doubling needs a power-of-two rank count)"
                               : "";
         return tt_error_set(TT_ERR_UNSUPPORTED,
@@ -221,6 +220,8 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op)
             return exec_tree_allreduce(&ctx);
         if (op->plan.algo == TT_ALGO_RHD)
             return exec_rhd_allreduce(&ctx);
+        if (op->plan.algo == TT_ALGO_HIER)
+            return exec_hier_allreduce(&ctx);
         return exec_ring_allreduce(&ctx);
     case TT_REDUCESCATTER: return exec_ring_reducescatter(&ctx);
     case TT_ALLGATHER: return exec_ring_allgather(&ctx);

@@ -26,10 +26,14 @@ static int env_timeout_ms(void)
 tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transport *tp)
 {
     tt_comm *c = calloc(1, sizeof *c);
-    if (!c || !(c->conns = calloc((size_t)nranks, sizeof *c->conns))) {
+    if (!c || !(c->conns = calloc((size_t)nranks, sizeof *c->conns)) ||
+        !(c->node = calloc((size_t)nranks, sizeof *c->node))) {
+        if (c)
+            free(c->conns);
         free(c);
         return tt_error_set(TT_ERR_NOMEM, "communicator");
     }
+    c->nnodes = 1;
     c->rank = rank;
     c->nranks = nranks;
     c->tp = tp;
@@ -142,6 +146,7 @@ void exec_comm_free(tt_comm *comm)
         if (comm->conns[p])
             comm->conns[p]->tp->close(comm->conns[p]);
     free(comm->conns);
+    free(comm->node);
     free(comm->scratch);
     exec_world_release(comm->world);
     pthread_mutex_destroy(&comm->mu);
@@ -170,6 +175,16 @@ tt_status tt_comm_init_threads(int nranks, tt_comm **comms)
         return tt_error_set(TT_ERR_INVALID, "tt_comm_init_threads: NULL comms");
     if (nranks < 1 || nranks > 1024)
         return tt_error_set(TT_ERR_INVALID, "tt_comm_init_threads: nranks %d not in 1..1024", nranks);
+    /* TOPOTUNE_THREAD_NODES=K splits the thread ranks into K contiguous
+     * "nodes" so that node-aware algorithms can be exercised in one process */
+    int nodes = 1;
+    const char *tn = getenv("TOPOTUNE_THREAD_NODES");
+    long long v;
+    if (tn && *tn) {
+        if (tt_parse_ll(tn, &v) != TT_OK || v < 1 || v > nranks)
+            return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_THREAD_NODES='%s' must be 1..%d", tn, nranks);
+        nodes = (int)v;
+    }
     exec_world *w = calloc(1, sizeof *w);
     if (!w)
         return tt_error_set(TT_ERR_NOMEM, "world");
@@ -190,6 +205,11 @@ tt_status tt_comm_init_threads(int nranks, tt_comm **comms)
         comms[r] = NULL;
     for (int r = 0; st == TT_OK && r < nranks; r++) {
         st = exec_comm_alloc(&comms[r], r, nranks, &exec_transport_shm);
+        if (st == TT_OK && nodes > 1) { /* emulated nodes (testing aid) */
+            for (int q = 0; q < nranks; q++)
+                comms[r]->node[q] = (int)((long long)q * nodes / nranks);
+            comms[r]->nnodes = nodes;
+        }
         if (st == TT_OK) {
             comms[r]->world = w;
             atomic_fetch_add(&w->refs, 1);

@@ -61,6 +61,9 @@ struct tt_comm {
     tt_status err;           /* sticky first failure */
     char errmsg[EXEC_ERRMSG_MAX];
 
+    int *node;               /* [nranks]: node index of every rank (same host = same node) */
+    int nnodes;
+
     exec_world *world;       /* threads mode */
     /* tcp mode */
     const void *boot;        /* exec_boot_id during init */
@@ -110,6 +113,9 @@ tt_status exec_ring_broadcast(exec_ctx *ctx);
 tt_status exec_ring_reduce(exec_ctx *ctx);
 tt_status exec_tree_allreduce(exec_ctx *ctx);
 tt_status exec_rhd_allreduce(exec_ctx *ctx);
+tt_status exec_hier_allreduce(exec_ctx *ctx);
+tt_status exec_ring_allreduce_members(exec_ctx *ctx, unsigned char *buf, const int *members, int m,
+                                      int pos, int avg_div);
 
 /* Run one op (header exchange + algorithm); called by the worker. */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);

@@ -269,9 +269,8 @@ static tt_status wrap(tt_comm *comm, int p, void *map, size_t len, size_t cap, p
 tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce)
 {
     const char *tr = getenv("TOPOTUNE_TRANSPORT");
-    if (tr && !strcmp(tr, "tcp"))
-        return TT_OK;
-    if (tr && *tr && strcmp(tr, "auto") && strcmp(tr, "shm")) {
+    int tcp_only = tr && !strcmp(tr, "tcp");
+    if (tr && *tr && !tcp_only && strcmp(tr, "auto") && strcmp(tr, "shm")) {
         return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_TRANSPORT='%s' (valid: auto, shm, tcp)", tr);
     }
     int n = comm->nranks, me = comm->rank;
@@ -302,8 +301,28 @@ tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce)
     for (int p = 0; st == TT_OK && p < n; p++)
         if (p != me)
             st = io(comm->conns[p], &theirs[p], sizeof theirs[p], 0, deadline, me);
-#define LOCAL(p) (mine.boot_id[0] && !strncmp(theirs[p].boot_id, mine.boot_id, sizeof mine.boot_id) && \
-                  !strncmp(theirs[p].host, mine.host, sizeof mine.host))
+    /* node of every rank: the lowest rank with the same machine identity */
+    if (st == TT_OK) {
+        theirs[me] = mine;
+        int nn = 0;
+        for (int r = 0; r < n; r++) {
+            comm->node[r] = -1;
+            for (int q = 0; q < r && comm->node[r] < 0; q++)
+                if (theirs[q].boot_id[0] && !strncmp(theirs[q].boot_id, theirs[r].boot_id, sizeof mine.boot_id) &&
+                    !strncmp(theirs[q].host, theirs[r].host, sizeof mine.host))
+                    comm->node[r] = comm->node[q];
+            if (comm->node[r] < 0)
+                comm->node[r] = nn++;
+        }
+        comm->nnodes = nn;
+    }
+    if (tcp_only) {
+        free(theirs);
+        free(maps);
+        free(names);
+        return st;
+    }
+#define LOCAL(p) (comm->node[p] == comm->node[me])
     /* 2. lower rank of each local pair offers a segment */
     for (int p = me + 1; st == TT_OK && p < n; p++) {
         if (!LOCAL(p))

@@ -57,6 +57,9 @@ for a in ring tree halving-doubling; do
   check_table "$TMP/out" "--algo $a"
   expect_grep "$TMP/out" "algo $a from --algo" "--algo $a shown as requested"
 done
+TOPOTUNE_THREAD_NODES=2 run "$X" --host 5 --algo hierarchical -b 1000 -e 1M -f 32 -n 2 -o avg -d bfloat16
+expect_rc 0 "--algo hierarchical on 5 ranks in 2 emulated nodes"
+check_table "$TMP/out" "--algo hierarchical"
 NCCL_ALGO=Tree run "$X" --host 3 -b 1K -e 1K -n 1
 expect_rc 0 "NCCL_ALGO=Tree honoured"
 expect_grep "$TMP/out" "algo tree from NCCL_ALGO" "NCCL_ALGO source is reported"
@@ -210,6 +213,16 @@ if [ $ns_ok = 1 ]; then
   if [ "$rcs" = 0000 ]; then ok "2 nodes (netns + veth) x 2 ranks exit 0"; else not_ok "2 nodes: exit codes $rcs ($(head -c 300 "$TMP/ns0.err"))"; fi
   check_table "$TMP/ns0.out" "2 nodes"
   expect_grep "$TMP/ns0.out" 'Rank +3 .* shm\+tcp$' "2 nodes: shm inside a node, tcp between nodes"
+  port=$(free_port); pids=()
+  for r in 0 1 2 3; do
+    ns=$NA; node=node-a; [ $r -ge 2 ] && { ns=$NB; node=node-b; }
+    ip netns exec $ns unshare --uts sh -c "hostname $node && exec \"\$0\" \"\$@\"" \
+      "$X" --rank $r --nranks 4 --master 10.251.77.1:$port --algo hierarchical -b 1000 -e 1M -f 32 -n 2 \
+      >"$TMP/nh$r.out" 2>"$TMP/nh$r.err" & pids+=($!)
+  done
+  rcs=""; for r in 0 1 2 3; do wait ${pids[$r]}; rcs="$rcs$?"; done
+  if [ "$rcs" = 0000 ]; then ok "2 nodes: --algo hierarchical exits 0"; else not_ok "2 nodes hierarchical: exit codes $rcs ($(head -c 300 "$TMP/nh0.err"))"; fi
+  check_table "$TMP/nh0.out" "2 nodes hierarchical"
   # a node that disappears: kill both ranks of node b mid-run
   port=$(free_port); pids=()
   for r in 0 1 2 3; do

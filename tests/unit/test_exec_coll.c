@@ -137,11 +137,11 @@ static size_t run_check(world *w, tt_coll coll, tt_dtype t, tt_redop op, size_t 
 
 static void test_allreduce_all_algos(void **state)
 {
-    static const size_t counts[] = {0, 1, 5, 7, 64, 1001, 40003};
+    static const size_t counts[] = {0, 1, 5, 7, 64, 1001, 10007};
     for (int n = 1; n <= 8; n++) {
         world w;
         world_init(&w, n);
-        for (int a = TT_ALGO_RING; a <= TT_ALGO_RHD; a++) {
+        for (int a = TT_ALGO_RING; a <= TT_ALGO_HIER; a++) {
             if (a == TT_ALGO_RHD && (n & (n - 1)))
                 continue;
             for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
@@ -196,6 +196,33 @@ static void test_other_collectives(void **state)
     }
 }
 
+static void test_hierarchical_nodes(void **state)
+{
+    /* thread ranks split into emulated nodes: node reduce, ring between the
+     * leaders, node broadcast */
+    static const int cfg[][2] = {{4, 2}, {5, 2}, {7, 3}, {8, 4}, {6, 6}};
+    for (size_t k = 0; k < sizeof cfg / sizeof *cfg; k++) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", cfg[k][1]);
+        setenv("TOPOTUNE_THREAD_NODES", v, 1);
+        world w;
+        world_init(&w, cfg[k][0]);
+        unsetenv("TOPOTUNE_THREAD_NODES");
+        static const size_t counts[] = {1, 13, 4097};
+        for (size_t ci = 0; ci < 3; ci++) {
+            assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_INT32, TT_SUM, counts[ci], 0, TT_ALGO_HIER, 0, 64, 1), 0);
+            assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_HALF, TT_AVG, counts[ci], 1, TT_ALGO_HIER, 0, 64, 0), 0);
+            assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_UINT8, TT_MAX, counts[ci], 1, TT_ALGO_HIER, 0, 16, 3), 0);
+        }
+        world_fini(&w);
+    }
+    setenv("TOPOTUNE_THREAD_NODES", "9", 1);
+    tt_comm *c[4];
+    assert_int_equal(tt_comm_init_threads(4, c), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "TOPOTUNE_THREAD_NODES"));
+    unsetenv("TOPOTUNE_THREAD_NODES");
+}
+
 static void test_group_many_ops(void **state)
 {
     /* one thread drives 4 ranks; each rank queues 3 collectives in a group */
@@ -233,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_all_algos),
         cmocka_unit_test(test_every_type_and_op),
         cmocka_unit_test(test_other_collectives),
+        cmocka_unit_test(test_hierarchical_nodes),
         cmocka_unit_test(test_group_many_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,7 +118,8 @@ static void test_plan_overrides_reported(void **state)
     assert_non_null(strstr(tt_error_message(), "power-of-two"));
     p.algo = TT_ALGO_HIER;
     tt_comm_set_plan(c[0], &p);
-    assert_int_equal(tt_allreduce(b, b, 1, TT_INT32, TT_SUM, c[0]), TT_ERR_UNSUPPORTED);
+    assert_int_equal(tt_reducescatter(b, b, 1, TT_INT32, TT_SUM, c[0]), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "hierarchical was requested for ReduceScatter"));
     p = TT_PLAN_DEFAULT;
     p.proto = TT_PROTO_LL;
     tt_comm_set_plan(c[0], &p);
