@@ -17,7 +17,8 @@
  * calls of the calling thread: they are handed to the workers together at
  * the outermost tt_group_end().
  *
- * Buffers must stay valid and untouched until tt_comm_wait() returns.
+ * Buffers must stay valid and untouched until tt_comm_wait() returns.  Like
+ * NCCL, one communicator is used by one thread at a time.
  *
  * Failures never hang: every wait has a deadline (TOPOTUNE_TIMEOUT_MS,
  * default 30000, or tt_comm_set_timeout).  A failure names the rank, the
@@ -63,7 +64,7 @@ typedef enum {
     TT_ALGO_RING = 0,       /* every collective */
     TT_ALGO_TREE = 1,       /* AllReduce: binary tree reduce + broadcast */
     TT_ALGO_RHD = 2,        /* AllReduce: recursive halving-doubling */
-    TT_ALGO_HIER = 3,       /* hierarchical (not available on host transports) */
+    TT_ALGO_HIER = 3,       /* AllReduce: reduce in each node, ring between node leaders, broadcast */
     TT_NALGOS = 4
 } tt_algo;
 
@@ -155,7 +156,7 @@ tt_status tt_comm_init_env(tt_comm **comm);
 tt_status tt_comm_destroy(tt_comm *comm);
 int tt_comm_rank(const tt_comm *comm);
 int tt_comm_nranks(const tt_comm *comm);
-const char *tt_comm_transport(const tt_comm *comm); /* "shm" or "tcp" */
+const char *tt_comm_transport(const tt_comm *comm); /* "shm", "tcp" or "shm+tcp" */
 /* Per-wait deadline in milliseconds (default TOPOTUNE_TIMEOUT_MS or 30000). */
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
 /* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */

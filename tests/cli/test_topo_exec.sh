@@ -181,7 +181,7 @@ done
 t0=$(date +%s%N)
 for r in 0 1; do
   wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
-  if [ $rc -eq 1 ] && [ $dt -lt 3000 ]; then ok "missing rank: rank $r exits 1 after ${dt} ms"; else not_ok "missing rank: rank $r rc=$rc after ${dt} ms"; fi
+  if [ $rc -eq 1 ] && [ $dt -lt 5000 ]; then ok "missing rank: rank $r exits 1 after ${dt} ms"; else not_ok "missing rank: rank $r rc=$rc after ${dt} ms"; fi
   expect_grep "$TMP/m$r.err" 'rank\(s\) 2 never connected' "missing rank: rank $r names rank 2"
 done
 

@@ -228,7 +228,7 @@ static void test_tcp_rank_never_connects(void **state)
     }
     for (int r = 0; r < 2; r++)
         pthread_join(th[r], NULL);
-    assert_true(now_s() - t0 < 2.5);
+    assert_true(now_s() - t0 < 4.0); /* 500 ms + 1 s grace for the workers, slack for loaded CI */
     assert_int_not_equal(a[0].st, TT_OK);
     print_message("rank 0: %s\nrank 1: %s\n", a[0].msg, a[1].msg);
     assert_non_null(strstr(a[0].msg, "rank(s) 2 never connected"));
