@@ -365,9 +365,11 @@ static tt_status boot_master(tt_comm *comm, const exec_boot_id *id, boot_addr *t
     for (int r = 1; r < n; r++) {
         if (!fds[r])
             continue;
-        if (io_full(fds[r], &rep, sizeof rep, 1, deadline, "reply") == TT_OK && st == TT_OK)
-            io_full(fds[r], table, sizeof *table * (size_t)n, 1, deadline, "table");
-        close(fds[r]);
+        if (io_full(fds[r], &rep, sizeof rep, 1, deadline, "reply") == TT_OK && st == TT_OK &&
+            io_full(fds[r], table, sizeof *table * (size_t)n, 1, deadline, "table") == TT_OK)
+            comm->ctl[r] = fds[r]; /* kept: the failure-report channel (exec_ctl.c) */
+        else
+            close(fds[r]);
     }
     free(fds);
     close(lfd);
@@ -397,7 +399,10 @@ static tt_status boot_worker(tt_comm *comm, const exec_boot_id *id, boot_addr *t
     } else if (st == TT_OK) {
         st = io_full(fd, table, sizeof *table * (size_t)comm->nranks, 0, deadline, what);
     }
-    close(fd);
+    if (st == TT_OK)
+        comm->ctl[0] = fd; /* kept: the failure-report channel (exec_ctl.c) */
+    else
+        close(fd);
     return st;
 }
 

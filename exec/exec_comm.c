@@ -27,13 +27,18 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
 {
     tt_comm *c = calloc(1, sizeof *c);
     if (!c || !(c->conns = calloc((size_t)nranks, sizeof *c->conns)) ||
-        !(c->node = calloc((size_t)nranks, sizeof *c->node))) {
-        if (c)
+        !(c->node = calloc((size_t)nranks, sizeof *c->node)) ||
+        !(c->ctl = malloc((size_t)nranks * sizeof *c->ctl))) {
+        if (c) {
             free(c->conns);
+            free(c->node);
+        }
         free(c);
         return tt_error_set(TT_ERR_NOMEM, "communicator");
     }
     c->nnodes = 1;
+    for (int r = 0; r < nranks; r++)
+        c->ctl[r] = -1;
     c->rank = rank;
     c->nranks = nranks;
     c->tp = tp;
@@ -86,6 +91,11 @@ static void *worker_main(void *arg)
                 snprintf(msg, sizeof msg, "%s", tt_error_message());
                 TT_INFO("exec", "%s", msg);
                 world_fail(c->world, c->rank, msg);
+                /* processes: tell the others why.  Rank 0 relays everything
+                 * (it is the hub); the others do not echo what they heard */
+                int derived = strstr(msg, "aborted because another rank failed") != NULL;
+                if (c->rank == 0 || !derived)
+                    exec_ctl_report(c, msg, -1, derived ? c->ctl_cause : c->rank);
             }
         }
         free(op);
@@ -146,6 +156,10 @@ void exec_comm_free(tt_comm *comm)
         if (comm->conns[p])
             comm->conns[p]->tp->close(comm->conns[p]);
     free(comm->conns);
+    for (int r = 0; r < comm->nranks; r++)
+        if (comm->ctl[r] >= 0)
+            close(comm->ctl[r]);
+    free(comm->ctl);
     free(comm->node);
     free(comm->scratch);
     exec_world_release(comm->world);

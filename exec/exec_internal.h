@@ -64,6 +64,10 @@ struct tt_comm {
     int *node;               /* [nranks]: node index of every rank (same host = same node) */
     int nnodes;
 
+    int *ctl;                /* [nranks] failure-report sockets (rank 0: to every rank,
+                                others: to rank 0), -1 when none; see exec_ctl.c */
+    int ctl_cause;           /* cause rank of the last report accepted */
+
     exec_world *world;       /* threads mode */
     /* tcp mode */
     const void *boot;        /* exec_boot_id during init */
@@ -116,6 +120,15 @@ tt_status exec_rhd_allreduce(exec_ctx *ctx);
 tt_status exec_hier_allreduce(exec_ctx *ctx);
 tt_status exec_ring_allreduce_members(exec_ctx *ctx, unsigned char *buf, const int *members, int m,
                                       int pos, int avg_div);
+
+/* Failure reports between processes (exec_ctl.c). */
+#define EXEC_CTL_MSG 512
+/* waited_for: the rank this one timed out waiting for, or -1. */
+void exec_ctl_report(tt_comm *comm, const char *msg, int waited_for, int cause);
+/* A report that arrived on a control socket: TT_ERR_REMOTE with the
+ * message set, else TT_OK.  Non-blocking.  Reports from ranks that timed out
+ * waiting for rank ignore_a or ignore_b are skipped (-1, -1: take all). */
+tt_status exec_ctl_check(tt_comm *comm, int ignore_a, int ignore_b, int ignore_cause);
 
 /* Run one op (header exchange + algorithm); called by the worker. */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);

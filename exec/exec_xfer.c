@@ -126,8 +126,8 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
     int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
     int64_t last_progress = exec_now_ms(), last_progress_us = exec_now_us();
     unsigned idle = 0;
-    struct pollfd pfd[comm->nranks]; /* nranks <= 1024 */
-    int pfd_peer[comm->nranks];
+    struct pollfd pfd[2 * comm->nranks]; /* data + failure-report sockets; nranks <= 1024 */
+    int pfd_peer[2 * comm->nranks];
 
     for (;;) {
         int pending = 0, moved_any = 0;
@@ -181,6 +181,29 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                                             items[i].is_send ? "sending to" : "waiting for",
                                             items[i].peer, items[i].done, items[i].len);
             describe_missing(ctx, missing, sizeof missing);
+            /* processes: tell the others at once, then give a report from a
+             * rank that hit the cause at the same moment 200 ms to arrive
+             * (skipping ranks that were waiting for this one) */
+            int waited = -1;
+            for (int i = 0; i < n && waited < 0; i++)
+                if (items[i].done < items[i].len)
+                    waited = items[i].peer;
+            if (comm->ctl && !comm->world) {
+                char mine[EXEC_ERRMSG_MAX];
+                snprintf(mine, sizeof mine, "rank %d: %s #%llu: timed out %s", comm->rank,
+                         ctx->op->internal ? "barrier" : tt_coll_name(ctx->op->coll),
+                         (unsigned long long)ctx->op->seq, who);
+                exec_ctl_report(comm, mine, waited, comm->rank);
+            }
+            for (int k = 0; comm->ctl && !comm->world && k < 20; k++) {
+                if (exec_ctl_check(comm, comm->rank, waited, comm->rank) != TT_OK) {
+                    char rep[EXEC_ERRMSG_MAX];
+                    snprintf(rep, sizeof rep, "%s", tt_error_message());
+                    return exec_fail(ctx, TT_ERR_REMOTE, "%s (this rank timed out %s)", rep, who);
+                }
+                struct timespec ts = {0, 10 * 1000000L};
+                nanosleep(&ts, NULL);
+            }
             return exec_fail(ctx, TT_ERR_TIMEOUT, "timed out after %lld ms %s%s", (long long)timeout,
                              who, missing);
         }
@@ -211,6 +234,14 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             pfd[np].revents = 0;
             pfd_peer[np++] = p;
         }
+        int ndata = np;
+        for (int p = 0; comm->ctl && p < comm->nranks; p++)
+            if (comm->ctl[p] >= 0) {
+                pfd[np].fd = comm->ctl[p];
+                pfd[np].events = POLLIN;
+                pfd[np].revents = 0;
+                pfd_peer[np++] = -1;
+            }
         idle++;
         if (np > 0 && (!spin || (idle & 63) == 0)) {
             int64_t left = timeout - (now - last_progress);
@@ -218,9 +249,25 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             int r = poll(pfd, (nfds_t)np, wait < 0 ? 0 : wait);
             if (r < 0 && errno != EINTR)
                 return exec_fail(ctx, TT_ERR_SYSTEM, "poll: %s", strerror(errno));
+            /* a failure report names the first cause: it wins over hang-ups */
+            tt_status cst = r > 0 ? exec_ctl_check(comm, -1, -1, -1) : TT_OK;
+            if (cst == TT_ERR_TIMEOUT) { /* someone timed out waiting for me: say what I wait for */
+                char rep[256], who[256] = "";
+                size_t len = 0;
+                snprintf(rep, sizeof rep, "%s", tt_error_message());
+                for (int i = 0; i < n; i++)
+                    if (items[i].done < items[i].len)
+                        len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                                "%s%s rank %d", len ? ", " : "",
+                                                items[i].is_send ? "sending to" : "waiting for", items[i].peer);
+                return exec_fail(ctx, TT_ERR_TIMEOUT, "%s for %lld ms (%s)", who,
+                                 (long long)(exec_now_ms() - last_progress), rep);
+            }
+            if (cst != TT_OK)
+                return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());
             char gone[256] = "";
             size_t len = 0;
-            for (int i = 0; r > 0 && i < np; i++) {
+            for (int i = 0; r > 0 && i < ndata; i++) {
                 int involved = pfd[i].events & (POLLIN | POLLOUT);
                 if ((pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
                     !(involved && (pfd[i].revents & POLLIN)))

@@ -172,6 +172,25 @@ done
 ls /dev/shm 2>/dev/null | grep '^tt-' >"$TMP/shm.after"
 if cmp -s "$TMP/shm.before" "$TMP/shm.after"; then ok "no /dev/shm segments left behind (kill -9 included)"; else not_ok "left in /dev/shm: $(comm -13 "$TMP/shm.before" "$TMP/shm.after" | head -5)"; fi
 
+# 7b. a rank that is alive but stuck (SIGSTOP): the others give up at the
+#     deadline and every one of them names it (failure reports relayed by rank 0)
+for tr in shm tcp; do
+port=$(free_port); pids=()
+for r in 0 1 2 3; do
+  TOPOTUNE_TRANSPORT=$tr TOPOTUNE_TIMEOUT_MS=1000 "$X" --rank $r --nranks 4 --master 127.0.0.1:$port -b 1M -e 1M -n 1000000 -c 0 \
+    >"$TMP/st$r.out" 2>"$TMP/st$r.err" & pids+=($!)
+done
+for i in $(seq 100); do grep -q 'in-place' "$TMP/st0.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -STOP ${pids[3]}; t0=$(date +%s%N)
+for r in 0 1 2; do
+  wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ $rc -eq 1 ] && [ $dt -lt 4000 ]; then ok "$tr: stuck rank 3: rank $r exits 1 after ${dt} ms (deadline 1000 ms)"; else not_ok "$tr: stuck rank 3: rank $r rc=$rc after ${dt} ms"; fi
+  expect_grep "$TMP/st$r.err" 'waiting for rank 3' "$tr: stuck rank 3: rank $r names rank 3 ($(head -c 160 "$TMP/st$r.err"))"
+done
+kill -9 ${pids[3]}; wait ${pids[3]} 2>/dev/null
+done
+
 # 8. a rank that never comes: the others give up within the deadline, naming it
 port=$(free_port); pids=()
 for r in 0 1; do
