@@ -23,6 +23,19 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+#include <dirent.h>
+static int count_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    int n = 0;
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
 static void destroy_all(tt_comm **c, int n)
 {
     for (int r = 0; r < n; r++)
@@ -31,6 +44,7 @@ static void destroy_all(tt_comm **c, int n)
 
 static void test_rank_never_arrives(void **state)
 {
+    int threads0 = count_dir("/proc/self/task");
     tt_comm *c[4];
     assert_int_equal(tt_comm_init_threads(4, c), TT_OK);
     for (int r = 0; r < 4; r++)
@@ -57,6 +71,7 @@ static void test_rank_never_arrives(void **state)
     assert_int_not_equal(tt_comm_wait(c[0]), TT_OK);
     assert_non_null(strstr(tt_error_message(), "never entered"));
     destroy_all(c, 4);
+    assert_int_equal(count_dir("/proc/self/task"), threads0); /* workers joined */
 }
 
 static void test_mismatch_detected(void **state)
@@ -195,6 +210,7 @@ static void *tcp_rank(void *p)
 
 static void test_tcp_threads_as_processes(void **state)
 {
+    int threads0 = count_dir("/proc/self/task"), fds0 = count_dir("/proc/self/fd");
     for (int n = 2; n <= 4; n++) {
         tt_unique_id id;
         assert_int_equal(tt_get_unique_id(&id, "127.0.0.1"), TT_OK);
@@ -212,6 +228,9 @@ static void test_tcp_threads_as_processes(void **state)
             assert_int_equal(a[r].wrong, 0);
         }
     }
+    /* nothing leaked: worker threads joined, sockets and listeners closed */
+    assert_int_equal(count_dir("/proc/self/task"), threads0);
+    assert_int_equal(count_dir("/proc/self/fd"), fds0);
 }
 
 static void test_tcp_rank_never_connects(void **state)
