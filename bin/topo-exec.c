@@ -606,7 +606,10 @@ static int parse_args(int argc, char **argv, opts *o)
         if (o->rank >= o->nranks)
             return bad("--rank must be below --nranks");
         o->mp = 1;
-    } else if (getenv("RANK") && getenv("WORLD_SIZE") && getenv("MASTER_ADDR") && getenv("MASTER_PORT")) {
+    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") &&
+               ((getenv("RANK") && getenv("WORLD_SIZE")) ||
+                (getenv("OMPI_COMM_WORLD_RANK") && getenv("OMPI_COMM_WORLD_SIZE")) ||
+                (getenv("PMI_RANK") && getenv("PMI_SIZE")) || (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")))) {
         o->mp = 2; /* tt_comm_init_env */
     }
     int nr = o->mp == 1 ? o->nranks : o->host_ranks;

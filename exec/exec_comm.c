@@ -281,8 +281,22 @@ tt_status tt_comm_init_env(tt_comm **comm)
 {
     long long rank, size, port;
     tt_status st;
-    if ((st = env_int("WORLD_SIZE", 1, 1024, &size)) != TT_OK ||
-        (st = env_int("RANK", 0, size - 1, &rank)) != TT_OK ||
+    /* rank and size: torchrun's names, else what the launcher set (Open MPI's
+     * mpirun, MPICH/Hydra's PMI, Slurm's srun) - no MPI library needed */
+    const char *rn = "RANK", *sn = "WORLD_SIZE";
+    if (!getenv("RANK") || !getenv("WORLD_SIZE")) {
+        static const char *const pairs[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                               {"PMI_RANK", "PMI_SIZE"},
+                                               {"SLURM_PROCID", "SLURM_NTASKS"}};
+        for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+            if (getenv(pairs[i][0]) && getenv(pairs[i][1])) {
+                rn = pairs[i][0];
+                sn = pairs[i][1];
+                break;
+            }
+    }
+    if ((st = env_int(sn, 1, 1024, &size)) != TT_OK ||
+        (st = env_int(rn, 0, size - 1, &rank)) != TT_OK ||
         (st = env_int("MASTER_PORT", 1, 65535, &port)) != TT_OK)
         return st;
     const char *addr = getenv("MASTER_ADDR");

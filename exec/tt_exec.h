@@ -148,7 +148,11 @@ tt_status tt_get_unique_id(tt_unique_id *id, const char *addr);
 /* An id for a fixed "host:port" (rank 0 binds it in tt_comm_init_rank). */
 tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port);
 tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, int rank);
-/* RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun's variables). */
+/* RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun's variables).  When
+ * RANK/WORLD_SIZE are unset, the launcher's are used: OMPI_COMM_WORLD_RANK/
+ * _SIZE (Open MPI mpirun), PMI_RANK/PMI_SIZE (MPICH), SLURM_PROCID/
+ * SLURM_NTASKS (srun); MASTER_ADDR and MASTER_PORT are still needed (e.g.
+ * mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).  No MPI library is used. */
 tt_status tt_comm_init_env(tt_comm **comm);
 
 /* Waits for queued work (bounded by the deadline), stops the worker, closes

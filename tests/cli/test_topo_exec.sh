@@ -144,6 +144,18 @@ wait $tp0; r0=$?; wait $tp1; r1=$?
 if [ $r0$r1 = 00 ]; then ok "torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)"; else not_ok "torchrun variables: $r0$r1 $(cat "$TMP/tr0.err")"; fi
 check_table "$TMP/tr0.out" "torchrun variables"
 
+# 6b. launched by mpirun (Open MPI's rank variables; no MPI library in topotune)
+if command -v mpirun >/dev/null; then
+  port=$(free_port)
+  run mpirun --allow-run-as-root --oversubscribe -np 3 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$port \
+    "$X" -b 1000 -e 100000 -f 10 -n 2 --no-progress
+  expect_rc 0 "mpirun -np 3 (OMPI_COMM_WORLD_RANK/SIZE + MASTER_ADDR/PORT)"
+  check_table "$TMP/out" "mpirun"
+  expect_grep "$TMP/out" 'Rank +2 .* shm$' "mpirun: 3 ranks joined"
+else
+  skip "mpirun launch" "mpirun not installed"
+fi
+
 # 7. kill -9 of one rank mid-collective: the others fail fast, naming it
 #    (shm: shared memory between the processes, TCP kept as liveness channel; tcp: sockets only)
 for tr in shm tcp; do
