@@ -155,6 +155,9 @@ if command -v mpirun >/dev/null; then
 else
   skip "mpirun launch" "mpirun not installed"
 fi
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4 run "$X" -b 1K -e 1K
+expect_rc 2 "launcher variables without MASTER_ADDR/PORT refused (no silent independent jobs)"
+expect_grep "$TMP/err" 'OMPI_COMM_WORLD_SIZE=4 says this process is one of several ranks' "refusal explains why"
 
 # 7. kill -9 of one rank mid-collective: the others fail fast, naming it
 #    (shm: shared memory between the processes, TCP kept as liveness channel; tcp: sockets only)
