@@ -51,6 +51,10 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
     return TT_OK;
 }
 
+/* Back-pressure: at most this many queued operations per communicator
+ * (engineering bound, keeps memory flat when a caller issues millions). */
+#define EXEC_MAX_QUEUED 1024
+
 static void world_fail(exec_world *w, int rank, const char *msg)
 {
     if (!w)
@@ -107,7 +111,11 @@ static void *worker_main(void *arg)
         }
         c->busy = 0;
         c->queued--;
-        pthread_cond_broadcast(&c->cv_idle);
+        /* wake waiters only when it matters (every wake-up costs a context
+         * switch per operation): the queue is empty (tt_comm_wait), it fell
+         * to half the bound (a blocked submit), or the comm failed */
+        if (!c->head || c->queued == EXEC_MAX_QUEUED / 2 || c->err != TT_OK)
+            pthread_cond_broadcast(&c->cv_idle);
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -342,9 +350,6 @@ void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan)
 static __thread int group_depth;
 static __thread exec_op *group_head, *group_tail;
 
-/* Back-pressure: at most this many queued operations per communicator
- * (engineering bound, keeps memory flat when a caller issues millions). */
-#define EXEC_MAX_QUEUED 1024
 
 static void submit(tt_comm *comm, exec_op *first, exec_op *last)
 {
