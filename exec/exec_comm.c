@@ -480,6 +480,8 @@ tt_status tt_comm_destroy(tt_comm *comm)
 {
     if (!comm)
         return TT_OK;
+    if (group_depth > 0) /* queued group members would point at freed memory */
+        return tt_error_set(TT_ERR_INVALID, "tt_comm_destroy inside a group: call tt_group_end first");
     tt_status st = tt_comm_wait(comm);
     /* TCP: a barrier so that no process closes its sockets while a peer still
      * runs a collective (a hang-up there means "peer died").  Thread ranks
