@@ -23,11 +23,12 @@
  * Failures never hang: every wait has a deadline (TOPOTUNE_TIMEOUT_MS,
  * default 30000, or tt_comm_set_timeout).  A failure names the rank, the
  * collective (with its sequence number), the algorithm step and the peer,
- * e.g. "rank 1: AllReduce #4 (ring) step 2/6 reduce-scatter: timed out after
- * 2000 ms waiting for rank 3 (rank 3 never entered AllReduce #4)".  After a
+ * e.g. "rank 1: AllReduce #4 (ring) step 2/3 reduce-scatter: timed out after
+ * 2000 ms waiting for rank 3 (0 of 4000 bytes) (rank 3 never entered
+ * AllReduce #4 (last entered #3))".  After a
  * failure the communicator is in an error state: later calls fail at once
  * with the first error; destroy it.  Ranks agree on each collective through
- * a small header exchanged with their algorithm neighbours; disagreeing
+ * a small header exchanged with both ring neighbours; disagreeing
  * count, type, op, root, collective kind, algorithm or sequence gives
  * TT_ERR_MISMATCH naming both ranks and both values.
  */
@@ -99,7 +100,7 @@ const char *tt_coll_name(tt_coll c);       /* "AllReduce", ... */
 const char *tt_algo_name(tt_algo a);       /* "ring", "tree", "halving-doubling", "hierarchical" */
 const char *tt_proto_name(tt_proto p);     /* "simple", "ll", "ll128" */
 /* Parse names (case-insensitive; also NCCL spellings such as "Ring",
- * "Simple", "LL128", "nvls" is rejected).  TT_ERR_INVALID lists the valid
+ * "Simple", "LL128"; names we do not run, such as "nvls", are rejected).  TT_ERR_INVALID lists the valid
  * names in the message. */
 tt_status tt_dtype_parse(const char *s, tt_dtype *out);
 tt_status tt_redop_parse(const char *s, tt_redop *out);
