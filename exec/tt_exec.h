@@ -100,8 +100,8 @@ const char *tt_coll_name(tt_coll c);       /* "AllReduce", ... */
 const char *tt_algo_name(tt_algo a);       /* "ring", "tree", "halving-doubling", "hierarchical" */
 const char *tt_proto_name(tt_proto p);     /* "simple", "ll", "ll128" */
 /* Parse names (case-insensitive; also NCCL spellings such as "Ring",
- * "Simple", "LL128"; names we do not run, such as "nvls", are rejected).  TT_ERR_INVALID lists the valid
- * names in the message. */
+ * "Simple", "LL128"; names we do not run, such as "nvls", are rejected).
+ * TT_ERR_INVALID lists the valid names in the message. */
 tt_status tt_dtype_parse(const char *s, tt_dtype *out);
 tt_status tt_redop_parse(const char *s, tt_redop *out);
 tt_status tt_coll_parse(const char *s, tt_coll *out); /* all_reduce, allreduce, AllReduce ... */
