@@ -114,7 +114,11 @@ int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char 
     return 0;
 }
 C
-  if "$CCX" -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/exec" -I"$ROOT/common" $(pkg-config --cflags libcjson) \
+  san=""  # a SANITIZE=1 library needs the same instrumentation at link time
+  if command -v nm >/dev/null && nm "$ROOT/$BUILD/lib/libtopotune.a" 2>/dev/null | grep -q '__asan_'; then
+    san="-fsanitize=address,undefined"
+  fi
+  if "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/exec" -I"$ROOT/common" $(pkg-config --cflags libcjson) \
        -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" "$TMP/pred.c" "$ROOT/$BUILD/lib/libtopotune.a" \
        $(pkg-config --libs libcjson) -ldl -lm 2>"$TMP/cc.err"; then
     run "$TMP/topo-exec-pred" --host 2 -b 1K -e 4K -f 4 -n 2 -J "$TMP/p.json"
