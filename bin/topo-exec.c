@@ -71,8 +71,10 @@ typedef struct {
 
 static const char *cli_name(tt_coll c)
 {
-    static const char *n[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce"};
-    return n[c];
+    static const char *const n[TT_COLL_COUNT] = {
+        [TT_COLL_ALLREDUCE] = "all_reduce", [TT_COLL_REDUCESCATTER] = "reduce_scatter",
+        [TT_COLL_ALLGATHER] = "all_gather", [TT_COLL_BROADCAST] = "broadcast", [TT_COLL_REDUCE] = "reduce"};
+    return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
 }
 
 static double now_s(void)
@@ -103,9 +105,9 @@ static void bus_factor(tt_coll c, int n, double *alg_mult, double *bus)
 {
     *alg_mult = 1;
     switch (c) {
-    case TT_ALLREDUCE: *bus = 2.0 * (n - 1) / n; break;
-    case TT_REDUCESCATTER:
-    case TT_ALLGATHER: *alg_mult = n; *bus = (double)(n - 1) / n; break;
+    case TT_COLL_ALLREDUCE: *bus = 2.0 * (n - 1) / n; break;
+    case TT_COLL_REDUCESCATTER:
+    case TT_COLL_ALLGATHER: *alg_mult = n; *bus = (double)(n - 1) / n; break;
     default: *bus = 1; break;
     }
 }
@@ -113,10 +115,10 @@ static void bus_factor(tt_coll c, int n, double *alg_mult, double *bus)
 static tt_status issue(tt_comm *c, const opts *o, void *sb, void *rb, size_t count)
 {
     switch (o->coll) {
-    case TT_ALLREDUCE: return tt_allreduce(sb, rb, count, o->dtype, o->op, c);
-    case TT_REDUCESCATTER: return tt_reducescatter(sb, rb, count, o->dtype, o->op, c);
-    case TT_ALLGATHER: return tt_allgather(sb, rb, count, o->dtype, c);
-    case TT_BROADCAST: return tt_broadcast(sb, rb, count, o->dtype, o->root, c);
+    case TT_COLL_ALLREDUCE: return tt_allreduce(sb, rb, count, o->dtype, o->op, c);
+    case TT_COLL_REDUCESCATTER: return tt_reducescatter(sb, rb, count, o->dtype, o->op, c);
+    case TT_COLL_ALLGATHER: return tt_allgather(sb, rb, count, o->dtype, c);
+    case TT_COLL_BROADCAST: return tt_broadcast(sb, rb, count, o->dtype, o->root, c);
     default: return tt_reduce_coll(sb, rb, count, o->dtype, o->op, o->root, c);
     }
 }
@@ -139,7 +141,7 @@ static void print_header(const opts *o, int n, const char *transport)
                o->mp ? "-" : host, -1, transport);
     printf("# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
            o->plan.algo == TT_ALGO_DEFAULT ? "default (tree up to 64 KiB AllReduce, ring otherwise)"
-                                           : tt_algo_name(o->plan.algo),
+                                           : tt_algo_label(o->plan.algo),
            o->algo_src ? " from " : "", o->algo_src ? o->algo_src : "",
            o->plan.proto == TT_PROTO_DEFAULT ? "simple" : tt_proto_name(o->plan.proto),
            o->proto_src ? " from " : "", o->proto_src ? o->proto_src : "", o->plan.chunk_bytes);
@@ -171,8 +173,8 @@ static void print_header(const opts *o, int n, const char *transport)
 static void print_row(const opts *o, const row *r)
 {
     char t[32], a[32], b[32];
-    const char *redop = (o->coll == TT_ALLGATHER || o->coll == TT_BROADCAST) ? "none" : tt_redop_name(o->op);
-    int root = (o->coll == TT_BROADCAST || o->coll == TT_REDUCE) ? o->root : -1;
+    const char *redop = (o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_BROADCAST) ? "none" : tt_redop_name(o->op);
+    int root = (o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) ? o->root : -1;
     printf("%12zu  %12zu  %8s  %6s  %6d", r->size, r->count, tt_dtype_name(o->dtype), redop, root);
     for (int p = 0; p < 2; p++) {
         fnum(t, sizeof t, 7, r->time_us[p]);
@@ -224,10 +226,10 @@ static int bench_rank(tt_comm *c, shared *sh)
     const opts *o = sh->o;
     int n = tt_comm_nranks(c), me = tt_comm_rank(c);
     size_t es = tt_dtype_size(o->dtype);
-    int per_rank = o->coll == TT_ALLGATHER || o->coll == TT_REDUCESCATTER;
+    int per_rank = o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_REDUCESCATTER;
     size_t maxcount = (size_t)(o->maxb / es / (per_rank ? (size_t)n : 1));
-    size_t in_max = o->coll == TT_REDUCESCATTER ? maxcount * n : maxcount;
-    size_t out_max = o->coll == TT_ALLGATHER ? maxcount * n : maxcount;
+    size_t in_max = o->coll == TT_COLL_REDUCESCATTER ? maxcount * n : maxcount;
+    size_t out_max = o->coll == TT_COLL_ALLGATHER ? maxcount * n : maxcount;
     size_t big = (in_max > out_max ? in_max : out_max) * es + 64;
     unsigned char *sbuf = malloc(big), *rbuf = malloc(big), *exp = malloc(out_max * es + 64);
     int rc = EXIT_OK;
@@ -255,15 +257,15 @@ static int bench_rank(tt_comm *c, shared *sh)
         r.size = count * es * (per_rank ? (size_t)n : 1);
         tt_plan eff;
         if (tt_comm_resolve_plan(c, o->coll, count, o->dtype, &eff) == TT_OK)
-            snprintf(r.algo, sizeof r.algo, "%s", tt_algo_name(eff.algo));
+            snprintf(r.algo, sizeof r.algo, "%s", tt_algo_label(eff.algo));
         for (int place = 0; place < 2; place++) {
             unsigned char *sb = sbuf, *rb = rbuf;
-            size_t in_elems = o->coll == TT_REDUCESCATTER ? count * n : count;
-            size_t out_elems = o->coll == TT_ALLGATHER ? count * n : count;
+            size_t in_elems = o->coll == TT_COLL_REDUCESCATTER ? count * n : count;
+            size_t out_elems = o->coll == TT_COLL_ALLGATHER ? count * n : count;
             if (place == 1) {
-                if (o->coll == TT_REDUCESCATTER)
+                if (o->coll == TT_COLL_REDUCESCATTER)
                     rb = sbuf + (size_t)me * count * es;
-                else if (o->coll == TT_ALLGATHER) {
+                else if (o->coll == TT_COLL_ALLGATHER) {
                     rb = sbuf;
                     sb = sbuf + (size_t)me * count * es;
                 } else
@@ -303,17 +305,17 @@ static int bench_rank(tt_comm *c, shared *sh)
                     CHECK(issue(c, o, sb, rb, count));
                     long long w = 0;
                     switch (o->coll) {
-                    case TT_ALLREDUCE:
+                    case TT_COLL_ALLREDUCE:
                         tt_verify_expected(exp, count, o->dtype, o->op, n, seed, 0);
                         break;
-                    case TT_REDUCESCATTER:
+                    case TT_COLL_REDUCESCATTER:
                         tt_verify_expected(exp, count, o->dtype, o->op, n, seed, (size_t)me * count);
                         break;
-                    case TT_ALLGATHER:
+                    case TT_COLL_ALLGATHER:
                         for (int q = 0; q < n; q++)
                             tt_verify_fill(exp + (size_t)q * count * es, count, o->dtype, o->op, q, seed, 0);
                         break;
-                    case TT_BROADCAST:
+                    case TT_COLL_BROADCAST:
                         tt_verify_fill(exp, count, o->dtype, o->op, o->root, seed, 0);
                         break;
                     default:
@@ -321,7 +323,7 @@ static int bench_rank(tt_comm *c, shared *sh)
                             tt_verify_expected(exp, count, o->dtype, o->op, n, seed, 0);
                         break;
                     }
-                    if (o->coll != TT_REDUCE || me == o->root)
+                    if (o->coll != TT_COLL_REDUCE || me == o->root)
                         w = (long long)tt_verify_count_wrong(rb, exp, out_elems, o->dtype);
                     int64_t w64 = w;
                     CHECK(tt_allreduce(&w64, &w64, 1, TT_INT64, TT_SUM, c));
@@ -459,7 +461,7 @@ static int parse_args(int argc, char **argv, opts *o)
     o->check = 1;
     o->dtype = TT_FLOAT;
     o->op = TT_SUM;
-    o->coll = TT_ALLREDUCE;
+    o->coll = TT_COLL_ALLREDUCE;
     o->plan = TT_PLAN_DEFAULT;
     o->host_ranks = 4;
     o->rank = -1;
@@ -625,7 +627,7 @@ static int parse_args(int argc, char **argv, opts *o)
         }
     }
     int nr = o->mp == 1 ? o->nranks : o->host_ranks;
-    if ((o->coll == TT_BROADCAST || o->coll == TT_REDUCE) && o->mp != 2 && o->root >= nr) {
+    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp != 2 && o->root >= nr) {
         return bad("-r %d: root must be below the number of ranks (%d)", o->root, nr);
     }
     return 0;
@@ -671,7 +673,7 @@ static int write_json(const opts *o, const shared *sh, int nranks, const char *t
     cJSON_AddNumberToObject(cfg, "iterations", o->iters);
     cJSON_AddNumberToObject(cfg, "aggregated_iterations", o->agg);
     cJSON_AddNumberToObject(cfg, "validation", o->check);
-    cJSON_AddStringToObject(cfg, "algo_requested", tt_algo_name(o->plan.algo));
+    cJSON_AddStringToObject(cfg, "algo_requested", tt_algo_label(o->plan.algo));
     cJSON_AddStringToObject(cfg, "proto_requested", tt_proto_name(o->plan.proto));
     cJSON_AddNumberToObject(cfg, "chunk_bytes", (double)o->plan.chunk_bytes);
     cJSON *res = cJSON_AddArrayToObject(j, "results");
@@ -681,9 +683,9 @@ static int write_json(const opts *o, const shared *sh, int nranks, const char *t
         cJSON_AddNumberToObject(x, "size", (double)r->size);
         cJSON_AddNumberToObject(x, "count", (double)r->count);
         cJSON_AddStringToObject(x, "type", tt_dtype_name(o->dtype));
-        cJSON_AddStringToObject(x, "redop", (o->coll == TT_ALLGATHER || o->coll == TT_BROADCAST) ? "none"
+        cJSON_AddStringToObject(x, "redop", (o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_BROADCAST) ? "none"
                                                                                               : tt_redop_name(o->op));
-        cJSON_AddNumberToObject(x, "root", (o->coll == TT_BROADCAST || o->coll == TT_REDUCE) ? o->root : -1);
+        cJSON_AddNumberToObject(x, "root", (o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) ? o->root : -1);
         cJSON_AddStringToObject(x, "algo", r->algo);
         cJSON_AddItemToObject(x, "out_of_place", place_json(r, 0));
         cJSON_AddItemToObject(x, "in_place", place_json(r, 1));
@@ -768,10 +770,10 @@ int main(int argc, char **argv)
          * largest size: refuse up front instead of being killed by the OOM
          * killer half-way (nccl-tests would silently shrink -e) */
         size_t es = tt_dtype_size(o.dtype);
-        int per_rank = o.coll == TT_ALLGATHER || o.coll == TT_REDUCESCATTER;
+        int per_rank = o.coll == TT_COLL_ALLGATHER || o.coll == TT_COLL_REDUCESCATTER;
         double cnt = (double)(o.maxb / es / (per_rank ? (uint64_t)nranks : 1));
-        double in = o.coll == TT_REDUCESCATTER ? cnt * nranks : cnt;
-        double out = o.coll == TT_ALLGATHER ? cnt * nranks : cnt;
+        double in = o.coll == TT_COLL_REDUCESCATTER ? cnt * nranks : cnt;
+        double out = o.coll == TT_COLL_ALLGATHER ? cnt * nranks : cnt;
         double need = ((in > out ? in : out) * 2 + out) * (double)es * nlocal;
         uint64_t avail = mem_available();
         if (avail && need > 0.9 * (double)avail) {
@@ -782,7 +784,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    if ((o.coll == TT_BROADCAST || o.coll == TT_REDUCE) && o.root >= nranks) {
+    if ((o.coll == TT_COLL_BROADCAST || o.coll == TT_COLL_REDUCE) && o.root >= nranks) {
         fprintf(stderr, "topo-exec: -r %d: root must be below the number of ranks (%d)\n", o.root, nranks);
         rc = EXIT_USAGE;
         goto done;
@@ -795,7 +797,7 @@ int main(int argc, char **argv)
         size_t es = tt_dtype_size(o.dtype);
         if (tt_comm_resolve_plan(comms[0], o.coll, (size_t)(o.maxb / es), o.dtype, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s (requested: algorithm %s from %s, protocol %s from %s)\n",
-                    tt_error_message(), tt_algo_name(o.plan.algo), o.algo_src ? o.algo_src : "default",
+                    tt_error_message(), tt_algo_label(o.plan.algo), o.algo_src ? o.algo_src : "default",
                     tt_proto_name(o.plan.proto), o.proto_src ? o.proto_src : "default");
             rc = EXIT_USAGE;
             goto done;

@@ -22,9 +22,9 @@ static int algo_supported(tt_coll coll, tt_algo a, int nranks)
 {
     switch (a) {
     case TT_ALGO_RING: return 1;
-    case TT_ALGO_TREE: return coll == TT_ALLREDUCE;
-    case TT_ALGO_RHD: return coll == TT_ALLREDUCE && (nranks & (nranks - 1)) == 0;
-    case TT_ALGO_HIER: return coll == TT_ALLREDUCE;
+    case TT_ALGO_TREE: return coll == TT_COLL_ALLREDUCE;
+    case TT_ALGO_RHD: return coll == TT_COLL_ALLREDUCE && (nranks & (nranks - 1)) == 0;
+    case TT_ALGO_HIER: return coll == TT_COLL_ALLREDUCE;
     default: return 0;
     }
 }
@@ -52,26 +52,26 @@ tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, 
         /* Assumption (docs/exec.md): tree (2 log n latency steps) wins for
          * small AllReduce, ring (bandwidth-optimal) above 64 KiB. */
         size_t bytes = count * tt_dtype_size(t);
-        eff->algo = (coll == TT_ALLREDUCE && comm->nranks > 2 && bytes <= EXEC_TREE_MAX_BYTES)
+        eff->algo = (coll == TT_COLL_ALLREDUCE && comm->nranks > 2 && bytes <= EXEC_TREE_MAX_BYTES)
                         ? TT_ALGO_TREE
                         : TT_ALGO_RING;
         return TT_OK;
     }
-    if ((unsigned)req->algo >= TT_NALGOS)
+    if ((unsigned)req->algo >= TT_ALGO_COUNT)
         return tt_error_set(TT_ERR_INVALID, "unknown algorithm %d", (int)req->algo);
     if (!algo_supported(coll, req->algo, comm->nranks)) {
         char avail[128] = "";
-        for (int a = 0; a < TT_NALGOS; a++)
+        for (int a = 0; a < TT_ALGO_COUNT; a++)
             if (algo_supported(coll, (tt_algo)a, comm->nranks)) {
                 if (avail[0]) strcat(avail, ", ");
-                strcat(avail, tt_algo_name((tt_algo)a));
+                strcat(avail, tt_algo_label((tt_algo)a));
             }
-        const char *why = req->algo == TT_ALGO_RHD && coll == TT_ALLREDUCE
+        const char *why = req->algo == TT_ALGO_RHD && coll == TT_COLL_ALLREDUCE
                               ? " (halving-doubling needs a power-of-two rank count)"
                               : "";
         return tt_error_set(TT_ERR_UNSUPPORTED,
                             "algorithm %s was requested for %s on %d ranks but cannot apply%s; available: %s",
-                            tt_algo_name(req->algo), tt_coll_name(coll), comm->nranks, why, avail);
+                            tt_algo_label(req->algo), tt_coll_label(coll), comm->nranks, why, avail);
     }
     return TT_OK;
 }
@@ -80,20 +80,20 @@ static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *r
                        tt_dtype t, tt_redop op, int root)
 {
     if (!comm)
-        return tt_error_set(TT_ERR_INVALID, "%s: NULL communicator", tt_coll_name(coll));
-    const char *cn = tt_coll_name(coll);
+        return tt_error_set(TT_ERR_INVALID, "%s: NULL communicator", tt_coll_label(coll));
+    const char *cn = tt_coll_label(coll);
     if ((unsigned)t >= TT_NDTYPES)
         return tt_error_set(TT_ERR_INVALID, "rank %d: %s: unknown data type %d", comm->rank, cn, (int)t);
     if ((unsigned)op >= TT_NREDOPS)
         return tt_error_set(TT_ERR_INVALID, "rank %d: %s: unknown reduction op %d", comm->rank, cn, (int)op);
-    if ((coll == TT_BROADCAST || coll == TT_REDUCE) && (root < 0 || root >= comm->nranks))
+    if ((coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) && (root < 0 || root >= comm->nranks))
         return tt_error_set(TT_ERR_INVALID, "rank %d: %s: root %d not in 0..%d", comm->rank, cn, root,
                             comm->nranks - 1);
     size_t es = tt_dtype_size(t);
     if (count > ((size_t)1 << 62) / es / (size_t)comm->nranks)
         return tt_error_set(TT_ERR_LIMIT, "rank %d: %s: count %zu too large", comm->rank, cn, count);
-    int needs_recv = !(coll == TT_REDUCE && comm->rank != root);
-    if (count && ((!sendbuf && !(coll == TT_BROADCAST && comm->rank != root)) || (needs_recv && !recvbuf)))
+    int needs_recv = !(coll == TT_COLL_REDUCE && comm->rank != root);
+    if (count && ((!sendbuf && !(coll == TT_COLL_BROADCAST && comm->rank != root)) || (needs_recv && !recvbuf)))
         return tt_error_set(TT_ERR_INVALID, "rank %d: %s: NULL buffer", comm->rank, cn);
     exec_op *o = calloc(1, sizeof *o);
     if (!o)
@@ -104,7 +104,7 @@ static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *r
     o->count = count;
     o->dtype = t;
     o->op = op;
-    o->root = (coll == TT_BROADCAST || coll == TT_REDUCE) ? root : -1;
+    o->root = (coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) ? root : -1;
     tt_status st = tt_comm_resolve_plan(comm, coll, count, t, &o->plan);
     if (st != TT_OK) {
         free(o);
@@ -116,24 +116,24 @@ static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *r
 
 tt_status tt_allreduce(const void *s, void *r, size_t count, tt_dtype t, tt_redop op, tt_comm *comm)
 {
-    return issue(comm, TT_ALLREDUCE, s, r, count, t, op, -1);
+    return issue(comm, TT_COLL_ALLREDUCE, s, r, count, t, op, -1);
 }
 tt_status tt_reducescatter(const void *s, void *r, size_t count, tt_dtype t, tt_redop op, tt_comm *comm)
 {
-    return issue(comm, TT_REDUCESCATTER, s, r, count, t, op, -1);
+    return issue(comm, TT_COLL_REDUCESCATTER, s, r, count, t, op, -1);
 }
 tt_status tt_allgather(const void *s, void *r, size_t count, tt_dtype t, tt_comm *comm)
 {
-    return issue(comm, TT_ALLGATHER, s, r, count, t, TT_SUM, -1);
+    return issue(comm, TT_COLL_ALLGATHER, s, r, count, t, TT_SUM, -1);
 }
 tt_status tt_broadcast(const void *s, void *r, size_t count, tt_dtype t, int root, tt_comm *comm)
 {
-    return issue(comm, TT_BROADCAST, s, r, count, t, TT_SUM, root);
+    return issue(comm, TT_COLL_BROADCAST, s, r, count, t, TT_SUM, root);
 }
 tt_status tt_reduce_coll(const void *s, void *r, size_t count, tt_dtype t, tt_redop op, int root,
                          tt_comm *comm)
 {
-    return issue(comm, TT_REDUCE, s, r, count, t, op, root);
+    return issue(comm, TT_COLL_REDUCE, s, r, count, t, op, root);
 }
 
 /* ---- header exchange --------------------------------------------------- */
@@ -147,9 +147,9 @@ typedef struct {
 static void describe(char *b, size_t n, const coll_header *h)
 {
     snprintf(b, n, "%s #%llu (count %llu, %s, %s, root %d, %s)",
-             h->coll == -2 ? "barrier" : tt_coll_name((tt_coll)h->coll), (unsigned long long)h->seq,
+             h->coll == -2 ? "barrier" : tt_coll_label((tt_coll)h->coll), (unsigned long long)h->seq,
              (unsigned long long)h->count, tt_dtype_name((tt_dtype)h->dtype), tt_redop_name((tt_redop)h->op),
-             h->root, tt_algo_name((tt_algo)h->algo));
+             h->root, tt_algo_label((tt_algo)h->algo));
 }
 
 static tt_status compare(exec_ctx *ctx, const coll_header *mine, const coll_header *theirs, int peer)
@@ -215,7 +215,7 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op)
     if (op->count == 0)
         return TT_OK;
     switch (op->coll) {
-    case TT_ALLREDUCE:
+    case TT_COLL_ALLREDUCE:
         if (op->plan.algo == TT_ALGO_TREE)
             return exec_tree_allreduce(&ctx);
         if (op->plan.algo == TT_ALGO_RHD)
@@ -223,10 +223,10 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op)
         if (op->plan.algo == TT_ALGO_HIER)
             return exec_hier_allreduce(&ctx);
         return exec_ring_allreduce(&ctx);
-    case TT_REDUCESCATTER: return exec_ring_reducescatter(&ctx);
-    case TT_ALLGATHER: return exec_ring_allgather(&ctx);
-    case TT_BROADCAST: return exec_ring_broadcast(&ctx);
-    case TT_REDUCE: return exec_ring_reduce(&ctx);
+    case TT_COLL_REDUCESCATTER: return exec_ring_reducescatter(&ctx);
+    case TT_COLL_ALLGATHER: return exec_ring_allgather(&ctx);
+    case TT_COLL_BROADCAST: return exec_ring_broadcast(&ctx);
+    case TT_COLL_REDUCE: return exec_ring_reduce(&ctx);
     default: return exec_fail(&ctx, TT_ERR_INTERNAL, "unknown collective");
     }
 }
@@ -240,7 +240,7 @@ tt_status exec_barrier(tt_comm *comm);
 tt_status exec_barrier(tt_comm *comm)
 {
     exec_op op = {0};
-    op.coll = TT_ALLREDUCE;
+    op.coll = TT_COLL_ALLREDUCE;
     op.dtype = TT_UINT8;
     op.op = TT_SUM;
     op.root = -1;

@@ -43,12 +43,12 @@ tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
     const exec_op *op = ctx->op;
     if (ctx->phase && ctx->nsteps > 0)
         return tt_error_set(code, "rank %d: %s #%llu (%s) step %d/%d %s: %s", ctx->comm->rank,
-                            op->internal ? "barrier" : tt_coll_name(op->coll),
-                            (unsigned long long)op->seq, tt_algo_name(op->plan.algo), ctx->step,
+                            op->internal ? "barrier" : tt_coll_label(op->coll),
+                            (unsigned long long)op->seq, tt_algo_label(op->plan.algo), ctx->step,
                             ctx->nsteps, ctx->phase, what);
     return tt_error_set(code, "rank %d: %s #%llu (%s)%s%s: %s", ctx->comm->rank,
-                        op->internal ? "barrier" : tt_coll_name(op->coll),
-                        (unsigned long long)op->seq, tt_algo_name(op->plan.algo),
+                        op->internal ? "barrier" : tt_coll_label(op->coll),
+                        (unsigned long long)op->seq, tt_algo_label(op->plan.algo),
                         ctx->phase ? " step " : "", ctx->phase ? ctx->phase : "", what);
 }
 
@@ -86,7 +86,7 @@ static void describe_missing(exec_ctx *ctx, char *buf, size_t n)
         uint64_t e = atomic_load(&w->entered[r]);
         if (e < ctx->op->seq) {
             len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%srank %d never entered %s #%llu (last entered #%llu)",
-                                    found ? "; " : " (", r, tt_coll_name(ctx->op->coll),
+                                    found ? "; " : " (", r, tt_coll_label(ctx->op->coll),
                                     (unsigned long long)ctx->op->seq, (unsigned long long)e);
             found = 1;
         }
@@ -191,7 +191,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             if (comm->ctl && !comm->world) {
                 char mine[EXEC_ERRMSG_MAX];
                 snprintf(mine, sizeof mine, "rank %d: %s #%llu: timed out %s", comm->rank,
-                         ctx->op->internal ? "barrier" : tt_coll_name(ctx->op->coll),
+                         ctx->op->internal ? "barrier" : tt_coll_label(ctx->op->coll),
                          (unsigned long long)ctx->op->seq, who);
                 exec_ctl_report(comm, mine, waited, comm->rank);
             }

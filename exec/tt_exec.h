@@ -55,27 +55,9 @@ typedef enum {
  * division of the wrapped sum (truncation toward zero). */
 typedef enum { TT_SUM = 0, TT_PROD, TT_MIN, TT_MAX, TT_AVG, TT_NREDOPS } tt_redop;
 
-typedef enum {
-    TT_ALLREDUCE = 0, TT_REDUCESCATTER, TT_ALLGATHER, TT_BROADCAST, TT_REDUCE,
-    TT_NCOLLS
-} tt_coll;
-
-typedef enum {
-    TT_ALGO_DEFAULT = -1,   /* let the executor choose */
-    TT_ALGO_RING = 0,       /* every collective */
-    TT_ALGO_TREE = 1,       /* AllReduce: binary tree reduce + broadcast */
-    TT_ALGO_RHD = 2,        /* AllReduce: recursive halving-doubling */
-    TT_ALGO_HIER = 3,       /* AllReduce: reduce in each node, ring between node leaders, broadcast */
-    TT_NALGOS = 4
-} tt_algo;
-
-typedef enum {
-    TT_PROTO_DEFAULT = -1,
-    TT_PROTO_SIMPLE = 0,    /* host transports implement only SIMPLE */
-    TT_PROTO_LL = 1,        /* GPU only (reserved for the CUDA executor) */
-    TT_PROTO_LL128 = 2,     /* GPU only (reserved for the CUDA executor) */
-    TT_NPROTOS = 3
-} tt_proto;
+/* tt_coll, tt_algo (ring, tree, rhd = halving-doubling, hier = hierarchical; NCCL-only ids
+ * such as nvls are refused with a message) and tt_proto (simple on host transports; ll/ll128
+ * are GPU protocols) come from tt_common.h, shared with the tuning tables. */
 
 /* How to run a collective.  A field left at its default lets the executor
  * choose.  A request that cannot be honoured (tree for AllGather, LL on the
@@ -96,17 +78,11 @@ typedef struct tt_comm tt_comm;
 size_t tt_dtype_size(tt_dtype t);
 const char *tt_dtype_name(tt_dtype t);     /* "float", "bfloat16", ... */
 const char *tt_redop_name(tt_redop op);    /* "sum", ... */
-const char *tt_coll_name(tt_coll c);       /* "AllReduce", ... */
-const char *tt_algo_name(tt_algo a);       /* "ring", "tree", "halving-doubling", "hierarchical" */
-const char *tt_proto_name(tt_proto p);     /* "simple", "ll", "ll128" */
-/* Parse names (case-insensitive; also NCCL spellings such as "Ring",
- * "Simple", "LL128"; names we do not run, such as "nvls", are rejected).
- * TT_ERR_INVALID lists the valid names in the message. */
+/* Collective, algorithm and protocol names: tt_coll_label/tt_algo_label/tt_proto_name and
+ * the parsers in tt_common.h.  Parse names (case-insensitive); TT_ERR_INVALID lists the
+ * valid names in the message. */
 tt_status tt_dtype_parse(const char *s, tt_dtype *out);
 tt_status tt_redop_parse(const char *s, tt_redop *out);
-tt_status tt_coll_parse(const char *s, tt_coll *out); /* all_reduce, allreduce, AllReduce ... */
-tt_status tt_algo_parse(const char *s, tt_algo *out);
-tt_status tt_proto_parse(const char *s, tt_proto *out);
 
 /* ---- reduction kernels (also used by tests and the GPU helper's host
  * fallbacks) --------------------------------------------------------- */

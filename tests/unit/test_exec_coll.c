@@ -45,8 +45,8 @@ static size_t run_check(world *w, tt_coll coll, tt_dtype t, tt_redop op, size_t 
 {
     int n = w->n;
     size_t es = tt_dtype_size(t);
-    size_t in_elems = coll == TT_REDUCESCATTER ? count * n : count;
-    size_t out_elems = coll == TT_ALLGATHER ? count * n : coll == TT_REDUCESCATTER ? count : count;
+    size_t in_elems = coll == TT_COLL_REDUCESCATTER ? count * n : count;
+    size_t out_elems = coll == TT_COLL_ALLGATHER ? count * n : coll == TT_COLL_REDUCESCATTER ? count : count;
     size_t big = (in_elems > out_elems ? in_elems : out_elems) * es + 16;
     unsigned char *mem_s[MAXR], *mem_r[MAXR], *sb[MAXR], *rb[MAXR];
     tt_plan plan = TT_PLAN_DEFAULT;
@@ -61,10 +61,10 @@ static size_t run_check(world *w, tt_coll coll, tt_dtype t, tt_redop op, size_t 
         tt_comm_set_plan(w->c[r], &plan);
         if (inplace) {
             /* the documented in-place layouts */
-            if (coll == TT_REDUCESCATTER) {
+            if (coll == TT_COLL_REDUCESCATTER) {
                 sx_fill(sb[r], r, in_elems, t, op, 0);
                 rb[r] = sb[r] + (size_t)r * count * es;
-            } else if (coll == TT_ALLGATHER) {
+            } else if (coll == TT_COLL_ALLGATHER) {
                 rb[r] = sb[r];
                 sx_fill(rb[r] + (size_t)r * count * es, r, count, t, op, 0);
                 sb[r] = rb[r] + (size_t)r * count * es;
@@ -80,10 +80,10 @@ static size_t run_check(world *w, tt_coll coll, tt_dtype t, tt_redop op, size_t 
     for (int r = 0; r < n; r++) {
         tt_status st;
         switch (coll) {
-        case TT_ALLREDUCE: st = tt_allreduce(sb[r], rb[r], count, t, op, w->c[r]); break;
-        case TT_REDUCESCATTER: st = tt_reducescatter(sb[r], rb[r], count, t, op, w->c[r]); break;
-        case TT_ALLGATHER: st = tt_allgather(sb[r], rb[r], count, t, w->c[r]); break;
-        case TT_BROADCAST: st = tt_broadcast(sb[r], rb[r], count, t, root, w->c[r]); break;
+        case TT_COLL_ALLREDUCE: st = tt_allreduce(sb[r], rb[r], count, t, op, w->c[r]); break;
+        case TT_COLL_REDUCESCATTER: st = tt_reducescatter(sb[r], rb[r], count, t, op, w->c[r]); break;
+        case TT_COLL_ALLGATHER: st = tt_allgather(sb[r], rb[r], count, t, w->c[r]); break;
+        case TT_COLL_BROADCAST: st = tt_broadcast(sb[r], rb[r], count, t, root, w->c[r]); break;
         default: st = tt_reduce_coll(sb[r], rb[r], count, t, op, root, w->c[r]); break;
         }
         if (st != TT_OK)
@@ -92,24 +92,24 @@ static size_t run_check(world *w, tt_coll coll, tt_dtype t, tt_redop op, size_t 
     assert_int_equal(tt_group_end(), TT_OK);
     for (int r = 0; r < n; r++)
         if (tt_comm_wait(w->c[r]) != TT_OK)
-            fail_msg("%s n=%d %s %s count=%zu inplace=%d algo=%s: %s", tt_coll_name(coll), n,
-                     tt_dtype_name(t), tt_redop_name(op), count, inplace, tt_algo_name(algo),
+            fail_msg("%s n=%d %s %s count=%zu inplace=%d algo=%s: %s", tt_coll_label(coll), n,
+                     tt_dtype_name(t), tt_redop_name(op), count, inplace, tt_algo_label(algo),
                      tt_error_message());
     size_t wrong = 0;
     unsigned char *exp = malloc(big), *tmp = malloc(big);
     for (int r = 0; r < n; r++) {
         switch (coll) {
-        case TT_ALLREDUCE:
+        case TT_COLL_ALLREDUCE:
             sx_expected_reduce(exp, n, count, t, op, 0);
             break;
-        case TT_REDUCESCATTER:
+        case TT_COLL_REDUCESCATTER:
             sx_expected_reduce(exp, n, count, t, op, (size_t)r * count);
             break;
-        case TT_ALLGATHER:
+        case TT_COLL_ALLGATHER:
             for (int q = 0; q < n; q++)
                 sx_fill(exp + (size_t)q * count * es, q, count, t, op, 0);
             break;
-        case TT_BROADCAST:
+        case TT_COLL_BROADCAST:
             sx_fill(exp, root, count, t, op, 0);
             break;
         default:
@@ -124,8 +124,8 @@ static size_t run_check(world *w, tt_coll coll, tt_dtype t, tt_redop op, size_t 
     }
     if (wrong)
         print_error("%s n=%d %s %s count=%zu inplace=%d algo=%s chunk=%zu: %zu wrong\n",
-                    tt_coll_name(coll), n, tt_dtype_name(t), tt_redop_name(op), count, inplace,
-                    tt_algo_name(algo), chunk, wrong);
+                    tt_coll_label(coll), n, tt_dtype_name(t), tt_redop_name(op), count, inplace,
+                    tt_algo_label(algo), chunk, wrong);
     free(exp);
     free(tmp);
     for (int r = 0; r < n; r++) {
@@ -141,15 +141,17 @@ static void test_allreduce_all_algos(void **state)
     for (int n = 1; n <= 8; n++) {
         world w;
         world_init(&w, n);
-        for (int a = TT_ALGO_RING; a <= TT_ALGO_HIER; a++) {
+        static const tt_algo algos[] = {TT_ALGO_RING, TT_ALGO_TREE, TT_ALGO_RHD, TT_ALGO_HIER};
+        for (size_t ai = 0; ai < sizeof algos / sizeof *algos; ai++) {
+            tt_algo a = algos[ai];
             if (a == TT_ALGO_RHD && (n & (n - 1)))
                 continue;
             for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
                 for (int inplace = 0; inplace < 2; inplace++) {
                     size_t chunk = counts[ci] > 1000 ? 4096 : 8; /* tiny chunks: many pipeline steps */
-                    assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_INT32, TT_SUM, counts[ci], inplace,
+                    assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, TT_INT32, TT_SUM, counts[ci], inplace,
                                                (tt_algo)a, 0, chunk, inplace ? 1 : 3), 0);
-                    assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_FLOAT, TT_AVG, counts[ci], inplace,
+                    assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, TT_FLOAT, TT_AVG, counts[ci], inplace,
                                                (tt_algo)a, 0, chunk, 2), 0);
                 }
         }
@@ -163,8 +165,8 @@ static void test_every_type_and_op(void **state)
     world_init(&w, 5);
     for (int t = 0; t < TT_NDTYPES; t++)
         for (int op = 0; op < TT_NREDOPS; op++)
-            for (int a = TT_ALGO_RING; a <= TT_ALGO_TREE; a++)
-                assert_int_equal(run_check(&w, TT_ALLREDUCE, (tt_dtype)t, (tt_redop)op, 97, 0, (tt_algo)a,
+            for (int a = TT_ALGO_TREE; a <= TT_ALGO_RING; a++) /* tree (0) and ring (1) */
+                assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, (tt_dtype)t, (tt_redop)op, 97, 0, (tt_algo)a,
                                            0, 16, 1), 0);
     world_fini(&w);
 }
@@ -179,17 +181,17 @@ static void test_other_collectives(void **state)
             for (int inplace = 0; inplace < 2; inplace++) {
                 size_t c = counts[ci];
                 int root = n > 1 ? (int)(ci % (size_t)n) : 0;
-                assert_int_equal(run_check(&w, TT_REDUCESCATTER, TT_INT64, TT_SUM, c, inplace, TT_ALGO_RING, 0,
+                assert_int_equal(run_check(&w, TT_COLL_REDUCESCATTER, TT_INT64, TT_SUM, c, inplace, TT_ALGO_RING, 0,
                                            24, 1), 0);
-                assert_int_equal(run_check(&w, TT_REDUCESCATTER, TT_HALF, TT_MAX, c, inplace, TT_ALGO_RING, 0,
+                assert_int_equal(run_check(&w, TT_COLL_REDUCESCATTER, TT_HALF, TT_MAX, c, inplace, TT_ALGO_RING, 0,
                                            6, 0), 0);
-                assert_int_equal(run_check(&w, TT_ALLGATHER, TT_UINT8, TT_SUM, c, inplace, TT_ALGO_RING, 0,
+                assert_int_equal(run_check(&w, TT_COLL_ALLGATHER, TT_UINT8, TT_SUM, c, inplace, TT_ALGO_RING, 0,
                                            5, 3), 0);
-                assert_int_equal(run_check(&w, TT_BROADCAST, TT_DOUBLE, TT_SUM, c, inplace, TT_ALGO_RING,
+                assert_int_equal(run_check(&w, TT_COLL_BROADCAST, TT_DOUBLE, TT_SUM, c, inplace, TT_ALGO_RING,
                                            root, 16, 1), 0);
-                assert_int_equal(run_check(&w, TT_REDUCE, TT_BFLOAT16, TT_SUM, c, inplace, TT_ALGO_RING,
+                assert_int_equal(run_check(&w, TT_COLL_REDUCE, TT_BFLOAT16, TT_SUM, c, inplace, TT_ALGO_RING,
                                            root, 4, 1), 0);
-                assert_int_equal(run_check(&w, TT_REDUCE, TT_INT32, TT_AVG, c, inplace, TT_ALGO_RING,
+                assert_int_equal(run_check(&w, TT_COLL_REDUCE, TT_INT32, TT_AVG, c, inplace, TT_ALGO_RING,
                                            n - 1, 1024, 0), 0);
             }
         world_fini(&w);
@@ -210,9 +212,9 @@ static void test_hierarchical_nodes(void **state)
         unsetenv("TOPOTUNE_THREAD_NODES");
         static const size_t counts[] = {1, 13, 4097};
         for (size_t ci = 0; ci < 3; ci++) {
-            assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_INT32, TT_SUM, counts[ci], 0, TT_ALGO_HIER, 0, 64, 1), 0);
-            assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_HALF, TT_AVG, counts[ci], 1, TT_ALGO_HIER, 0, 64, 0), 0);
-            assert_int_equal(run_check(&w, TT_ALLREDUCE, TT_UINT8, TT_MAX, counts[ci], 1, TT_ALGO_HIER, 0, 16, 3), 0);
+            assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, TT_INT32, TT_SUM, counts[ci], 0, TT_ALGO_HIER, 0, 64, 1), 0);
+            assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, TT_HALF, TT_AVG, counts[ci], 1, TT_ALGO_HIER, 0, 64, 0), 0);
+            assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, TT_UINT8, TT_MAX, counts[ci], 1, TT_ALGO_HIER, 0, 16, 3), 0);
         }
         world_fini(&w);
     }

@@ -146,9 +146,9 @@ static void test_plan_overrides_reported(void **state)
     assert_int_equal(tt_allreduce(b, b, 1, TT_INT32, TT_SUM, c[0]), TT_ERR_UNSUPPORTED);
     tt_plan eff;
     tt_comm_set_plan(c[0], NULL);
-    assert_int_equal(tt_comm_resolve_plan(c[0], TT_ALLREDUCE, 100, TT_FLOAT, &eff), TT_OK);
+    assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 100, TT_FLOAT, &eff), TT_OK);
     assert_int_equal(eff.algo, TT_ALGO_TREE);
-    assert_int_equal(tt_comm_resolve_plan(c[0], TT_ALLREDUCE, 1 << 20, TT_FLOAT, &eff), TT_OK);
+    assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 1 << 20, TT_FLOAT, &eff), TT_OK);
     assert_int_equal(eff.algo, TT_ALGO_RING);
     /* bad arguments are refused before anything is queued */
     assert_int_equal(tt_broadcast(b, b, 1, TT_INT32, 3, c[0]), TT_ERR_INVALID);

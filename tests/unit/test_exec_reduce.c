@@ -199,10 +199,14 @@ static void test_names_and_errors(void **state)
     assert_int_equal(tt_redop_parse("AVG", &op), TT_OK);
     assert_int_equal(op, TT_AVG);
     assert_int_equal(tt_coll_parse("all_gather", &c), TT_OK);
-    assert_int_equal(c, TT_ALLGATHER);
+    assert_int_equal(c, TT_COLL_ALLGATHER);
     assert_int_equal(tt_algo_parse("Ring", &a), TT_OK);
     assert_int_equal(a, TT_ALGO_RING);
-    assert_int_equal(tt_algo_parse("nvls", &a), TT_ERR_INVALID);
+    assert_int_equal(tt_algo_parse("halving-doubling", &a), TT_OK);
+    assert_int_equal(a, TT_ALGO_RHD);
+    assert_int_equal(tt_algo_parse("nvls", &a), TT_OK); /* a name of the shared vocabulary; */
+    assert_int_equal(a, TT_ALGO_NVLS);                  /* the executor refuses it when planning */
+    assert_int_equal(tt_algo_parse("warp", &a), TT_ERR_INVALID);
     assert_int_equal(tt_proto_parse("LL128", &p), TT_OK);
     assert_int_equal(p, TT_PROTO_LL128);
     assert_string_equal(tt_dtype_name(TT_HALF), "half");
