@@ -365,6 +365,11 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     if (offline) {
         const char *why = "offline scan of an hwloc XML file";
         run_probe(&c, "hwloc", 1, "", scan_probe_hwloc);
+        if (rep->probes[0].state == TT_PROBE_FAILED) {
+            /* the file is the whole input here: a bad file is an error, not a gap */
+            tt_xml_doc_free(c.doc);
+            return tt_error_set(TT_ERR_PARSE, "%s", rep->probes[0].note);
+        }
         run_probe(&c, "sysfs", 0, why, scan_probe_sysfs);
         run_probe(&c, "nvml", 0, why, scan_probe_nvml);
         run_probe(&c, "cuda", 0, why, scan_probe_cuda);

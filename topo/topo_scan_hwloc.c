@@ -163,8 +163,8 @@ static void hw_fill(scan_ctx *c, const char *busid, int idx, void *arg, tt_xml_n
     in.max_width = in.cur_width = -1;
     in.up_state = 0; /* nothing to compare with: link_speed stays unknown anyway */
     in.numa_known = 0;
-    /* scan_pci_set_attrs records link_speed/width, cur_* and numa_node as
-     * unknown; say why once per element, with the rate hwloc did record */
+    in.why = "hwloc records neither maximum nor current PCIe speed/width nor numa_node, "
+             "only the current link rate (cur_link_gbps)";
     scan_pci_set_attrs(c, pci, &in);
     if (p->linkspeed > 0)
         tt_xml_setf(pci, "cur_link_gbps", "%g", (double)p->linkspeed);
@@ -363,8 +363,10 @@ static void add_nvlinks(scan_ctx *c, hwloc_topology_t t)
     char why[200];
     const char *model = NULL;
 
+    char prev[sizeof c->probe->note];
+    snprintf(prev, sizeof prev, "%s", c->probe->note);
     if (hwloc_distances_get_by_name(t, "NVLinkBandwidth", &nr, &d, 0) != 0 || nr == 0 || !d) {
-        scan_note(c, "%s; no NVLinkBandwidth matrix", c->probe->note);
+        scan_note(c, "%s; no NVLinkBandwidth matrix", prev);
         return;
     }
     n = d->nbobjs;
@@ -441,8 +443,7 @@ static void add_nvlinks(scan_ctx *c, hwloc_topology_t t)
         if (added)
             scan_unknown(c, NULL, "nvlink.count",
                          "hwloc gives MB/s per GPU pair, not link counts: count = bw_mbps / %s", why);
-        scan_note(c, "%s; NVLinkBandwidth matrix %ux%u -> %d nvlink element(s)", c->probe->note, n, n,
-                  added);
+        scan_note(c, "%s; NVLinkBandwidth matrix %ux%u -> %d nvlink element(s)", prev, n, n, added);
     }
     free(vals);
     hwloc_distances_release(t, d);

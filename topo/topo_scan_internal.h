@@ -55,6 +55,7 @@ typedef struct scan_pci_info {
     char up_speed[32];
     int up_width;
     char up_busid[16];
+    const char *why;          /* reason for every missing link/numa value (hwloc), NULL = sysfs wording */
 } scan_pci_info;
 
 /* ---- topo_scan.c: helpers every probe uses ---- */

@@ -156,6 +156,14 @@ void scan_pci_set_attrs(scan_ctx *c, tt_xml_node *pci, const scan_pci_info *in)
             scan_unknown(c, pci, idn[i], "PCI id not readable");
     }
 
+    if (in->why) {
+        /* the source has none of these (hwloc): one reason for all */
+        static const char *na[] = {"link_speed", "link_width", "cur_link_speed", "cur_link_width",
+                                   "numa_node"};
+        for (i = 0; i < 5; i++)
+            scan_unknown(c, pci, na[i], "%s", in->why);
+        return;
+    }
     /* NCCL's link_speed/link_width: the slower of the device's and its
      * upstream port's maximum (sysfs max_link_*), not the trained value. */
     ds = speed_gts(in->max_speed);
