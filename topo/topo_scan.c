@@ -352,7 +352,7 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
         return tt_error_set(TT_ERR_NOMEM, "scan: out of memory");
     c.sys = c.doc->root;
     tt_xml_set(c.sys, "version", "1");
-    tt_xml_set(c.sys, "tt_version", TT_VERSION_STRING);
+    tt_xml_set(c.sys, "tt_version", "1"); /* native format version (docs/xml-schema.md) */
     if (offline)
         tt_xml_setf(c.sys, "tt_source", "hwloc-xml:%s", o->hwloc_xml);
     else if (fake)

@@ -256,6 +256,12 @@ const char *tt_probe_state_name(tt_probe_state s); /* "off", "ok", "partial", ..
 tt_status tt_scan_report_write_text(const tt_scan_report *r, tt_strbuf *out);
 tt_status tt_scan_report_write_json(const tt_scan_report *r, tt_strbuf *out);
 
+/* Health findings on a (scanned) native doc: PCIe links below their maximum,
+ * GPU and nearest NIC on different NUMA nodes, GPU pairs without P2P, NVLinks
+ * down or unequal, RDMA ports not ACTIVE or with MTU < 4096, no NUMA data,
+ * no GPUDirect RDMA.  Codes in docs/scan.md (topo_check.c). */
+tt_status tt_topo_check(const tt_xml_doc *doc, tt_findings *out);
+
 #ifdef __cplusplus
 }
 #endif
