@@ -136,7 +136,7 @@ void scan_unknown(scan_ctx *c, tt_xml_node *node, const char *attr, const char *
     who = tt_xml_get(node, "busid");
     if (!who)
         who = tt_xml_get(node, "name");
-    TT_WARN(SCAN_SUBSYS, "%s%s%s: %s unknown: %s", node->name, who ? " " : "", who ? who : "",
+    TT_INFO(SCAN_SUBSYS, "%s%s%s: %s unknown: %s", node->name, who ? " " : "", who ? who : "",
             attr, reason);
 }
 
@@ -396,6 +396,9 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     }
     free(c.cpu_fill_arg);
     rep->nunknown = count_unknown(c.sys);
+    if (rep->nunknown)
+        TT_WARN(SCAN_SUBSYS, "%d value(s) could not be seen: see the <unknown> elements "
+                             "(TOPOTUNE_DEBUG=INFO lists them as they are found)", rep->nunknown);
     rep->ms = now_ms() - t0;
     tt_error_clear();
     *out = c.doc;
