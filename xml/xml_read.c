@@ -23,6 +23,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 #include <limits.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,26 @@ static void hook_reference(void *ctx, const xmlChar *name)
            name ? (const char *)name : "?");
 }
 
+/* Only reached for names that are not one of the five predefined entities
+ * (libxml2 resolves those itself first): nothing else is ever defined. */
+static xmlEntityPtr hook_get_entity(void *ctx, const xmlChar *name)
+{
+    read_state *st = state_of(ctx);
+    REFUSE(st, TT_ERR_PARSE,
+           "entity reference '&%s;' is not allowed: entity declarations are not allowed, only the "
+           "five predefined entities and character references",
+           name ? (const char *)name : "?");
+    return NULL;
+}
+
+static xmlEntityPtr hook_get_parameter_entity(void *ctx, const xmlChar *name)
+{
+    read_state *st = state_of(ctx);
+    REFUSE(st, TT_ERR_PARSE, "parameter entity reference '%%%s;' is not allowed: entity declarations are "
+           "not allowed", name ? (const char *)name : "?");
+    return NULL;
+}
+
 static xmlParserInputPtr hook_resolve_entity(void *ctx, const xmlChar *public_id,
                                              const xmlChar *system_id)
 {
@@ -186,8 +207,8 @@ static void hook_start_element(void *ctx, const xmlChar *localname, const xmlCha
                                int nb_attributes, int nb_defaulted, const xmlChar **attributes)
 {
     read_state *st = state_of(ctx);
-    if (st->code != TT_OK)
-        return;
+    /* Limits are enforced even after a non-fatal libxml2 error was recorded
+     * (parsing goes on then), so the DOM never grows past them. */
     if (st->depth >= st->lim.max_depth) {
         REFUSE(st, TT_ERR_LIMIT, "element <%s> is nested deeper than the limit of %d levels",
                (const char *)localname, st->lim.max_depth);
@@ -202,6 +223,11 @@ static void hook_start_element(void *ctx, const xmlChar *localname, const xmlCha
     st->nodes++;
     xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
                           nb_defaulted, attributes);
+    /* libxml2 2.9 stores element lines in 16 bits; above 65535 xmlGetLineNo
+     * borrows a neighbour's line.  Keep the exact line (the same value
+     * libxml2 uses below 65535) in the node's application field. */
+    if (st->ctxt->node && st->ctxt->node->type == XML_ELEMENT_NODE)
+        st->ctxt->node->_private = (void *)(intptr_t)ctxt_line(st->ctxt);
 }
 
 static void hook_end_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -298,7 +324,7 @@ static tt_status convert_element(read_state *st, xmlNodePtr x, tt_xml_node **out
     free(name);
     if (!n)
         return tt_error_set(TT_ERR_NOMEM, "%s: out of memory building the tree", st->name);
-    n->line = (int)xmlGetLineNo(x);
+    n->line = x->_private ? (int)(intptr_t)x->_private : (int)xmlGetLineNo(x);
     if (n->line < 0)
         n->line = 0;
     s = convert_attrs(st, x, n);
@@ -362,6 +388,8 @@ static tt_status parse_memory(read_state *st, const char *buf, size_t len, xmlDo
     ctxt->sax->entityDecl = hook_entity_decl;
     ctxt->sax->unparsedEntityDecl = hook_unparsed_entity_decl;
     ctxt->sax->reference = hook_reference;
+    ctxt->sax->getEntity = hook_get_entity;
+    ctxt->sax->getParameterEntity = hook_get_parameter_entity;
     ctxt->sax->resolveEntity = hook_resolve_entity;
     ctxt->sax->startElementNs = hook_start_element;
     ctxt->sax->endElementNs = hook_end_element;

@@ -113,7 +113,9 @@ tt_status tt_xml_insert(tt_xml_node *parent, int index, tt_xml_node *child)
     if (child->parent)
         return tt_error_set(TT_ERR_INVALID, "xml insert: <%s> already has a parent <%s>; detach it first",
                             child->name, child->parent->name);
-    if (is_ancestor_or_self(child, parent))
+    /* Only a node with children can be a proper ancestor of `parent`; the
+     * shortcut keeps building deep chains linear. */
+    if (child == parent || (child->nchildren > 0 && is_ancestor_or_self(child, parent)))
         return tt_error_set(TT_ERR_INVALID, "xml insert: <%s> cannot become a descendant of itself",
                             child->name);
     if (index < 0 || index > parent->nchildren)

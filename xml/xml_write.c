@@ -335,8 +335,8 @@ tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, cha
                                 "%s: NCCL dialect: root element is <%s>; NCCL topology files need <system>",
                                 where(&w, doc->root, loc, sizeof loc), doc->root->name);
         if (!ver || strcmp(ver, "1"))
-            TT_WARN(XML_SUBSYS, "%s: <system> has version=\"%s\"; NCCL only accepts version=\"1\"",
-                    where(&w, doc->root, loc, sizeof loc), ver ? ver : "");
+            TT_INFO(XML_SUBSYS, "%s: <system> version is %s; NCCL only loads version=\"1\" files",
+                    where(&w, doc->root, loc, sizeof loc), ver ? "not \"1\"" : "missing");
     }
     tt_strbuf_init(&sb);
     s = write_tree(&w, doc->root);

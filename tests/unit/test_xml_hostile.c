@@ -313,7 +313,28 @@ static void test_too_many_nodes(void **state)
     memcpy(s + len - 10, "</r>\n", 6);
     assert_int_equal(tt_xml_read_buffer(s, len - 5, "wide.xml", NULL, &d), TT_OK);
     assert_int_equal(tt_xml_count(d->root), 100000);
+    /* line numbers above 65535 survive (XML_PARSE_BIG_LINES) */
+    assert_int_equal(d->root->children[99998]->line, 100000);
     tt_xml_doc_free(d);
+    free(s);
+}
+
+/* A non-fatal libxml2 error (parsing goes on) followed by a flood of
+ * elements: the first error is reported and the limits still hold. */
+static void test_error_then_flood(void **state)
+{
+    tt_xml_limits lim;
+    tt_xml_doc *d = NULL;
+    size_t len;
+    char *s = repeat("<r><p:x/>\n", 1, "<a/>\n", 50000, "</r>\n", &len);
+    double t0 = now_s();
+    (void)state;
+    tt_xml_limits_default(&lim);
+    lim.max_nodes = 1000;
+    assert_int_equal(tt_xml_read_buffer(s, len, "ns.xml", &lim, &d), TT_ERR_PARSE);
+    assert_true(now_s() - t0 < QUICK_S);
+    assert_null(d);
+    assert_non_null(strstr(tt_error_message(), "ns.xml:1: Namespace prefix p"));
     free(s);
 }
 
@@ -433,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_deep_file),
         cmocka_unit_test(test_deep_memory),
         cmocka_unit_test(test_too_many_nodes),
+        cmocka_unit_test(test_error_then_flood),
         cmocka_unit_test(test_oversize),
         cmocka_unit_test(test_silent_stderr),
         cmocka_unit_test(test_threads),

@@ -152,6 +152,25 @@ static void test_parse_errors_one_line(void **state)
     }
 }
 
+static void test_entity_references(void **state)
+{
+    const char *cases[] = {"<system>\n&undefined;</system>", "<system\n a=\"x&nope;\"/>",
+                           "<!DOCTYPE system [\n %pe; ]><system/>", "<system a=\"&amp;&#x26;\">&lt;&#60;</system>"};
+    tt_xml_doc *d = NULL;
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(tt_xml_read_buffer(cases[i], strlen(cases[i]), "e.xml", NULL, &d), TT_ERR_PARSE);
+        assert_null(d);
+        assert_non_null(strstr(tt_error_message(), "e.xml:2: "));
+        assert_non_null(strstr(tt_error_message(), "entity declarations are not allowed"));
+    }
+    assert_non_null(strstr(tt_error_message(), "'%pe;'"));
+    /* predefined entities and character references are fine */
+    assert_int_equal(tt_xml_read_buffer(cases[3], strlen(cases[3]), "e.xml", NULL, &d), TT_OK);
+    assert_string_equal(tt_xml_get(d->root, "a"), "&&");
+    tt_xml_doc_free(d);
+}
+
 static void test_limits(void **state)
 {
     tt_xml_limits lim;
@@ -207,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_escapes_and_text),
         cmocka_unit_test(test_plain_doctype_ok),
         cmocka_unit_test(test_parse_errors_one_line),
+        cmocka_unit_test(test_entity_references),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_missing_file),
     };

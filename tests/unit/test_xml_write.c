@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -389,6 +390,28 @@ static void test_write_file_atomic(void **state)
     b = slurp(path, &len);
     assert_string_equal(b, "<system version=\"1\">\n  <cpu numaid=\"0\"/>\n</system>\n");
     free(b);
+    /* "-" and NULL write to standard output */
+    {
+        char outp[300];
+        int fd, saved;
+        snprintf(outp, sizeof outp, "%s/stdout.txt", dir);
+        fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        assert_true(fd >= 0);
+        fflush(stdout);
+        saved = dup(1);
+        dup2(fd, 1);
+        assert_int_equal(tt_xml_write_file(d, TT_XML_NCCL, "-"), TT_OK);
+        assert_int_equal(tt_xml_write_file(d, TT_XML_NCCL, NULL), TT_OK);
+        fflush(stdout);
+        dup2(saved, 1);
+        close(saved);
+        close(fd);
+        b = slurp(outp, &len);
+        assert_string_equal(b, "<system version=\"1\">\n  <cpu numaid=\"0\"/>\n</system>\n"
+                               "<system version=\"1\">\n  <cpu numaid=\"0\"/>\n</system>\n");
+        free(b);
+        unlink(outp);
+    }
     /* unwritable place */
     snprintf(bad, sizeof bad, "%s/no/such/dir/out.xml", dir);
     assert_int_equal(tt_xml_write_file(d, TT_XML_NATIVE, bad), TT_ERR_IO);
@@ -396,6 +419,136 @@ static void test_write_file_atomic(void **state)
     tt_xml_doc_free(d);
     unlink(path);
     assert_int_equal(rmdir(dir), 0); /* no temp files left behind */
+}
+
+/* ------------------------------------------------------------------
+ * Property test: random trees (names from NCCL's and our vocabulary,
+ * values with characters that need escaping, UTF-8) survive
+ * write -> read -> write byte-identically, and read back to the same tree.
+ */
+static uint32_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (rng_state >> 8) % n;
+}
+
+static const char *pick_name(void)
+{
+    static const char *names[] = {"system", "cpu", "pci", "gpu", "nvlink", "c2c", "xgmi", "nic", "net",
+                                  "pcilink", "p2p", "unknown", "nvswitch", "findings", "finding", "x-y.z"};
+    return names[rnd(sizeof names / sizeof names[0])];
+}
+
+static const char *pick_attr(void)
+{
+    static const char *attrs[] = {"version", "busid", "class", "link_speed", "dev", "rank", "target",
+                                  "count", "name", "speed", "keep", "tt_version", "uuid", "down",
+                                  "message", "a_b", "numaid", "affinity"};
+    return attrs[rnd(sizeof attrs / sizeof attrs[0])];
+}
+
+static void random_value(char *v, size_t cap)
+{
+    static const char *pieces[] = {"a", "Z", "0", "7", " ", ".", ":", "/", "&", "<", ">", "\"", "'", "\t",
+                                   "\n", "\r", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "&amp;", "]]>"};
+    size_t n = 0, k = rnd(12);
+    v[0] = '\0';
+    for (size_t i = 0; i < k; i++) {
+        const char *p = pieces[rnd(sizeof pieces / sizeof pieces[0])];
+        if (n + strlen(p) + 1 >= cap)
+            break;
+        strcpy(v + n, p);
+        n += strlen(p);
+    }
+}
+
+static tt_xml_doc *random_doc(void)
+{
+    tt_xml_doc *d = tt_xml_doc_new("system", "rand");
+    tt_xml_node *all[300];
+    int n = 1, want = 1 + (int)rnd(120);
+    all[0] = d->root;
+    while (n < want) {
+        tt_xml_node *p = all[rnd((uint32_t)n)], *c;
+        if (tt_xml_depth(p) >= 12)
+            continue;
+        c = tt_xml_node_new(pick_name());
+        assert_int_equal(tt_xml_append(p, c), TT_OK);
+        all[n++] = c;
+    }
+    for (int i = 0; i < n; i++) {
+        int na = (int)rnd(6);
+        for (int j = 0; j < na; j++) {
+            char v[128];
+            random_value(v, sizeof v);
+            assert_int_equal(tt_xml_set(all[i], pick_attr(), v), TT_OK);
+        }
+    }
+    return d;
+}
+
+static void assert_same_tree(const tt_xml_node *a, const tt_xml_node *b)
+{
+    const tt_xml_node *x = a, *y = b;
+    for (; x && y; x = tt_xml_walk_next(a, x), y = tt_xml_walk_next(b, y)) {
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->nattrs, y->nattrs);
+        assert_int_equal(x->nchildren, y->nchildren);
+        for (int i = 0; i < x->nattrs; i++) {
+            assert_string_equal(x->attrs[i].name, y->attrs[i].name);
+            assert_string_equal(x->attrs[i].value, y->attrs[i].value);
+        }
+    }
+    assert_null(x);
+    assert_null(y);
+}
+
+static void test_random_round_trips(void **state)
+{
+    int nccl_ok = 0, nccl_refused = 0;
+    (void)state;
+    rng_state = 12345;
+    for (int iter = 0; iter < 300; iter++) {
+        tt_xml_doc *d = random_doc(), *r = NULL;
+        char *w1 = write_doc(d, TT_XML_NATIVE), *w2, *n1 = NULL;
+        tt_status s;
+        if (tt_xml_read_buffer(w1, strlen(w1), "w1", NULL, &r) != TT_OK)
+            fail_msg("iteration %d: native output does not re-read: %s\n%s", iter, tt_error_message(), w1);
+        assert_same_tree(d->root, r->root);
+        w2 = write_doc(r, TT_XML_NATIVE);
+        assert_string_equal(w1, w2);
+        free(w2);
+        tt_xml_doc_free(r);
+
+        s = tt_xml_write_buffer(d, TT_XML_NCCL, &n1, NULL);
+        if (s == TT_ERR_LIMIT) {
+            nccl_refused++;
+        } else {
+            assert_int_equal(s, TT_OK);
+            nccl_ok++;
+            assert_null(strchr(n1, '\t'));
+            assert_null(strstr(n1, "&"));
+            assert_null(strstr(n1, " keep="));
+            assert_int_equal(tt_xml_read_buffer(n1, strlen(n1), "n1", NULL, &r), TT_OK);
+            for (tt_xml_node *x = r->root; x; x = tt_xml_walk_next(r->root, x)) {
+                assert_true(tt_xml_nccl_knows(x->parent ? x->parent->name : NULL, x->name, NULL));
+                for (int i = 0; i < x->nattrs; i++)
+                    assert_true(tt_xml_nccl_knows(NULL, x->name, x->attrs[i].name));
+            }
+            w2 = write_doc(r, TT_XML_NCCL);
+            assert_string_equal(n1, w2);
+            free(w2);
+            tt_xml_doc_free(r);
+        }
+        free(n1);
+        free(w1);
+        tt_xml_doc_free(d);
+    }
+    /* both outcomes were exercised */
+    assert_true(nccl_ok > 10);
+    assert_true(nccl_refused > 10);
 }
 
 int main(void)
@@ -412,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_nccl_limit_bad_chars),
         cmocka_unit_test(test_nccl_root),
         cmocka_unit_test(test_write_file_atomic),
+        cmocka_unit_test(test_random_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
