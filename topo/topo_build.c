@@ -359,19 +359,23 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
             ignore(b, el->children[i], "pci class 0x068000 (NVSwitch)");
         return TT_OK;
     }
+    /* As NCCL: a <nic> child makes a NIC whatever the class; otherwise the class
+     * decides.  A <gpu> child makes a GPU when the class is absent, a display
+     * controller (0x03) or a processing accelerator (0x12, e.g. AMD MI300X in
+     * RCCL files); under any other class it is ignored with a warning. */
     if (nic_el)
         type = TT_NODE_NIC;
-    else if (gpu_el)
-        type = TT_NODE_GPU;
     else if (has_cls && (cls >> 16) == 0x03)
+        type = TT_NODE_GPU;
+    else if (gpu_el && (!has_cls || (cls >> 16) == 0x12))
         type = TT_NODE_GPU;
     else if (has_cls && (cls >> 16) == 0x02)
         type = TT_NODE_NIC;
     else
         type = TT_NODE_PCI;
-    if (gpu_el && has_cls && (cls >> 16) != 0x03)
-        TT_WARN("topo", "%s:%d: pci %s has class 0x%06llx but a <gpu> child; taking it as a GPU",
-                b->src, el->line, busid, cls);
+    if (gpu_el && type != TT_NODE_GPU)
+        TT_WARN("topo", "%s:%d: pci %s has class 0x%06llx: its <gpu> child is ignored", b->src,
+                el->line, busid, cls);
     if (!busid[0])
         TT_INFO("topo", "%s:%d: <pci> without busid", b->src, el->line);
     else if ((st = check_dup_busid(b, el, busid)) != TT_OK)

@@ -208,6 +208,38 @@ const tt_path *tt_topo_path(const tt_topo *t, int from, int to)
     return &t->paths[(size_t)from * (size_t)t->nnodes + (size_t)to];
 }
 
+/* Before paths exist: the CPU fewest links away, not crossing another GPU. */
+static int local_cpu_by_hops(const tt_topo *t, int i)
+{
+    int *queue = malloc((size_t)t->nnodes * sizeof *queue);
+    unsigned char *seen = calloc((size_t)t->nnodes, 1);
+    int head = 0, tail = 0, found = -1;
+    if (!queue || !seen)
+        goto out;
+    queue[tail++] = i;
+    seen[i] = 1;
+    while (head < tail && found < 0) {
+        int u = queue[head++];
+        if (t->nodes[u].type == TT_NODE_CPU) {
+            found = u;
+            break;
+        }
+        if (u != i && t->nodes[u].type == TT_NODE_GPU)
+            continue;
+        for (int k = 0; k < t->nodes[u].nlinks; k++) {
+            int v = t->nodes[u].links[k].peer;
+            if (v >= 0 && v < t->nnodes && !seen[v]) {
+                seen[v] = 1;
+                queue[tail++] = v;
+            }
+        }
+    }
+out:
+    free(queue);
+    free(seen);
+    return found;
+}
+
 int tt_topo_local_cpu(const tt_topo *t, int i)
 {
     int best = -1;
@@ -216,7 +248,7 @@ int tt_topo_local_cpu(const tt_topo *t, int i)
     if (t->nodes[i].type == TT_NODE_CPU)
         return i;
     if (!t->paths)
-        return -1;
+        return local_cpu_by_hops(t, i);
     for (int c = 0; c < t->nnodes; c++) {
         if (t->nodes[c].type != TT_NODE_CPU)
             continue;

@@ -122,6 +122,9 @@ expect_grep "$TMP/err" 'nccl-dump-h100-vm\.xml:2: warning: \[unknown-numa\] cpu 
 expect_grep "$TMP/err" 'nccl-dump-h100-vm\.xml:3: warning: \[unknown-link-width\]' "VM dump: link width warning with file:line"
 run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate --quiet
 [ "$RC" -eq 1 ] && [ ! -s "$TMP/err" ] && ok "--quiet: exit code only" || not_ok "--quiet (exit $RC, stderr $(head -c 100 "$TMP/err"))"
+run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate -o "$TMP/findings.txt"
+[ "$RC" -eq 1 ] && [ ! -s "$TMP/err" ] && grep -q '^.*nccl-dump-h100-vm\.xml:2: warning: \[unknown-numa\]' "$TMP/findings.txt" \
+  && ok "--validate -o writes the text findings to the file" || not_ok "--validate -o (exit $RC)"
 run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate --format json
 expect_rc 1 "--validate --format json keeps the exit code"
 if [ $have_py -eq 1 ]; then
@@ -171,6 +174,10 @@ expect_grep "$TMP/err" '^topo-dump: .*hwloc\.xml:1: hwloc XML: use --hwloc-xml \
 run "$TD" -i "$TMP/does-not-exist.xml"
 expect_rc 2 "missing input file: exit 2"
 expect_grep "$TMP/err" 'does-not-exist\.xml' "missing input file is named"
+
+run sh -c "\"$TD\" -q -i - -f nccl < \"$FIX/pcie-4gpu.xml\""
+"$TD" -q -i "$FIX/pcie-4gpu.xml" -f nccl -o "$TMP/direct.xml"
+[ "$RC" -eq 0 ] && cmp -s "$TMP/out" "$TMP/direct.xml" && ok "--input - reads standard input" || not_ok "--input - (exit $RC)"
 
 # --- -o is atomic -------------------------------------------------------------------------
 echo "precious" > "$TMP/keep.txt"
