@@ -353,12 +353,15 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     c.sys = c.doc->root;
     tt_xml_set(c.sys, "version", "1");
     tt_xml_set(c.sys, "tt_version", "1"); /* native format version (docs/xml-schema.md) */
-    if (offline)
-        tt_xml_setf(c.sys, "tt_source", "hwloc-xml:%s", o->hwloc_xml);
-    else if (fake)
-        tt_xml_setf(c.sys, "tt_source", "sysfs:%s", c.root);
-    else
+    /* tt_source values of docs/xml-schema.md 4.1; the input is named beside it */
+    if (offline) {
+        tt_xml_set(c.sys, "tt_source", "hwloc");
+        tt_xml_set(c.sys, "hwloc_xml", o->hwloc_xml);
+    } else {
         tt_xml_set(c.sys, "tt_source", "live");
+        if (fake)
+            tt_xml_set(c.sys, "sysfs_root", c.root);
+    }
     if (!offline)
         set_hostname(&c);
 
