@@ -68,4 +68,20 @@ expect_grep "$TMP/v.xml" '<pci busid="0000:77:00.0" class="0x03" vendor="0x10de"
 expect_grep "$TMP/v.xml" 'reason="GPU not found in the PCI tree' "and it is recorded"
 run "$TD" -i "$TMP/v.xml" -f matrix -q
 expect_grep "$TMP/out" '^GPU0 +X ' "VM matrix builds"
+# --- libibverbs stub: ports, speed x width, MTU, max_qp; --check on them
+if [ -f /usr/include/infiniband/verbs.h ] && cc -shared -fPIC -O1 -o "$TMP/stubs/libibverbs.so.1" "$FIX/stubs/fake_ibverbs.c" 2>"$TMP/cc.err"; then
+  stub FAKE_NVML_GPUS=$HGX FAKE_IBV_DEVS=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 FAKE_IBV_DOWN=mlx5_7 \
+    FAKE_IBV_MTU1024=mlx5_6 "$TD" --sysfs-root "$TMP/hgx8" --scan-report -o "$TMP/ib.xml" 2>"$TMP/err"
+  expect_grep "$TMP/err" '^scan: ibv +ok +seen=8 .*8 RDMA device\(s\), 8 port\(s\)' "ibverbs probe saw 8 ports"
+  expect_grep "$TMP/ib.xml" '<net name="mlx5_0" dev="0" port="1" speed="400000" guid="0xa088c20300f1e000" link_layer="InfiniBand" state="ACTIVE" node_guid="0xa088c20300f1e000" ifname="ibp19s0" netdev_mtu="4092" mtu="4096" maxconn="131072" gdr="1"' \
+    "mlx5_0: NDR x4 = 400000 Mb/s, active MTU 4096, max_qp as maxconn"
+  expect_grep "$TMP/ib.xml" '<net name="mlx5_7" .*state="DOWN"' "ibverbs port state wins over sysfs"
+  expect_no_grep "$TMP/ib.xml" '<unknown attr="(mtu|maxconn)"' "no MTU/maxconn unknown once ibverbs ran"
+  run "$TD" -i "$TMP/ib.xml" --check
+  expect_rc 2 "port down: --check exit 2"
+  expect_grep "$TMP/err" 'error: \[ib-port-not-active\] net mlx5_7 port 1: RDMA port is DOWN' "down port named"
+  expect_grep "$TMP/err" 'warning: \[mtu-small\] net mlx5_6 port 1: active MTU 1024 below 4096.*RoCE' "RoCE MTU 1024 flagged"
+else
+  skip "ibverbs stub" "no verbs headers or compiler"
+fi
 finish
