@@ -400,7 +400,7 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
         scan_unknown(&c, c.sys, "cpu", "no probe could read the CPU/PCI tree (sysfs and hwloc both "
                                        "off or failed)");
     }
-    free(c.cpu_fill_arg);
+    free(c.owned);
     rep->nunknown = count_unknown(c.sys);
     if (rep->nunknown)
         TT_WARN(SCAN_SUBSYS, "%d value(s) could not be seen: see the <unknown> elements "

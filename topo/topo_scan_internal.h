@@ -39,6 +39,7 @@ typedef struct scan_ctx {
     /* fills a newly made <cpu> (arch, vendor, affinity...): set by the tree builder probe */
     void (*cpu_fill)(struct scan_ctx *c, tt_xml_node *cpu, int numaid);
     void *cpu_fill_arg;
+    void *owned;              /* freed at the end of the scan (the sysfs CPU identity) */
 } scan_ctx;
 
 /* One PCI function as a probe sees it; fields < 0 / "" are unknown. */

@@ -485,17 +485,21 @@ typedef struct {
 
 static void add_socket_nets(scan_ctx *c, kept_dev *ks, int nk)
 {
-    static char names[256][64];
+    char (*names)[64] = calloc(256, sizeof *names);
     netif *ifs;
     char p[PATH_MAX], rp[PATH_MAX];
     size_t rl = strlen(c->root);
     int n, nif = 0, i, j;
 
+    if (!names)
+        return;
     scan_path(c, p, sizeof p, "/sys/class/net");
     n = list_dir_sorted(p, names, 256);
     ifs = calloc((size_t)(n ? n : 1), sizeof *ifs);
-    if (!ifs)
+    if (!ifs) {
+        free(names);
         return;
+    }
     for (i = 0; i < n; i++) {
         scan_path(c, p, sizeof p, "/sys/class/net/%s/device", names[i]);
         if (!realpath(p, rp) || strncmp(rp, c->root, rl) != 0)
@@ -563,6 +567,7 @@ static void add_socket_nets(scan_ctx *c, kept_dev *ks, int nk)
         tt_xml_set(net, "device", ifs[j].dev);
     }
     free(ifs);
+    free(names);
 }
 
 /* ---------------- probe ---------------- */
@@ -591,7 +596,8 @@ tt_probe_state scan_probe_sysfs(scan_ctx *c)
     read_cpuinfo(c, id);
     /* later probes may add cpu numaid -1 (GPU outside the tree): keep filling */
     c->cpu_fill = sysfs_cpu_fill;
-    c->cpu_fill_arg = id; /* freed by the orchestrator */
+    c->cpu_fill_arg = id;
+    c->owned = id; /* freed by the orchestrator */
 
     nnuma = list_numa(c, numa, 256);
     for (i = 0; i < nnuma; i++)
