@@ -215,6 +215,8 @@ void scan_pci_set_attrs(scan_ctx *c, tt_xml_node *pci, const scan_pci_info *in)
         tt_xml_setf(pci, "numa_node", "%d", in->numa);
     else
         scan_unknown(c, pci, "numa_node", "numa_node not readable");
+    if (in->cpulist[0])
+        tt_xml_set(pci, "local_cpulist", in->cpulist);
 }
 
 tt_xml_node *scan_nic_get(scan_ctx *c, tt_xml_node *parent)

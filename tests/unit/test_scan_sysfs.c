@@ -127,6 +127,8 @@ static void test_hgx8_tree(void **st)
         assert_true(has_unknown(g, "gpu")); /* NVML/CUDA off on a fake root */
         assert_null(tt_xml_first_child(g, "gpu"));
     }
+    assert_string_equal(attr(pci(d, "0000:9a:00.0"), "local_cpulist"), "8-15");
+    assert_null(tt_xml_get(pci(d, "0000:9a:00.0"), "local_cpus"));
     sw = pci(d, "0000:15:00.0");
     assert_string_equal(attr(sw, "hostbridge"), "pci0000:14");
     assert_string_equal(attr(sw, "vendor"), "0x1000");
