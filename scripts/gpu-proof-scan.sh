@@ -9,16 +9,25 @@
 # PCIe speed/width, NUMA node, NIC), printing PASS/FAIL/INFO lines.
 #
 # usage: OUT=/some/dir scripts/gpu-proof-scan.sh [NCCL_DUMP_XML]
-#   BUILD=build (prebuilt folder with bin/topo-dump), LIBDIR=dir with extra
-#   shared libraries (libcjson.so.1) added to LD_LIBRARY_PATH.
+#   BUILD: prebuilt folder with bin/topo-dump (default .devcarry/build when it
+#   exists - scripts/devcarry.sh - else build); LIBDIR: dir with extra shared
+#   libraries (libcjson.so.1) added to LD_LIBRARY_PATH (default .devcarry/lib).
+#   NCCL's dump to compare with: the argument, else $OUT/nccl-dump-baseline.xml
+#   (scripts/gpu-proof.sh writes it first), else the H100 VM fixture.
+# Lines: PASS/FAIL (comparisons), TIME/RATIO (timing), SKIP, INFO.
 # Every step is time-limited; the script never waits on a hung probe.
 # Exit: 0 when every PASS/FAIL comparison passed, 1 otherwise.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-build}
+if [ -z "${BUILD:-}" ]; then [ -x "$ROOT/.devcarry/build/bin/topo-dump" ] && BUILD=.devcarry/build || BUILD=build; fi
+[ -z "${LIBDIR:-}" ] && [ -d "$ROOT/.devcarry/lib" ] && LIBDIR="$ROOT/.devcarry/lib"
 case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 OUT=${OUT:-$ROOT/gpu-proof-out}
-NCCL_DUMP=${1:-$ROOT/tests/fixtures/nccl-dump-h100-vm.xml}
+NCCL_DUMP=${1:-}
+if [ -z "$NCCL_DUMP" ]; then
+  if [ -s "$OUT/nccl-dump-baseline.xml" ]; then NCCL_DUMP="$OUT/nccl-dump-baseline.xml"
+  else NCCL_DUMP="$ROOT/tests/fixtures/nccl-dump-h100-vm.xml"; fi
+fi
 TD="$BUILD/bin/topo-dump"
 [ -n "${LIBDIR:-}" ] && export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p "$OUT"
@@ -27,6 +36,8 @@ say()  { echo "$*" | tee -a "$OUT/proof.txt"; }
 pass() { say "PASS $*"; passes=$((passes+1)); }
 fail() { say "FAIL $*"; fails=$((fails+1)); }
 info() { say "INFO $*"; }
+skp()  { say "SKIP $*"; }
+tim()  { say "TIME $*"; }
 lim()  { local s=$1; shift; timeout -k 5 "$s" "$@"; }   # every step: bounded
 ms()   { echo $(( $(date +%s%N) / 1000000 )); }
 : > "$OUT/proof.txt"
@@ -58,15 +69,16 @@ lim 60 "$TD" -q -i "$OUT/scan-nccl.xml" -f nccl -o "$OUT/scan-nccl-again.xml" 2>
 # --- timing: full scan vs hwloc's own load
 runs=5; tot=0
 for i in $(seq $runs); do t0=$(ms); lim 120 "$TD" -q -o /dev/null 2>/dev/null; t1=$(ms); tot=$((tot + t1 - t0)); done
-info "timing: full topo-dump scan (process, all probes) $((tot / runs)) ms average of $runs"
+full=$((tot / runs)); tim "full topo-dump scan (process start, all probes, XML out) $full ms, average of $runs"
 tot=0
 for i in $(seq $runs); do t0=$(ms); lim 120 "$TD" -q --no-nvml --no-cuda --no-ibv -o /dev/null 2>/dev/null; t1=$(ms); tot=$((tot + t1 - t0)); done
-info "timing: sysfs+hwloc only $((tot / runs)) ms average of $runs"
+tim "topo-dump --no-nvml --no-cuda --no-ibv (sysfs + hwloc) $((tot / runs)) ms, average of $runs"
 hw=$(sed -n 's/^scan: hwloc .* \([0-9.]*\)ms: .*/\1/p' "$OUT/scan-native.err" | head -1)
-[ -n "$hw" ] && info "timing: hwloc probe inside the scan (topology load with all I/O) ${hw} ms"
+[ -n "$hw" ] && tim "hwloc probe inside the scan (topology load with all I/O) ${hw} ms"
+ref=""
 if command -v lstopo >/dev/null 2>&1; then
   t0=$(ms); lim 120 lstopo --of xml --whole-io -f "$OUT/lstopo.xml" >/dev/null 2>&1; t1=$(ms)
-  info "timing: lstopo --of xml $((t1 - t0)) ms"
+  ref=$((t1 - t0)); tim "lstopo --of xml --whole-io $ref ms"
   lim 120 "$TD" -q --hwloc-xml "$OUT/lstopo.xml" -f native -o "$OUT/twin-native.xml" 2>/dev/null && pass "offline twin from this machine's lstopo XML" || fail "offline twin"
 elif command -v cc >/dev/null 2>&1 && [ -f /usr/include/hwloc.h ]; then
   cat > "$OUT/hwload.c" <<'EOF'
@@ -86,17 +98,22 @@ int main(int argc, char **argv) {
 EOF
   hwlib=$(ls /usr/lib/*/libhwloc.so /usr/lib/*/libhwloc.so.15 2>/dev/null | head -1)
   if [ -n "$hwlib" ] && lim 60 cc -O1 -o "$OUT/hwload" "$OUT/hwload.c" "$hwlib" 2>"$OUT/hwload.err"; then
-    v=$(lim 120 "$OUT/hwload" "$OUT/hwloc-export.xml"); info "timing: lstopo absent; hwloc load+XML export (tiny program, all I/O) ${v:-?} ms"
+    t0=$(ms); v=$(lim 120 "$OUT/hwload" "$OUT/hwloc-export.xml"); t1=$(ms); ref=$((t1 - t0))
+    tim "lstopo absent; hwloc load+XML export (tiny program, all I/O): ${v:-?} ms inside, $ref ms with process start"
     [ -s "$OUT/hwloc-export.xml" ] && lim 120 "$TD" -q --hwloc-xml "$OUT/hwloc-export.xml" -f native -o "$OUT/twin-native.xml" 2>/dev/null \
       && pass "offline twin from this machine's hwloc XML export" || info "offline twin from the hwloc export failed"
-  else info "timing: lstopo absent and the tiny hwloc program did not build: $(head -c 200 "$OUT/hwload.err")"; fi
+  else skp "timing reference: lstopo absent and the tiny hwloc program did not build: $(head -c 200 "$OUT/hwload.err")"; fi
 else
-  info "timing: lstopo absent and no C compiler/hwloc.h: only the hwloc probe time above"
+  skp "timing reference: lstopo absent and no C compiler/hwloc.h: only the hwloc probe time above"
+fi
+if [ -n "$ref" ] && [ "$ref" -gt 0 ]; then
+  say "RATIO full scan / hwloc-only load = $(awk -v a="$full" -v b="$ref" 'BEGIN { printf "%.2f", a / b }') ($full ms / $ref ms, both with process start)"
 fi
 
 # --- compare with NCCL's dump of this machine
-if [ ! -f "$NCCL_DUMP" ]; then info "no NCCL dump at $NCCL_DUMP: comparison skipped"
-elif ! command -v python3 >/dev/null 2>&1; then info "python3 absent: NCCL comparison skipped"
+info "comparing with NCCL's dump $NCCL_DUMP"
+if [ ! -f "$NCCL_DUMP" ]; then skp "no NCCL dump at $NCCL_DUMP: comparison skipped"
+elif ! command -v python3 >/dev/null 2>&1; then skp "python3 absent: NCCL comparison skipped"
 else
   lim 60 python3 - "$NCCL_DUMP" "$OUT/scan-native.xml" <<'PY' | tee -a "$OUT/proof.txt"
 import sys, xml.etree.ElementTree as ET
