@@ -528,6 +528,9 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
         return TT_PROBE_FAILED;
     }
     hwloc_topology_set_io_types_filter(h.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    /* PCI from sysfs (hwloc's linux component) rather than the libpciaccess
+     * plugin: same devices, no config-space reads, and that plugin leaks */
+    hwloc_topology_set_components(h.topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
     if (xml && xml[0] && hwloc_topology_set_xml(h.topo, xml) != 0) {
         scan_note(c, "%s: hwloc cannot use this XML file", xml);
         hwloc_topology_destroy(h.topo);

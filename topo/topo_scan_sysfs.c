@@ -58,28 +58,31 @@ static void read_cpuinfo(scan_ctx *c, cpu_ident *id)
     if (f) {
         id->have_cpuinfo = 1;
         while (fgets(line, sizeof line, f)) {
-            char *colon = strchr(line, ':'), *v;
+            char *colon = strchr(line, ':'), *v, *k;
             size_t n;
             if (!colon)
                 continue;
+            /* key = text before the colon without trailing blanks */
+            for (k = colon; k > line && (k[-1] == ' ' || k[-1] == '\t'); k--)
+                ;
+            *k = '\0';
             v = colon + 1;
             while (*v == ' ' || *v == '\t')
                 v++;
             n = strlen(v);
             while (n && (v[n - 1] == '\n' || v[n - 1] == ' '))
                 v[--n] = '\0';
-            if (!strncmp(line, "vendor_id", 9) && !id->vendor[0])
+            if (!strcmp(line, "vendor_id") && !id->vendor[0])
                 scan_fmt(id->vendor, sizeof id->vendor, "%s", v);
-            else if (!strncmp(line, "cpu family", 10) && fam < 0)
+            else if (!strcmp(line, "cpu family") && fam < 0)
                 fam = atoi(v);
-            else if (!strncmp(line, "model", 5) && (line[5] == '\t' || line[5] == ' ') && model < 0)
+            else if (!strcmp(line, "model") && model < 0)
                 model = atoi(v);
-            else if (!strncmp(line, "CPU implementer", 15))
+            else if (!strcmp(line, "CPU implementer"))
                 arm = 1;
-            else if (!strncmp(line, "cpu", 3) && (line[3] == '\t' || line[3] == ' ') &&
-                     strstr(v, "POWER"))
+            else if (!strcmp(line, "cpu") && strstr(v, "POWER"))
                 power = 1;
-            if (!strncmp(line, "processor", 9) && id->vendor[0] && fam >= 0 && model >= 0)
+            if (!strcmp(line, "processor") && id->vendor[0] && fam >= 0 && model >= 0)
                 break; /* first CPU done (NCCL reads the running core; all are alike) */
         }
         fclose(f);
