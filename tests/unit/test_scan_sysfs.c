@@ -315,6 +315,30 @@ static void test_bad_and_empty_roots(void **st)
     tt_xml_doc_free(d);
 }
 
+static void test_arm_cpuinfo(void **st)
+{
+    char dir[600], cmd[1600];
+    tt_scan_options o;
+    tt_xml_doc *d = NULL;
+    tt_xml_node *cpu;
+    (void)st;
+    snprintf(dir, sizeof dir, "%s/arm", g_tmp);
+    snprintf(cmd, sizeof cmd,
+             "bash '%s/tests/fixtures/sysfs/make-fake-sysfs.sh' nogpu '%s' && "
+             "printf 'processor\\t: 0\\nBogoMIPS\\t: 2000.00\\nCPU implementer\\t: 0x41\\n"
+             "CPU part\\t: 0xd4f\\n' > '%s/proc/cpuinfo'",
+             root_dir(), dir, dir);
+    assert_int_equal(system(cmd), 0);
+    tt_scan_options_default(&o);
+    o.sysfs_root = dir;
+    assert_int_equal(tt_topo_scan(&o, &d), TT_OK);
+    cpu = tt_xml_find(d->root, "cpu", "numaid", "1");
+    assert_string_equal(attr(cpu, "arch"), "arm64");
+    assert_null(tt_xml_get(cpu, "vendor")); /* NCCL has no vendor on ARM */
+    assert_null(tt_xml_get(cpu, "familyid"));
+    tt_xml_doc_free(d);
+}
+
 static void test_live_scan(void **st)
 {
     tt_scan_report r;
@@ -367,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_vm_flat_numa_unknown),
         cmocka_unit_test(test_nogpu),
         cmocka_unit_test(test_bad_and_empty_roots),
+        cmocka_unit_test(test_arm_cpuinfo),
         cmocka_unit_test(test_live_scan),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
