@@ -21,6 +21,8 @@
 
 #define SCAN_SUBSYS "scan"
 #define SCAN_MAX_CHAIN 32     /* PCI bridges between a host bridge and a device */
+#define SCAN_MAX_NETIFS 8192  /* /sys/class/net entries read (containers: many veths) */
+#define SCAN_MAX_NUMA 1024    /* NUMA node directories read */
 
 typedef struct scan_ctx {
     const tt_scan_options *opt;

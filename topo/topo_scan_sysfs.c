@@ -488,7 +488,7 @@ typedef struct {
 
 static void add_socket_nets(scan_ctx *c, kept_dev *ks, int nk)
 {
-    char (*names)[64] = calloc(256, sizeof *names);
+    char (*names)[64] = calloc(SCAN_MAX_NETIFS, sizeof *names);
     netif *ifs;
     char p[PATH_MAX], rp[PATH_MAX];
     size_t rl = strlen(c->root);
@@ -497,7 +497,7 @@ static void add_socket_nets(scan_ctx *c, kept_dev *ks, int nk)
     if (!names)
         return;
     scan_path(c, p, sizeof p, "/sys/class/net");
-    n = list_dir_sorted(p, names, 256);
+    n = list_dir_sorted(p, names, SCAN_MAX_NETIFS);
     ifs = calloc((size_t)(n ? n : 1), sizeof *ifs);
     if (!ifs) {
         free(names);
@@ -582,7 +582,7 @@ tt_probe_state scan_probe_sysfs(scan_ctx *c)
     struct dirent *e;
     kept_dev *ks = NULL;
     int nk = 0, capk = 0, i, nnuma, ngpu = 0, nnic = 0, nnvs = 0;
-    int numa[256];
+    int numa[SCAN_MAX_NUMA];
     cpu_ident *id = calloc(1, sizeof *id);
 
     if (!id) {
@@ -602,7 +602,7 @@ tt_probe_state scan_probe_sysfs(scan_ctx *c)
     c->cpu_fill_arg = id;
     c->owned = id; /* freed by the orchestrator */
 
-    nnuma = list_numa(c, numa, 256);
+    nnuma = list_numa(c, numa, SCAN_MAX_NUMA);
     for (i = 0; i < nnuma; i++)
         scan_cpu_get(c, numa[i], NULL);
 
