@@ -363,6 +363,24 @@ static void test_live_scan(void **st)
     assert_int_equal(tt_scan_report_write_json(&r, &sb), TT_OK);
     assert_non_null(strstr(sb.data, "\"name\": \"nvml\""));
     tt_strbuf_free(&sb);
+    {
+        /* the same machine through hwloc alone (sysfs probe off): the tree
+         * hwloc builds has the devices the sysfs walk found */
+        tt_scan_options o;
+        tt_xml_doc *h = NULL;
+        const tt_xml_node *x;
+        tt_scan_options_default(&o);
+        o.use_sysfs = 0;
+        o.use_nvml = o.use_cuda = o.use_ibv = 0;
+        assert_int_equal(tt_topo_scan_report(&o, &h, &r), TT_OK);
+        assert_int_equal(probe(&r, "sysfs")->state, TT_PROBE_OFF);
+        assert_true(probe(&r, "hwloc")->state == TT_PROBE_OK || probe(&r, "hwloc")->state == TT_PROBE_PARTIAL);
+        assert_true(count(h->root, "cpu", NULL, NULL) >= 1);
+        for (x = d->root; x; x = tt_xml_walk_next(d->root, x))
+            if (!strcmp(x->name, "pci") && tt_xml_first_child(x, "nic"))
+                assert_non_null(tt_xml_find(h->root, "pci", "busid", tt_xml_get(x, "busid")));
+        tt_xml_doc_free(h);
+    }
     tt_xml_doc_free(d);
 }
 
