@@ -32,46 +32,11 @@
 extern "C" {
 #endif
 
-/* Collectives; numbering follows NCCL's ncclFunc_t (the tuner plugin relies on it). */
-typedef enum {
-    TT_COLL_BROADCAST = 0,
-    TT_COLL_REDUCE = 1,
-    TT_COLL_ALLGATHER = 2,
-    TT_COLL_REDUCESCATTER = 3,
-    TT_COLL_ALLREDUCE = 4,
-    TT_COLL_COUNT = 5
-} tt_coll;
-
-/* Algorithms.  0..6 are NCCL's ids (NCCL_ALGO_*); 7..9 exist only in the topotune model
- * (NCCL cannot run them; tables meant for NCCL leave them out). */
-typedef enum {
-    TT_ALGO_TREE = 0,
-    TT_ALGO_RING = 1,
-    TT_ALGO_COLLNET_DIRECT = 2,
-    TT_ALGO_COLLNET_CHAIN = 3,
-    TT_ALGO_NVLS = 4,
-    TT_ALGO_NVLS_TREE = 5,
-    TT_ALGO_PAT = 6,
-    TT_ALGO_RHD = 7,  /* recursive halving-doubling (Rabenseifner) */
-    TT_ALGO_RD = 8,   /* recursive doubling */
-    TT_ALGO_HIER = 9, /* hierarchical: intra-node ring RS, inter-node ring, intra-node ring AG */
-    TT_ALGO_COUNT = 10
-} tt_algo;
-#define TT_ALGO_NCCL_COUNT 7
-
-/* Protocols; numbering follows NCCL. */
-typedef enum { TT_PROTO_LL = 0, TT_PROTO_LL128 = 1, TT_PROTO_SIMPLE = 2, TT_PROTO_COUNT = 3 } tt_proto;
+/* tt_coll, tt_algo, tt_proto and their names/parsers live in tt_common.h (shared with exec/). */
 
 typedef enum { TT_MODEL_TOPOTUNE = 0, TT_MODEL_NCCL = 1 } tt_model_kind;
 
-const char *tt_coll_name(tt_coll c);     /* "allreduce", ... (NCCL tuner CSV spelling) */
-const char *tt_algo_name(tt_algo a);     /* "tree", "ring", ..., "nvls_tree", "pat", "rhd", "rd", "hier" */
-const char *tt_proto_name(tt_proto p);   /* "ll", "ll128", "simple" */
 const char *tt_model_name(tt_model_kind m); /* "topotune", "nccl" */
-/* Case-insensitive; accept also "all_reduce", "AllReduce", "reduce_scatter" ... */
-tt_status tt_coll_parse(const char *s, tt_coll *out);
-tt_status tt_algo_parse(const char *s, tt_algo *out);
-tt_status tt_proto_parse(const char *s, tt_proto *out);
 tt_status tt_model_parse(const char *s, tt_model_kind *out);
 
 /* ---- cluster description ---- */
