@@ -92,4 +92,50 @@ expect_rc 2 "expect: runs of different rank counts in one judgement"
 expect_grep "$TMP/err" 'nccl-tests-handwritten.txt:[0-9]+: measured with 4 ranks but the expectation is for 8' "expect: names the row"
 run "$TT" --expect "$M/exec-ar-ring-8.json" --input "$HOST"
 expect_rc 2 "expect: files need --measured"
+
+# ---- the loop on this machine: topo-exec runs -> calibrate, judge ----
+X="$BIN/topo-exec"
+if [ -x "$X" ]; then
+  for a in ring tree; do
+    run "$X" --host 2 --algo $a -b 1K -e 256K -f 4 -n 3 -w 1 --no-progress -J "$TMP/live-$a.json"
+    expect_rc 0 "topo-exec --algo $a run recorded"
+  done
+  run "$TT" --calibrate "$TMP"/live-*.json --input "$HOST" -o "$TMP/cal-live.json"
+  expect_rc 0 "calibrate: fresh topo-exec JSON"
+  expect_grep "$TMP/out" '^# calibration of the topotune model: 10 rows used, 0 skipped' "calibrate: every fresh row used"
+  run "$TT" --judge-choices "$TMP"/live-*.json --input "$HOST" --calibration "$TMP/cal-live.json" --among-measured
+  if [ "$RC" -le 1 ] && grep -Eq '^# [0-9]+ right, [0-9]+ wrong, 0 without' "$TMP/out"; then ok "judge: fresh runs judged (exit $RC)"
+  else not_ok "judge: fresh runs (exit $RC: $(head -c 300 "$TMP/err"))"; fi
+  # a topo-exec that predicts with the calibration (bin/predict_topotune.c, linked by hand)
+  CCX=${CC:-cc}
+  LIB="$(cd "$(dirname "$BIN")" && pwd)/lib/libtopotune.a"
+  IBV=$(pkg-config --exists libibverbs 2>/dev/null && pkg-config --libs libibverbs)
+  san=""
+  if command -v nm >/dev/null && nm "$LIB" 2>/dev/null | grep -q '__asan_'; then san="-fsanitize=address,undefined"; fi
+  if command -v "$CCX" >/dev/null && [ -f "$LIB" ] &&
+     "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/common" -I"$ROOT/xml" -I"$ROOT/topo" -I"$ROOT/tune" \
+       -I"$ROOT/exec" $(pkg-config --cflags libxml-2.0 libcjson hwloc) -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" \
+       "$ROOT/bin/predict_topotune.c" "$LIB" $(pkg-config --libs libxml-2.0 libcjson hwloc) $IBV -ldl -lpthread -lm \
+       2>"$TMP/cc.err"; then
+    TOPOTUNE_PREDICT_TOPO="$HOST" TOPOTUNE_CALIBRATION="$TMP/cal.json" run "$TMP/topo-exec-pred" --host 2 --algo ring \
+      -b 1K -e 64K -f 8 -n 2 --no-progress -J "$TMP/pred.json"
+    expect_rc 0 "predicting topo-exec runs"
+    expect_grep "$TMP/out" '#wrong     pred    err%' "predicting topo-exec: pred/err% columns"
+    # 1 KiB ring on 2 ranks with cal.json: base + 2 steps of (alpha + step_us) + channel cost, > 0
+    if awk '!/^#/ && NF { n++; if (NF != 17 || $10 + 0 <= 0) bad=1 } END { exit !(n == 3 && !bad) }' "$TMP/out"; then
+      ok "predicting topo-exec: every row has a prediction"; else not_ok "prediction rows: $(grep -v '^#' "$TMP/out" | head -2)"; fi
+    expect_grep "$TMP/pred.json" '"predicted_time":' "predicting topo-exec: JSON predicted_time"
+    run "$TT" --calibrate "$TMP/pred.json" --input "$HOST" -o "$TMP/pred-cal.json"
+    expect_rc 0 "calibrate reads topo-exec JSON with predictions"
+    run "$TMP/topo-exec-pred" --host 2 -b 1K -e 1K -n 1 --no-progress
+    if awk '!/^#/ && NF { if ($10 != "N/A") bad=1 } END { exit bad }' "$TMP/out"; then
+      ok "predicting topo-exec without TOPOTUNE_PREDICT_TOPO: N/A"; else not_ok "N/A: $(grep -v '^#' "$TMP/out" | head -1)"; fi
+    TOPOTUNE_PREDICT_TOPO="$TMP/none.xml" run "$TMP/topo-exec-pred" --host 2 -b 1K -e 1K -n 1 --no-progress
+    expect_grep "$TMP/err" 'prediction off: .*none.xml' "predicting topo-exec: unreadable topology is reported"
+  else
+    not_ok "building topo-exec with bin/predict_topotune.c: $(head -c 300 "$TMP/cc.err" 2>/dev/null)"
+  fi
+else
+  skip "topo-exec loop" "topo-exec not built"
+fi
 finish

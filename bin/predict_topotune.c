@@ -1,5 +1,5 @@
 /*
- * cli_predict.c - the prediction source topo-exec looks up as a weak symbol
+ * predict_topotune.c - the prediction source topo-exec looks up as a weak symbol
  * (docs/cli-topo-exec.md, "Predicted time (hook)"): with it linked, topo-exec prints the
  * topotune model's time and its error next to every measurement.
  *
@@ -10,6 +10,11 @@
  * The model is the topotune model, evaluated for the algorithm and protocol the executor ran
  * on one channel per rank when the protocol is simple on host transports (what topo-exec's
  * host ranks do), i.e. exactly as topo-tune --calibrate evaluates topo-exec rows.
+ *
+ * Not linked by default (the name is not bin/cli_*.c on purpose): topo-exec switches its
+ * pred/err% columns on as soon as the symbol exists, which would change its nccl-tests table
+ * for everyone.  Build a predicting topo-exec by hand (docs/calibration.md section 5):
+ *   cc -std=gnu11 -D_GNU_SOURCE -pthread -Icommon -Ixml -Itopo -Itune -Iexec bin/topo-exec.c  *      bin/predict_topotune.c build/lib/libtopotune.a <the library's link flags> -o topo-exec-pred
  */
 #include <pthread.h>
 #include <stdio.h>
