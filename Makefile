@@ -131,6 +131,7 @@ install: all
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
+	install -m 755 $(TUNER_PLUGIN) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libtopotune.so.0 $(DESTDIR)$(PREFIX)/lib/libtopotune.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/topotune/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*TT_VERSION_STRING "\(.*\)"/\1/p' common/tt_common.h)|' \
@@ -139,6 +140,7 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/libtopotune.a $(DESTDIR)$(PREFIX)/lib/libtopotune.so $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
+	rm -f $(DESTDIR)$(PREFIX)/lib/libnccl-tuner-topotune.so
 	rm -rf $(DESTDIR)$(PREFIX)/include/topotune $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc
 
 deps:
