@@ -231,8 +231,8 @@ static int copy_bench(const gopts *o)
     printf("# GB/s = (bytes read + bytes written) / time\n");
     printf("# variant: unroll x 16-byte accesses per thread, cache hint (default = the collectives' kernel)\n");
     printf("# variant              blocks/SM   memcpy(GB/s)   copy(GB/s)  copy/memcpy   a+b->c(GB/s)  a+b/memcpy\n");
-    static const char *vn[] = {"u4 (default)", "u8", "u4 streaming", "u8 streaming"};
-    for (int var = 0; var < 4; var++)
+    static const char *vn[] = {"u4 (default)", "u8", "u4 streaming", "u8 streaming", "u4 tiled", "u8 tiled"};
+    for (int var = 0; var < 6; var++)
     for (int bps = 1; bps <= 4; bps *= 2) {
         double g[3];
         if (tt_gpu_bench_copy(0, (size_t)o->copy_bench, o->iters, bps, var, g) != TT_OK) {

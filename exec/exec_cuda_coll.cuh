@@ -119,14 +119,12 @@ __global__ void __launch_bounds__(GPU_THREADS) allreduce_kernel(gpu_kargs a)
 {
     typedef typename Tr<Tag>::S S;
     __shared__ ull ss[GPU_NCONN], rs[GPU_NCONN];
-    __shared__ int sabort;
     int li = blockIdx.x / a.nch, c = blockIdx.x % a.nch;
     gpu_chan *ch = a.chans + (size_t)li * a.chstride + c;
     if (threadIdx.x < GPU_NCONN) {
         ss[threadIdx.x] = ch->send_step[threadIdx.x];
         rs[threadIdx.x] = ch->recv_step[threadIdx.x];
     }
-    if (threadIdx.x == 0) sabort = 0;
     __syncthreads();
     Ctx x;
     x.ch = ch;
@@ -138,7 +136,6 @@ __global__ void __launch_bounds__(GPU_THREADS) allreduce_kernel(gpu_kargs a)
     x.bar = 1;
     x.ss = ss;
     x.rs = rs;
-    x.sabort = &sabort;
     x.timeout = a.timeout_ns;
     x.abort = a.abort;
     x.err = a.err;
@@ -180,6 +177,22 @@ __global__ void __launch_bounds__(GPU_THREADS) reduce_copy_kernel(void *dst, con
     const S *src[2] = {(const S *)s0 + lo, s1 ? (const S *)s1 + lo : nullptr};
     S *d[1] = {(S *)dst + lo};
     reduce_copy<Tag, OP, U, HINT>(threadIdx.x, blockDim.x, s1 ? 2 : 1, src, 0, 1, d, hi - lo, 0);
+}
+
+/* Tiled variant (benchmark): blocks take tiles of U x threads x 16 bytes
+ * round robin, each through the same reduce_copy. */
+template <class Tag, int OP, int U>
+__global__ void __launch_bounds__(GPU_THREADS) reduce_copy_tiled_kernel(void *dst, const void *s0, const void *s1,
+                                                                         size_t count)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t tile = (size_t)U * GPU_THREADS * (16 / sizeof(S));
+    for (size_t lo = (size_t)blockIdx.x * tile; lo < count; lo += (size_t)gridDim.x * tile) {
+        size_t n = count - lo < tile ? count - lo : tile;
+        const S *src[2] = {(const S *)s0 + lo, s1 ? (const S *)s1 + lo : nullptr};
+        S *d[1] = {(S *)dst + lo};
+        reduce_copy<Tag, OP, U, 0>(threadIdx.x, blockDim.x, s1 ? 2 : 1, src, 0, 1, d, n, 0);
+    }
 }
 
 typedef void (*exec_ar_fn)(gpu_kargs);

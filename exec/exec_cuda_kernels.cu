@@ -69,9 +69,10 @@ int exec_gpu_max_blocks_per_sm(tt_dtype t, tt_redop op)
 tt_status exec_gpu_launch_reduce_copy_variant(int variant, void *dst, const void *src0, const void *src1,
                                               size_t count, int blocks, cudaStream_t s)
 {
-    static const rc_fn v[4] = {reduce_copy_kernel<float, TT_SUM, 4, 0>, reduce_copy_kernel<float, TT_SUM, 8, 0>,
-                               reduce_copy_kernel<float, TT_SUM, 4, 1>, reduce_copy_kernel<float, TT_SUM, 8, 1>};
-    if (variant < 0 || variant > 3) return tt_error_set(TT_ERR_INVALID, "reduce-copy variant %d (0..3)", variant);
+    static const rc_fn v[6] = {reduce_copy_kernel<float, TT_SUM, 4, 0>, reduce_copy_kernel<float, TT_SUM, 8, 0>,
+                               reduce_copy_kernel<float, TT_SUM, 4, 1>, reduce_copy_kernel<float, TT_SUM, 8, 1>,
+                               reduce_copy_tiled_kernel<float, TT_SUM, 4>, reduce_copy_tiled_kernel<float, TT_SUM, 8>};
+    if (variant < 0 || variant > 5) return tt_error_set(TT_ERR_INVALID, "reduce-copy variant %d (0..5)", variant);
     void *args[] = {&dst, (void *)&src0, (void *)&src1, &count};
     cudaError_t e = cudaLaunchKernel((const void *)v[variant], dim3(blocks), dim3(GPU_THREADS), args, 0, s);
     return e == cudaSuccess ? TT_OK : cuda_fail(e, "reduce-copy kernel launch");

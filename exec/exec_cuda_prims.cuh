@@ -91,7 +91,6 @@ struct Ctx {
     int rank, chan, proto;
     int tid, nthr, bar;          /* thread index in the group, group size, barrier id */
     ull *ss, *rs;                /* shared: send / receive step per role */
-    volatile int *sabort;        /* shared: this block gave up */
     ull timeout;
     volatile int *abort;         /* global (host-mapped) */
     gpu_err *err;
@@ -112,7 +111,6 @@ static __device__ __noinline__ void report_fail(const Ctx &x, int role, int peer
         x.err->set = 1;
         __threadfence_system();
     }
-    *x.sabort = 1;
 }
 
 /* Spin (one thread) until *p >= want; false on abort or timeout. */
@@ -124,10 +122,7 @@ static __device__ bool wait_ge(const Ctx &x, const volatile ull *p, ull want, in
         ull v = ld_acquire(p, sys);
         if (v >= want) return true;
         if ((it & 1023) == 1023) {
-            if (*x.abort) {
-                *x.sabort = 1;
-                return false;
-            }
+            if (*x.abort) return false;
             ull now = gpu_time_ns();
             if (!t0) t0 = now;
             else if (now - t0 > x.timeout) {
@@ -249,6 +244,7 @@ __device__ __noinline__ bool simple_step(const Ctx &x, int nr, const int *rroles
                             const int *sroles, typename Tr<Tag>::S *out, size_t n, int div)
 {
     typedef typename Tr<Tag>::S S;
+    int give_up = 0;
     if (x.tid == 0) {
         bool ok = true;
         for (int k = 0; k < ns && ok; k++) {
@@ -261,8 +257,9 @@ __device__ __noinline__ bool simple_step(const Ctx &x, int nr, const int *rroles
             const gpu_recv &c = x.ch->recv[rroles[k]];
             ok = wait_ge(x, c.head, x.rs[rroles[k]] + 1, rroles[k], c.peer, 1, c.sys);
         }
+        give_up = !ok;
     }
-    if (group_bar_or(x.bar, x.nthr, *x.sabort)) return false;
+    if (group_bar_or(x.bar, x.nthr, give_up)) return false;
     const S *src[3] = {nullptr, nullptr, nullptr};
     S *dst[3] = {nullptr, nullptr, nullptr};
     int nsrc = 0, ndst = 0;
@@ -321,6 +318,7 @@ __device__ __noinline__ bool ll_step(const Ctx &x, int nr, const int *rroles, co
                         const int *sroles, typename Tr<Tag>::S *out, size_t n, int div)
 {
     typedef typename Tr<Tag>::S S;
+    int give_up = 0;
     if (x.tid == 0) {
         bool ok = true;
         for (int k = 0; k < ns && ok; k++) {
@@ -328,8 +326,9 @@ __device__ __noinline__ bool ll_step(const Ctx &x, int nr, const int *rroles, co
             ull st = x.ss[sroles[k]];
             if (st >= GPU_LL_SLOTS) ok = wait_ge(x, c.tail, st - GPU_LL_SLOTS + 1, sroles[k], c.peer, 2, c.sys);
         }
+        give_up = !ok;
     }
-    if (group_bar_or(x.bar, x.nthr, *x.sabort)) return false;
+    if (group_bar_or(x.bar, x.nthr, give_up)) return false;
     const uint4 *rb[2] = {nullptr, nullptr};
     uint32_t rf[2] = {0, 0};
     uint4 *sb[2] = {nullptr, nullptr};
@@ -355,14 +354,15 @@ __device__ __noinline__ bool ll_step(const Ctx &x, int nr, const int *rroles, co
             ull t0 = 0;
             for (unsigned it = 0; !ll_try_load(rb[k] + l, rf[k], &w); it++) {
                 if ((it & 1023) == 1023) {
-                    if (*x.abort || *x.sabort) {
-                        *x.sabort = 1;
+                    if (*x.abort) {
+                        give_up = 1;
                         break;
                     }
                     ull now = gpu_time_ns();
                     if (!t0) t0 = now;
                     else if (now - t0 > x.timeout) {
                         report_fail(x, rroles[k], x.ch->recv[rroles[k]].peer, 1, x.rs[rroles[k]] + 1, 0);
+                        give_up = 1;
                         break;
                     }
                 }
@@ -370,7 +370,7 @@ __device__ __noinline__ bool ll_step(const Ctx &x, int nr, const int *rroles, co
             v = have ? red8<Tag, OP>(v, w) : w;
             have = true;
         }
-        if (*x.sabort) break;
+        if (give_up) break;
         if (in) {
             uint64_t u = load_bytes((const char *)in + l * 8, b);
             v = have ? red8<Tag, OP>(u, v) : u;
@@ -383,7 +383,7 @@ __device__ __noinline__ bool ll_step(const Ctx &x, int nr, const int *rroles, co
         if (out) store_bytes((char *)out + l * 8, v, b);
     }
     (void)sf;
-    if (group_bar_or(x.bar, x.nthr, *x.sabort)) return false;
+    if (group_bar_or(x.bar, x.nthr, give_up)) return false;
     if (x.tid == 0) {
         for (int k = 0; k < ns; k++) ++x.ss[sroles[k]];
         for (int k = 0; k < nr; k++) {

@@ -53,7 +53,7 @@ for n in 2 4 8; do
     step lat-$n-ring-$p 120 "$TE" -g $n -b 8 -e 8 -n 2000 -w 200 --algo ring --proto $p
     grep -E '^ +8 ' "$OUT/lat-$n-ring-$p.log" | tee -a "$summary"
   done
-  step busbw-$n 150 "$TE" -g $n -b 8 -e 1G -f 4 -n 20 -w 3
+  step busbw-$n 200 "$TE" -g $n -b 8 -e 1G -f 2 -n 20 -w 3
   grep -vE '^#' "$OUT/busbw-$n.log" | tee -a "$summary"
   grep -E 'Out of bounds|Avg bus' "$OUT/busbw-$n.log" | tee -a "$summary"
 done
