@@ -178,6 +178,8 @@ typedef struct {
     int (*comm_destroy)(void *);
     const char *(*err_string)(int);
     int (*get_version)(int *);
+    int (*group_start)(void);
+    int (*group_end)(void);
 } nccl_api;
 
 static int nccl_load(nccl_api *n, char *why, size_t wl)
@@ -193,8 +195,12 @@ static int nccl_load(nccl_api *n, char *why, size_t wl)
     *(void **)&n->comm_destroy = dlsym(n->h, "ncclCommDestroy");
     *(void **)&n->err_string = dlsym(n->h, "ncclGetErrorString");
     *(void **)&n->get_version = dlsym(n->h, "ncclGetVersion");
-    if (!n->comm_init_all || !n->all_reduce || !n->comm_destroy || !n->err_string) {
-        snprintf(why, wl, "libnccl.so.2 lacks ncclCommInitAll/ncclAllReduce/ncclCommDestroy/ncclGetErrorString");
+    *(void **)&n->group_start = dlsym(n->h, "ncclGroupStart");
+    *(void **)&n->group_end = dlsym(n->h, "ncclGroupEnd");
+    if (!n->comm_init_all || !n->all_reduce || !n->comm_destroy || !n->err_string || !n->group_start ||
+        !n->group_end) {
+        snprintf(why, wl, "libnccl.so.2 lacks ncclCommInitAll/ncclAllReduce/ncclCommDestroy/ncclGetErrorString/"
+                          "ncclGroupStart/ncclGroupEnd");
         dlclose(n->h);
         return -1;
     }
@@ -218,6 +224,15 @@ static int nccl_op(tt_redop o)
 extern int cudaDeviceSynchronize(void) __attribute__((weak));
 extern int cudaSetDevice(int) __attribute__((weak));
 
+/* NCCL mode: wait for every rank's GPU */
+static void nccl_sync(tt_gpu_comm *g, int n)
+{
+    for (int r = 0; r < n; r++) {
+        if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
+        if (cudaDeviceSynchronize) cudaDeviceSynchronize();
+    }
+}
+
 static int copy_bench(const gopts *o)
 {
     char why[256];
@@ -229,9 +244,12 @@ static int copy_bench(const gopts *o)
     printf("# reduce-copy vs cudaMemcpy device-to-device on device 0, %llu bytes per buffer, median of %d\n",
            (unsigned long long)o->copy_bench, o->iters);
     printf("# GB/s = (bytes read + bytes written) / time\n");
-    printf("# variant: unroll x 16-byte accesses per thread, cache hint (default = the collectives' kernel)\n");
+    printf("# variant: tiled = 32/64 KiB tiles round robin over blocks (tt_gpu_reduce_copy: tiled u4, 1 block/SM);\n"
+           "#          contig = one contiguous share per block (the layout of collective channels);\n"
+           "#          u4/u8 = 16-byte accesses in flight per thread; stream = evict-first cache hints\n");
     printf("# variant              blocks/SM   memcpy(GB/s)   copy(GB/s)  copy/memcpy   a+b->c(GB/s)  a+b/memcpy\n");
-    static const char *vn[] = {"u4 (default)", "u8", "u4 streaming", "u8 streaming", "u4 tiled", "u8 tiled"};
+    static const char *vn[] = {"tiled u4 (default)", "tiled u8", "contig u4", "contig u8", "contig u4 stream",
+                               "contig u8 stream"};
     for (int var = 0; var < 6; var++)
     for (int bps = 1; bps <= 4; bps *= 2) {
         double g[3];
@@ -377,11 +395,14 @@ int topo_exec_gpu_main(int argc, char **argv)
             int total = o.warmup + o.iters;
             for (int it = 0; it < total && rc == GX_OK; it++) {
                 if (it == o.warmup) {
-                    if (o.nccl) cudaDeviceSynchronize();
+                    if (o.nccl) nccl_sync(g, n);
                     else if (tt_gpu_comm_sync(g) != TT_OK) break;
                     t0 = gnow();
                 }
                 if (o.nccl) {
+                    /* one thread drives every GPU: the calls of one collective must be
+                     * grouped, or the first rank's call waits for the others */
+                    nc.group_start();
                     for (int r = 0; r < n; r++) {
                         if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
                         int e = nc.all_reduce(s[r], d[r], count, nccl_type(o.dtype), nccl_op(o.op), ncomms[r], NULL);
@@ -390,13 +411,18 @@ int topo_exec_gpu_main(int argc, char **argv)
                             rc = GX_RUNTIME;
                         }
                     }
+                    int e = nc.group_end();
+                    if (e && rc == GX_OK) {
+                        fprintf(stderr, "topo-exec: ncclGroupEnd: %s\n", nc.err_string(e));
+                        rc = GX_RUNTIME;
+                    }
                 } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK) {
                     rc = GX_RUNTIME;
                 }
                 runs++;
             }
             if (rc == GX_OK) {
-                if (o.nccl) cudaDeviceSynchronize();
+                if (o.nccl) nccl_sync(g, n);
                 else if (tt_gpu_comm_sync(g) != TT_OK) rc = GX_RUNTIME;
             }
             if (rc != GX_OK) {
@@ -412,11 +438,13 @@ int topo_exec_gpu_main(int argc, char **argv)
                     if (ip) tt_gpu_memcpy(rb[r], sb[r], count * es);
                 }
                 if (o.nccl) {
+                    nc.group_start();
                     for (int r = 0; r < n; r++) {
                         if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
                         nc.all_reduce(s[r], d[r], count, nccl_type(o.dtype), nccl_op(o.op), ncomms[r], NULL);
                     }
-                    cudaDeviceSynchronize();
+                    nc.group_end();
+                    nccl_sync(g, n);
                 } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK ||
                            tt_gpu_comm_sync(g) != TT_OK) {
                     fprintf(stderr, "topo-exec: %s\n", tt_error_message());

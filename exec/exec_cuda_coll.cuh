@@ -164,11 +164,12 @@ __global__ void __launch_bounds__(GPU_THREADS) allreduce_kernel(gpu_kargs a)
     }
 }
 
-/* Standalone reduce-copy over the whole grid: block b takes one contiguous
- * 16-byte-aligned share. */
+/* Reduce-copy over the whole grid, contiguous layout: block b takes one
+ * contiguous 16-byte-aligned share (the layout of a collective's channels).
+ * Kept as a benchmark variant. */
 template <class Tag, int OP, int U = 4, int HINT = 0>
-__global__ void __launch_bounds__(GPU_THREADS) reduce_copy_kernel(void *dst, const void *s0, const void *s1,
-                                                                   size_t count)
+__global__ void __launch_bounds__(GPU_THREADS) reduce_copy_block_kernel(void *dst, const void *s0, const void *s1,
+                                                                         size_t count)
 {
     typedef typename Tr<Tag>::S S;
     size_t lo, hi;
@@ -179,11 +180,12 @@ __global__ void __launch_bounds__(GPU_THREADS) reduce_copy_kernel(void *dst, con
     reduce_copy<Tag, OP, U, HINT>(threadIdx.x, blockDim.x, s1 ? 2 : 1, src, 0, 1, d, hi - lo, 0);
 }
 
-/* Tiled variant (benchmark): blocks take tiles of U x threads x 16 bytes
- * round robin, each through the same reduce_copy. */
-template <class Tag, int OP, int U>
-__global__ void __launch_bounds__(GPU_THREADS) reduce_copy_tiled_kernel(void *dst, const void *s0, const void *s1,
-                                                                         size_t count)
+/* Standalone reduce-copy (tt_gpu_reduce_copy): blocks take tiles of
+ * U x threads x 16 bytes round robin, each through the same reduce_copy.
+ * Measured faster than the contiguous layout on H200 (benchmarks-gpu.md). */
+template <class Tag, int OP, int U = 4>
+__global__ void __launch_bounds__(GPU_THREADS) reduce_copy_kernel(void *dst, const void *s0, const void *s1,
+                                                                   size_t count)
 {
     typedef typename Tr<Tag>::S S;
     const size_t tile = (size_t)U * GPU_THREADS * (16 / sizeof(S));

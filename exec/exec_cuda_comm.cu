@@ -6,6 +6,7 @@
  * reduce-copy benchmark.
  */
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,9 @@ static void gpu_free_all(tt_gpu_comm *g)
     delete g;
 }
 
+static pthread_mutex_t peer_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char peer_enabled[64][64];
+
 extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices)
 {
     *out = NULL;
@@ -231,12 +235,18 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
             }
             g->link[(size_t)a * nranks + b] = l;
         }
+    pthread_mutex_lock(&peer_mu);
     for (int a = 0; a < nranks; a++)
         for (int b = 0; b < nranks; b++) {
             int l = g->link[(size_t)a * nranks + b];
-            if (l == LINK_P2P_NVLINK || l == LINK_P2P_PCIE) {
+            if ((l == LINK_P2P_NVLINK || l == LINK_P2P_PCIE) && g->dev[a] < 64 && g->dev[b] < 64 &&
+                !peer_enabled[g->dev[a]][g->dev[b]]) {
                 cudaSetDevice(g->dev[a]);
                 cudaError_t e = cudaDeviceEnablePeerAccess(g->dev[b], 0);
+                /* enabled once per process and device pair (peer access lasts as long
+                 * as the context; asking again is an API error sanitizers report) */
+                if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled)
+                    peer_enabled[g->dev[a]][g->dev[b]] = 1;
                 if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
                     TT_WARN(SUBSYS, "peer access %d -> %d failed (%s): host-staged instead", g->dev[a], g->dev[b],
                             cudaGetErrorString(e));
@@ -245,6 +255,7 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
                 cudaGetLastError();
             }
         }
+    pthread_mutex_unlock(&peer_mu);
     if (g->force_host || std::count(g->link.begin(), g->link.end(), (int)LINK_HOST))
         g->nch_max = std::min(g->nch_max, GPU_HOST_STAGED_CHANNELS);
     const int nch = g->nch_max;
@@ -542,7 +553,8 @@ extern "C" tt_status tt_gpu_reduce_copy(int device, void *dst, const void *src0,
     cudaSetDevice(device);
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    tt_status st = exec_gpu_launch_reduce_copy(dst, src0, src1, count, t, op, sms * 2, 0);
+    /* one block per SM: the best tiled shape measured on H200 (benchmarks-gpu.md) */
+    tt_status st = exec_gpu_launch_reduce_copy(dst, src0, src1, count, t, op, sms, 0);
     if (st != TT_OK) return st;
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) return cuda_fail(e, "reduce-copy");

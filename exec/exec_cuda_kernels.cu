@@ -64,14 +64,16 @@ int exec_gpu_max_blocks_per_sm(tt_dtype t, tt_redop op)
     return nb;
 }
 
-/* Benchmark variants of the float-sum reduce-copy (unroll 4/8, default or
- * streaming cache hints), to pick the fastest shape on a given GPU. */
+/* Benchmark variants of the float-sum reduce-copy: 0/1 tiled round robin
+ * with unroll 4/8 (0 = what tt_gpu_reduce_copy runs), 2/3 contiguous share
+ * per block (the channel layout) unroll 4/8, 4/5 the same with streaming
+ * cache hints. */
 tt_status exec_gpu_launch_reduce_copy_variant(int variant, void *dst, const void *src0, const void *src1,
                                               size_t count, int blocks, cudaStream_t s)
 {
-    static const rc_fn v[6] = {reduce_copy_kernel<float, TT_SUM, 4, 0>, reduce_copy_kernel<float, TT_SUM, 8, 0>,
-                               reduce_copy_kernel<float, TT_SUM, 4, 1>, reduce_copy_kernel<float, TT_SUM, 8, 1>,
-                               reduce_copy_tiled_kernel<float, TT_SUM, 4>, reduce_copy_tiled_kernel<float, TT_SUM, 8>};
+    static const rc_fn v[6] = {reduce_copy_kernel<float, TT_SUM, 4>,          reduce_copy_kernel<float, TT_SUM, 8>,
+                               reduce_copy_block_kernel<float, TT_SUM, 4, 0>, reduce_copy_block_kernel<float, TT_SUM, 8, 0>,
+                               reduce_copy_block_kernel<float, TT_SUM, 4, 1>, reduce_copy_block_kernel<float, TT_SUM, 8, 1>};
     if (variant < 0 || variant > 5) return tt_error_set(TT_ERR_INVALID, "reduce-copy variant %d (0..5)", variant);
     void *args[] = {&dst, (void *)&src0, (void *)&src1, &count};
     cudaError_t e = cudaLaunchKernel((const void *)v[variant], dim3(blocks), dim3(GPU_THREADS), args, 0, s);

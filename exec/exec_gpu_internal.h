@@ -94,7 +94,7 @@ tt_status exec_gpu_launch_allreduce(const gpu_kargs *a, tt_dtype t, tt_redop op,
 tt_status exec_gpu_launch_reduce_copy(void *dst, const void *src0, const void *src1, size_t count, tt_dtype t,
                                       tt_redop op, int blocks, cudaStream_t s);
 int exec_gpu_max_blocks_per_sm(tt_dtype t, tt_redop op);
-/* float sum; variant 0: unroll 4, 1: unroll 8, 2/3: the same + streaming hints, 4/5: tiled round robin */
+/* float sum; variants as tt_gpu_bench_copy */
 tt_status exec_gpu_launch_reduce_copy_variant(int variant, void *dst, const void *src0, const void *src1,
                                               size_t count, int blocks, cudaStream_t s);
 #endif

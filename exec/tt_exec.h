@@ -232,7 +232,8 @@ tt_status tt_gpu_reduce_copy(int device, void *dst, const void *src0, const void
                              tt_dtype t, tt_redop op);
 /* GB/s (bytes read + written / median time) of cudaMemcpy device-to-device
  * [0], reduce-copy as a copy [1] and float a+b->c [2] on `bytes` buffers;
- * variant 0..5 = unroll 4 / 8, plain / streaming cache hints / tiled round robin. */
+ * variant 0/1: tiled round robin, unroll 4 (= tt_gpu_reduce_copy) / 8;
+ * 2/3: contiguous share per block, unroll 4 / 8; 4/5: 2/3 + streaming hints. */
 tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int blocks_per_sm, int variant,
                             double gbs[3]);
 /* ==== end of GPU ranks ================================================== */
