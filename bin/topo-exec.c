@@ -483,7 +483,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"host", 1, 0, O_HOST}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO},
         {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS}, {"master", 1, 0, O_MASTER},
         {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
-    int ch, ngpus = 0, have_nranks = 0;
+    int ch, ngpus = 0, have_nranks = 0, host_given = 0;
     long long v;
     uint64_t u;
     const char *algo_s = NULL, *proto_s = NULL;
@@ -550,6 +550,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_HOST:
             if (parse_int_opt("--host", optarg, 1, 1024, &v)) return EXIT_USAGE;
             o->host_ranks = (int)v;
+            host_given = 1;
             break;
         case O_ALGO: algo_s = optarg; o->algo_src = "--algo"; break;
         case O_PROTO: proto_s = optarg; o->proto_src = "--proto"; break;
@@ -606,8 +607,22 @@ static int parse_args(int argc, char **argv, opts *o)
         if (o->rank >= o->nranks)
             return bad("--rank must be below --nranks");
         o->mp = 1;
-    } else if (getenv("RANK") && getenv("WORLD_SIZE") && getenv("MASTER_ADDR") && getenv("MASTER_PORT")) {
+    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") &&
+               ((getenv("RANK") && getenv("WORLD_SIZE")) ||
+                (getenv("OMPI_COMM_WORLD_RANK") && getenv("OMPI_COMM_WORLD_SIZE")) ||
+                (getenv("PMI_RANK") && getenv("PMI_SIZE")) || (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")))) {
         o->mp = 2; /* tt_comm_init_env */
+    } else if (!host_given) {
+        /* started by a launcher but without a rendezvous address: refuse
+         * rather than run one unrelated job per process (nccl-tests#27) */
+        static const char *const sz[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+        for (size_t i = 0; i < sizeof sz / sizeof *sz; i++) {
+            const char *v2 = getenv(sz[i]);
+            if (v2 && atoi(v2) > 1)
+                return bad("%s=%s says this process is one of several ranks, but MASTER_ADDR and MASTER_PORT "
+                           "are not both set: set them (e.g. mpirun -x MASTER_ADDR=host -x MASTER_PORT=29500), "
+                           "or pass --host N to run independent host ranks in each process", sz[i], v2);
+        }
     }
     int nr = o->mp == 1 ? o->nranks : o->host_ranks;
     if ((o->coll == TT_BROADCAST || o->coll == TT_REDUCE) && o->mp != 2 && o->root >= nr) {

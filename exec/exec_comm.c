@@ -51,6 +51,10 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
     return TT_OK;
 }
 
+/* Back-pressure: at most this many queued operations per communicator
+ * (engineering bound, keeps memory flat when a caller issues millions). */
+#define EXEC_MAX_QUEUED 1024
+
 static void world_fail(exec_world *w, int rank, const char *msg)
 {
     if (!w)
@@ -107,7 +111,11 @@ static void *worker_main(void *arg)
         }
         c->busy = 0;
         c->queued--;
-        pthread_cond_broadcast(&c->cv_idle);
+        /* wake waiters only when it matters (every wake-up costs a context
+         * switch per operation): the queue is empty (tt_comm_wait), it fell
+         * to half the bound (a blocked submit), or the comm failed */
+        if (!c->head || c->queued == EXEC_MAX_QUEUED / 2 || c->err != TT_OK)
+            pthread_cond_broadcast(&c->cv_idle);
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -281,8 +289,22 @@ tt_status tt_comm_init_env(tt_comm **comm)
 {
     long long rank, size, port;
     tt_status st;
-    if ((st = env_int("WORLD_SIZE", 1, 1024, &size)) != TT_OK ||
-        (st = env_int("RANK", 0, size - 1, &rank)) != TT_OK ||
+    /* rank and size: torchrun's names, else what the launcher set (Open MPI's
+     * mpirun, MPICH/Hydra's PMI, Slurm's srun) - no MPI library needed */
+    const char *rn = "RANK", *sn = "WORLD_SIZE";
+    if (!getenv("RANK") || !getenv("WORLD_SIZE")) {
+        static const char *const pairs[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                               {"PMI_RANK", "PMI_SIZE"},
+                                               {"SLURM_PROCID", "SLURM_NTASKS"}};
+        for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+            if (getenv(pairs[i][0]) && getenv(pairs[i][1])) {
+                rn = pairs[i][0];
+                sn = pairs[i][1];
+                break;
+            }
+    }
+    if ((st = env_int(sn, 1, 1024, &size)) != TT_OK ||
+        (st = env_int(rn, 0, size - 1, &rank)) != TT_OK ||
         (st = env_int("MASTER_PORT", 1, 65535, &port)) != TT_OK)
         return st;
     const char *addr = getenv("MASTER_ADDR");
@@ -328,9 +350,6 @@ void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan)
 static __thread int group_depth;
 static __thread exec_op *group_head, *group_tail;
 
-/* Back-pressure: at most this many queued operations per communicator
- * (engineering bound, keeps memory flat when a caller issues millions). */
-#define EXEC_MAX_QUEUED 1024
 
 static void submit(tt_comm *comm, exec_op *first, exec_op *last)
 {
@@ -461,6 +480,8 @@ tt_status tt_comm_destroy(tt_comm *comm)
 {
     if (!comm)
         return TT_OK;
+    if (group_depth > 0) /* queued group members would point at freed memory */
+        return tt_error_set(TT_ERR_INVALID, "tt_comm_destroy inside a group: call tt_group_end first");
     tt_status st = tt_comm_wait(comm);
     /* TCP: a barrier so that no process closes its sockets while a peer still
      * runs a collective (a hang-up there means "peer died").  Thread ranks

@@ -23,11 +23,12 @@
  * Failures never hang: every wait has a deadline (TOPOTUNE_TIMEOUT_MS,
  * default 30000, or tt_comm_set_timeout).  A failure names the rank, the
  * collective (with its sequence number), the algorithm step and the peer,
- * e.g. "rank 1: AllReduce #4 (ring) step 2/6 reduce-scatter: timed out after
- * 2000 ms waiting for rank 3 (rank 3 never entered AllReduce #4)".  After a
+ * e.g. "rank 1: AllReduce #4 (ring) step 2/3 reduce-scatter: timed out after
+ * 2000 ms waiting for rank 3 (0 of 4000 bytes) (rank 3 never entered
+ * AllReduce #4 (last entered #3))".  After a
  * failure the communicator is in an error state: later calls fail at once
  * with the first error; destroy it.  Ranks agree on each collective through
- * a small header exchanged with their algorithm neighbours; disagreeing
+ * a small header exchanged with both ring neighbours; disagreeing
  * count, type, op, root, collective kind, algorithm or sequence gives
  * TT_ERR_MISMATCH naming both ranks and both values.
  */
@@ -99,8 +100,8 @@ const char *tt_coll_name(tt_coll c);       /* "AllReduce", ... */
 const char *tt_algo_name(tt_algo a);       /* "ring", "tree", "halving-doubling", "hierarchical" */
 const char *tt_proto_name(tt_proto p);     /* "simple", "ll", "ll128" */
 /* Parse names (case-insensitive; also NCCL spellings such as "Ring",
- * "Simple", "LL128", "nvls" is rejected).  TT_ERR_INVALID lists the valid
- * names in the message. */
+ * "Simple", "LL128"; names we do not run, such as "nvls", are rejected).
+ * TT_ERR_INVALID lists the valid names in the message. */
 tt_status tt_dtype_parse(const char *s, tt_dtype *out);
 tt_status tt_redop_parse(const char *s, tt_redop *out);
 tt_status tt_coll_parse(const char *s, tt_coll *out); /* all_reduce, allreduce, AllReduce ... */
@@ -148,7 +149,11 @@ tt_status tt_get_unique_id(tt_unique_id *id, const char *addr);
 /* An id for a fixed "host:port" (rank 0 binds it in tt_comm_init_rank). */
 tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port);
 tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, int rank);
-/* RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun's variables). */
+/* RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun's variables).  When
+ * RANK/WORLD_SIZE are unset, the launcher's are used: OMPI_COMM_WORLD_RANK/
+ * _SIZE (Open MPI mpirun), PMI_RANK/PMI_SIZE (MPICH), SLURM_PROCID/
+ * SLURM_NTASKS (srun); MASTER_ADDR and MASTER_PORT are still needed (e.g.
+ * mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).  No MPI library is used. */
 tt_status tt_comm_init_env(tt_comm **comm);
 
 /* Waits for queued work (bounded by the deadline), stops the worker, closes

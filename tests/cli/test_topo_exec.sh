@@ -99,6 +99,44 @@ else
   skip "progress line on a terminal" "script(1) not installed"
 fi
 
+# 4b. prediction hook: a topo-exec linked with a topo_exec_predict_us() gains
+#     "pred" and "err%" columns (and predicted_time in JSON)
+CCX=${CC:-cc}
+if command -v "$CCX" >/dev/null && command -v pkg-config >/dev/null && [ -f "$ROOT/$BUILD/lib/libtopotune.a" ]; then
+  cat >"$TMP/pred.c" <<'C'
+#include <stddef.h>
+#include <string.h>
+/* a fake model: 10 us per KiB for all_reduce, nothing for the rest */
+int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us)
+{
+    if (strcmp(coll, "all_reduce")) return 1;
+    *us = 10.0 * (double)bytes / 1024.0;
+    return 0;
+}
+C
+  san=""  # a SANITIZE=1 library needs the same instrumentation at link time
+  if command -v nm >/dev/null && nm "$ROOT/$BUILD/lib/libtopotune.a" 2>/dev/null | grep -q '__asan_'; then
+    san="-fsanitize=address,undefined"
+  fi
+  if "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/exec" -I"$ROOT/common" $(pkg-config --cflags libcjson) \
+       -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" "$TMP/pred.c" "$ROOT/$BUILD/lib/libtopotune.a" \
+       $(pkg-config --libs libcjson) -ldl -lm 2>"$TMP/cc.err"; then
+    run "$TMP/topo-exec-pred" --host 2 -b 1K -e 4K -f 4 -n 2 -J "$TMP/p.json"
+    expect_rc 0 "topo-exec with a prediction source"
+    expect_grep "$TMP/out" '#wrong     pred    err%     time' "prediction columns in the header"
+    if awk '!/^#/ && NF { n++; if (NF != 17) bad=1; if ($10 != "10.00" && $10 != "40.00") bad=1 } END { exit !(n == 2 && !bad) }' "$TMP/out"; then
+      ok "rows have 17 columns with the predicted time"; else not_ok "prediction rows: $(grep -v '^#' "$TMP/out" | head -2)"; fi
+    expect_grep "$TMP/p.json" '"predicted_time":\s*10' "predicted_time in JSON"
+    run "$TMP/topo-exec-pred" --host 2 -t all_gather -b 1K -e 1K -n 1
+    if awk '!/^#/ && NF { if ($10 != "N/A" || $11 != "N/A") bad=1 } END { exit bad }' "$TMP/out"; then
+      ok "no prediction -> N/A"; else not_ok "N/A columns: $(grep -v '^#' "$TMP/out" | head -1)"; fi
+  else
+    not_ok "building topo-exec with a prediction source: $(head -c 300 "$TMP/cc.err")"
+  fi
+else
+  skip "prediction hook" "no C compiler or pkg-config"
+fi
+
 # 5. JSON output (atomic file)
 run "$X" --host 2 -b 1K -e 64K -f 8 -n 2 -J "$TMP/r.json"
 expect_rc 0 "-J run"
@@ -143,6 +181,21 @@ done
 wait $tp0; r0=$?; wait $tp1; r1=$?
 if [ $r0$r1 = 00 ]; then ok "torchrun variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)"; else not_ok "torchrun variables: $r0$r1 $(cat "$TMP/tr0.err")"; fi
 check_table "$TMP/tr0.out" "torchrun variables"
+
+# 6b. launched by mpirun (Open MPI's rank variables; no MPI library in topotune)
+if command -v mpirun >/dev/null; then
+  port=$(free_port)
+  run mpirun --allow-run-as-root --oversubscribe -np 3 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$port \
+    "$X" -b 1000 -e 100000 -f 10 -n 2 --no-progress
+  expect_rc 0 "mpirun -np 3 (OMPI_COMM_WORLD_RANK/SIZE + MASTER_ADDR/PORT)"
+  check_table "$TMP/out" "mpirun"
+  expect_grep "$TMP/out" 'Rank +2 .* shm$' "mpirun: 3 ranks joined"
+else
+  skip "mpirun launch" "mpirun not installed"
+fi
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4 run "$X" -b 1K -e 1K
+expect_rc 2 "launcher variables without MASTER_ADDR/PORT refused (no silent independent jobs)"
+expect_grep "$TMP/err" 'OMPI_COMM_WORLD_SIZE=4 says this process is one of several ranks' "refusal explains why"
 
 # 7. kill -9 of one rank mid-collective: the others fail fast, naming it
 #    (shm: shared memory between the processes, TCP kept as liveness channel; tcp: sockets only)

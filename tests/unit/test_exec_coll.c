@@ -251,6 +251,10 @@ static void test_group_many_ops(void **state)
                 assert_int_equal(out[r][k][i], want);
             }
     assert_int_equal(tt_group_end(), TT_ERR_INVALID); /* unbalanced */
+    tt_group_start();
+    assert_int_equal(tt_comm_wait(w.c[0]), TT_ERR_INVALID);    /* would never return */
+    assert_int_equal(tt_comm_destroy(w.c[0]), TT_ERR_INVALID); /* would free queued ops' comm */
+    assert_int_equal(tt_group_end(), TT_OK);
     world_fini(&w);
 }
 

@@ -117,6 +117,48 @@ static void test_half_rounding(void **state)
     assert_true(tt_half_to_float(a) == 2052.0f);
 }
 
+/* The vector half path (F16C where the CPU has it) against an element-wise
+ * oracle built from the scalar converters, on every kind of value: normals,
+ * subnormals, zeros of both signs, infinities, NaNs, overflowing sums. */
+static void test_half_vector_matches_scalar(void **state)
+{
+    enum { N = 1003 }; /* 125 vectors of 8 and a tail of 3 */
+    uint16_t a[N], b[N], d[N];
+    uint32_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 1103515245u + 12345u;
+        a[i] = (uint16_t)(x >> 8);
+        x = x * 1103515245u + 12345u;
+        b[i] = (uint16_t)(x >> 8);
+    }
+    a[0] = 0x7c00; b[0] = 0xfc00;  /* inf + -inf = NaN */
+    a[1] = 0x7bff; b[1] = 0x7bff;  /* overflow to inf */
+    a[2] = 0x0001; b[2] = 0x8001;  /* subnormals */
+    a[3] = 0x8000; b[3] = 0x0000;  /* -0, +0 */
+    a[4] = 0x7e00; b[4] = 0x3c00;  /* NaN operand */
+    a[5] = 0x3c00; b[5] = 0x7e01;
+    for (int op = 0; op < TT_NREDOPS; op++) {
+        memcpy(d, a, sizeof d);
+        assert_int_equal(tt_reduce(d, b, N, TT_HALF, (tt_redop)op), TT_OK);
+        for (int i = 0; i < N; i++) {
+            float fa = tt_half_to_float(a[i]), fb = tt_half_to_float(b[i]), r;
+            if (op == TT_PROD) r = fa * fb;
+            else if (op == TT_MIN) r = fa != fa ? fa : fb != fb ? fb : (fb < fa ? fb : fa);
+            else if (op == TT_MAX) r = fa != fa ? fa : fb != fb ? fb : (fb > fa ? fb : fa);
+            else r = fa + fb;
+            uint16_t want = tt_float_to_half(r);
+            int want_nan = (want & 0x7c00) == 0x7c00 && (want & 0x3ff);
+            int got_nan = (d[i] & 0x7c00) == 0x7c00 && (d[i] & 0x3ff);
+            if (want_nan || got_nan) {
+                if (want_nan != got_nan)
+                    fail_msg("op %s [%d]: %04x op %04x = %04x, want %04x", tt_redop_name((tt_redop)op), i, a[i], b[i], d[i], want);
+            } else if (d[i] != want) {
+                fail_msg("op %s [%d]: %04x op %04x = %04x, want %04x", tt_redop_name((tt_redop)op), i, a[i], b[i], d[i], want);
+            }
+        }
+    }
+}
+
 static void test_bf16_rounding(void **state)
 {
     assert_int_equal(tt_float_to_bf16(1.0f), 0x3f80);
@@ -176,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_signed_and_wrap),
         cmocka_unit_test(test_avg_integers_truncate),
         cmocka_unit_test(test_half_rounding),
+        cmocka_unit_test(test_half_vector_matches_scalar),
         cmocka_unit_test(test_bf16_rounding),
         cmocka_unit_test(test_nan_minmax),
         cmocka_unit_test(test_names_and_errors),
