@@ -239,7 +239,7 @@ static int copy_bench(const gopts *o)
     int n = tt_gpu_available(why, sizeof why);
     if (!n) {
         fprintf(stderr, "topo-exec: --gpu-copy-bench: %s\n", why);
-        return GX_RUNTIME;
+        return GX_USAGE;
     }
     printf("# reduce-copy vs cudaMemcpy device-to-device on device 0, %llu bytes per buffer, median of %d\n",
            (unsigned long long)o->copy_bench, o->iters);
@@ -274,8 +274,10 @@ int topo_exec_gpu_main(int argc, char **argv)
     char why[256];
     int ndev = tt_gpu_available(why, sizeof why);
     if (!ndev) {
+        /* a usage error, as before the GPU executor existed: this machine (or
+         * build) cannot run GPU ranks; the message names the way out */
         fprintf(stderr, "topo-exec: -g %d: %s; use --host N for host ranks\n", o.ngpus, why);
-        return GX_RUNTIME;
+        return GX_USAGE;
     }
     int n = o.ngpus;
     size_t es = tt_dtype_size(o.dtype);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # topo-exec GPU mode: without a GPU, -g / --engine nccl / --gpu-copy-bench fail
-# at once with the reason and exit 1 (nothing hangs, nothing fails at load
+# at once with the reason and exit 2 (usage: use --host) (nothing hangs, nothing fails at load
 # time); --host keeps host mode.  With a GPU: a small validated sweep on
 # (virtual) GPU ranks, plan overrides, an unsupported plan refused.
 source "$(dirname "$0")/lib.sh"
@@ -21,12 +21,12 @@ expect_grep "$TMP/err" "all_reduce only" "... and says so"
 run "$TE" -g 1 -b 1K -e 1K -n 1
 why=$(head -1 "$TMP/err")
 if grep -qE "no usable GPU|no CUDA support" "$TMP/err"; then
-  expect_rc 1 "-g without a GPU fails with exit 1"
+  expect_rc 2 "-g without a GPU is refused with exit 2"
   expect_grep "$TMP/err" "use --host N" "... naming the way out"
   run "$TE" -g 2 --engine nccl
-  expect_rc 1 "--engine nccl without a GPU fails with exit 1"
+  expect_rc 2 "--engine nccl without a GPU is refused with exit 2"
   run "$TE" --gpu-copy-bench 1M
-  expect_rc 1 "--gpu-copy-bench without a GPU fails with exit 1"
+  expect_rc 2 "--gpu-copy-bench without a GPU is refused with exit 2"
   skip "GPU sweep" "no GPU: $why"
 else
   expect_rc 0 "-g 1 runs on the GPU"
