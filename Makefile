@@ -55,7 +55,8 @@ ifneq ($(NVCC),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   ifneq ($(CU_SRCS),)
     # static runtime: tools run where libcudart.so is not on the loader path
-    LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt
+    # -lstdc++: the host side of .cu files is C++ (guards of kernel stubs, new)
+    LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
   endif
 endif
 
