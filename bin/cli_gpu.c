@@ -109,7 +109,7 @@ static int parse(int argc, char **argv, gopts *o)
         case 't': {
             tt_coll c;
             if (tt_coll_parse(optarg, &c) != TT_OK) return gbad("-t: %s", tt_error_message());
-            if (c != TT_ALLREDUCE)
+            if (c != TT_COLL_ALLREDUCE)
                 return gbad("-t %s: GPU mode runs all_reduce only; use --host N for the other collectives", optarg);
             break;
         }
@@ -316,7 +316,7 @@ int topo_exec_gpu_main(int argc, char **argv)
         }
     } else {
         tt_plan eff;
-        if (tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, (size_t)(o.maxb / es), o.dtype, &o.plan, &eff) != TT_OK) {
+        if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, (size_t)(o.maxb / es), o.dtype, &o.plan, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             tt_gpu_comm_destroy(g);
             return GX_USAGE;
@@ -364,7 +364,7 @@ int topo_exec_gpu_main(int argc, char **argv)
         printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [gpu%s] %s -> rank %d\n", r, (int)getpid(), host,
                tt_gpu_comm_device(g, r), virt ? ", virtual" : "", tt_gpu_comm_link(g, r, (r + 1) % n), (r + 1) % n);
     printf("# plan: algo %s, proto %s, channels %s\n",
-           o.plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_name(o.plan.algo),
+           o.plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o.plan.algo),
            o.plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o.plan.proto),
            o.channels ? "as given" : "default");
     printf("#\n#                                                    out-of-place                       in-place\n");
@@ -379,7 +379,7 @@ int topo_exec_gpu_main(int argc, char **argv)
         double tus[2];
         long long wrong[2];
         tt_plan eff = o.plan;
-        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, count, o.dtype, &o.plan, &eff) != TT_OK) {
+        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &o.plan, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             rc = GX_USAGE;
             break;
@@ -479,7 +479,7 @@ int topo_exec_gpu_main(int argc, char **argv)
             else printf("  %7s  %6s  %6s  %6lld", t, a, b, wrong[ip]);
         }
         if (o.nccl) printf("  nccl\n");
-        else printf("  %s/%s/%d\n", tt_algo_name(eff.algo), tt_proto_name(eff.proto), eff.channels);
+        else printf("  %s/%s/%d\n", tt_algo_label(eff.algo), tt_proto_name(eff.proto), eff.channels);
         fflush(stdout);
         if (o.factor <= 1 && o.stepb == 0) break;
     }

@@ -407,15 +407,15 @@ extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll
                                               const tt_plan *req, tt_plan *eff)
 {
     tt_plan p = req ? *req : TT_PLAN_DEFAULT;
-    if (coll != TT_ALLREDUCE)
+    if (coll != TT_COLL_ALLREDUCE)
         return tt_error_set(TT_ERR_UNSUPPORTED, "the GPU executor runs AllReduce only; %s was requested "
-                                                "(use --host for the other collectives)", tt_coll_name(coll));
+                                                "(use --host for the other collectives)", tt_coll_label(coll));
     size_t bytes = count * tt_dtype_size(t);
     if (p.algo == TT_ALGO_DEFAULT)
         p.algo = (bytes <= GPU_TREE_MAX_BYTES && g->nranks > 2) ? TT_ALGO_TREE : TT_ALGO_RING;
     if (p.algo != TT_ALGO_RING && p.algo != TT_ALGO_TREE)
         return tt_error_set(TT_ERR_UNSUPPORTED, "algorithm %s was requested for the GPU AllReduce but cannot "
-                                                "apply; available: ring, tree", tt_algo_name(p.algo));
+                                                "apply; available: ring, tree", tt_algo_label(p.algo));
     if (p.proto == TT_PROTO_DEFAULT) p.proto = bytes <= GPU_LL_MAX_BYTES ? TT_PROTO_LL : TT_PROTO_SIMPLE;
     if (p.proto == TT_PROTO_LL128)
         return tt_error_set(TT_ERR_UNSUPPORTED, "protocol LL128 was requested but the GPU executor does not "
@@ -470,7 +470,7 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
     if ((int)t < 0 || t >= TT_NDTYPES || (int)op < 0 || op >= TT_NREDOPS)
         return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: bad type %d or op %d", (int)t, (int)op);
     tt_plan p;
-    tt_status st = tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, count, t, plan, &p);
+    tt_status st = tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, t, plan, &p);
     if (st != TT_OK) return st;
     size_t es = tt_dtype_size(t);
     for (int r = 0; r < g->nranks; r++) {
@@ -481,7 +481,7 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
                                                 "size (%zu bytes for %s)", r, es, tt_dtype_name(t));
     }
     g->seq++;
-    snprintf(g->last_algo, sizeof g->last_algo, "%s", tt_algo_name(p.algo));
+    snprintf(g->last_algo, sizeof g->last_algo, "%s", tt_algo_label(p.algo));
     for (auto &gr : g->groups) {
         gpu_kargs a;
         memset(&a, 0, sizeof a);

@@ -167,7 +167,7 @@ static size_t run_one(fix *f, size_t count, tt_dtype t, tt_redop op, tt_algo alg
     p.channels = nch;
     if (tt_gpu_allreduce(f->g, s, d, count, t, op, &p) != TT_OK || tt_gpu_comm_sync(f->g) != TT_OK)
         fail_msg("AllReduce n=%d count=%zu %s %s %s/%s ch=%d: %s", f->n, count, tt_dtype_name(t), tt_redop_name(op),
-                 tt_algo_name(algo), tt_proto_name(proto), nch, tt_error_message());
+                 tt_algo_label(algo), tt_proto_name(proto), nch, tt_error_message());
     assert_int_equal(tt_verify_expected(f->want, count, t, op, f->n, seed, 0), TT_OK);
     size_t bad = 0;
     for (int r = 0; r < f->n; r++) {
@@ -175,7 +175,7 @@ static size_t run_one(fix *f, size_t count, tt_dtype t, tt_redop op, tt_algo alg
         size_t b = tt_verify_count_wrong(f->got, f->want, count, t);
         if (b)
             printf("# rank %d: %zu wrong (n=%d count=%zu %s %s %s/%s ch=%d inplace=%d)\n", r, b, f->n, count,
-                   tt_dtype_name(t), tt_redop_name(op), tt_algo_name(algo), tt_proto_name(proto), nch, inplace);
+                   tt_dtype_name(t), tt_redop_name(op), tt_algo_label(algo), tt_proto_name(proto), nch, inplace);
         bad += b;
         /* nothing written past the end */
         unsigned char after[8];
@@ -320,19 +320,19 @@ static void test_plan_errors(void **state)
     assert_int_equal(tt_gpu_comm_init(&g, 2, NULL), TT_OK);
     tt_plan p = TT_PLAN_DEFAULT, e;
     p.proto = TT_PROTO_LL128;
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
     assert_non_null(strstr(tt_error_message(), "LL128"));
     p = TT_PLAN_DEFAULT;
     p.algo = TT_ALGO_RHD;
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
     assert_non_null(strstr(tt_error_message(), "available: ring, tree"));
     p = TT_PLAN_DEFAULT;
     p.channels = 1000;
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_ALLGATHER, 100, TT_FLOAT, NULL, &e), TT_ERR_UNSUPPORTED);
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, 100, TT_FLOAT, NULL, &e), TT_OK);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLGATHER, 100, TT_FLOAT, NULL, &e), TT_ERR_UNSUPPORTED);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, NULL, &e), TT_OK);
     assert_int_equal(e.proto, TT_PROTO_LL);
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_ALLREDUCE, 1 << 24, TT_FLOAT, NULL, &e), TT_OK);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 1 << 24, TT_FLOAT, NULL, &e), TT_OK);
     assert_int_equal(e.proto, TT_PROTO_SIMPLE);
     assert_int_equal(e.algo, TT_ALGO_RING);
     /* misaligned element pointers are refused, not faulted on */
