@@ -11,14 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <errno.h>
 
 #include "cli_common.h"
 #include "cli_scan.h"
 #include "tt_topo.h"
 #include "tt_xml.h"
 
-enum { FMT_NATIVE, FMT_NCCL, FMT_JSON, FMT_DOT, FMT_MATRIX };
-static const char *const format_names[] = { "native", "nccl", "json", "dot", "matrix", NULL };
+enum { FMT_NATIVE, FMT_NCCL, FMT_JSON, FMT_DOT, FMT_MATRIX, FMT_SVG, FMT_PNG };
+static const char *const format_names[] = { "native", "nccl", "json", "dot", "matrix", "svg", "png", NULL };
 
 typedef struct {
     const char *input;
@@ -206,6 +209,51 @@ static void summarize(const dump_opts *o, const tt_xml_doc *doc)
     tt_findings_free(&f);
 }
 
+/* Render Graphviz text into SVG/PNG with the `dot` program (bounded to 60 s). */
+static tt_status render_dot(const char *dot_text, size_t dot_len, const char *fmt, char **out, size_t *out_len)
+{
+    char tmp[] = "/tmp/topo-dump-dot.XXXXXX";
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return tt_error_set(TT_ERR_IO, "cannot create a temporary file for Graphviz: %s", strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    if (!f || fwrite(dot_text, 1, dot_len, f) != dot_len || fclose(f) != 0) {
+        unlink(tmp);
+        return tt_error_set(TT_ERR_IO, "cannot write the Graphviz input %s", tmp);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "timeout 60 dot -T%s '%s' 2>/dev/null", fmt, tmp);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        unlink(tmp);
+        return tt_error_set(TT_ERR_SYSTEM, "cannot run Graphviz's dot: %s", strerror(errno));
+    }
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+        tt_strbuf_appendn(&sb, chunk, n);
+    int status = pclose(p);
+    unlink(tmp);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code != 0 || sb.len == 0) {
+        tt_strbuf_free(&sb);
+        if (code == 127)
+            return tt_error_set(TT_ERR_UNSUPPORTED,
+                                "--format %s needs Graphviz's dot program (Debian: apt-get install graphviz); "
+                                "--format dot writes its input",
+                                fmt);
+        return tt_error_set(TT_ERR_SYSTEM, "Graphviz's dot -T%s failed (exit %d)", fmt, code);
+    }
+    if (tt_strbuf_status(&sb) != TT_OK) {
+        tt_strbuf_free(&sb);
+        return TT_ERR_NOMEM;
+    }
+    *out = tt_strbuf_steal(&sb, out_len);
+    return TT_OK;
+}
+
 static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
 {
     tt_topo *t = NULL;
@@ -242,6 +290,14 @@ static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
         break;
     case FMT_DOT:
         st = tt_topo_write_dot(t, &sb);
+        break;
+    case FMT_SVG:
+    case FMT_PNG:
+        st = tt_topo_write_dot(t, &sb);
+        if (st == TT_OK)
+            st = tt_strbuf_status(&sb);
+        if (st == TT_OK)
+            st = render_dot(sb.data, sb.len, o->format == FMT_SVG ? "svg" : "png", &buf, &len);
         break;
     default:
         st = tt_topo_write_matrix(t, &sb);
@@ -285,6 +341,7 @@ static void usage(void)
            "                      nccl: XML NCCL accepts as NCCL_TOPO_FILE\n"
            "                      json: graph, links and GPU/NET paths (schema topotune-topology)\n"
            "                      dot: Graphviz drawing (dot -Tsvg)\n"
+           "                      svg, png: that drawing rendered (needs Graphviz's dot)\n"
            "                      matrix: GPU/NIC matrix like 'nvidia-smi topo -m'\n"
            "  -o, --output OUT    write to OUT atomically (default: standard output);\n"
            "                      on any error an existing OUT is left untouched\n"

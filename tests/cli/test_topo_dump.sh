@@ -201,8 +201,8 @@ run "$TD" -x
 [ "$RC" -eq 2 ] && grep -q "unknown option '-x'" "$TMP/err" && ok "unknown short option: exit 2" || not_ok "unknown short option (exit $RC: $(cat "$TMP/err"))"
 run "$TD" --input
 [ "$RC" -eq 2 ] && grep -q "option '--input' needs a value" "$TMP/err" && ok "missing value: exit 2" || not_ok "missing value (exit $RC: $(cat "$TMP/err"))"
-run "$TD" -i "$FIX/pcie-4gpu.xml" --format svg
-[ "$RC" -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && grep -q "unknown format 'svg' (one of: native, nccl, json, dot, matrix)" "$TMP/err" \
+run "$TD" -i "$FIX/pcie-4gpu.xml" --format jpeg
+[ "$RC" -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && grep -q "unknown format 'jpeg' (one of: native, nccl, json, dot, matrix, svg, png)" "$TMP/err" \
   && ok "unknown format: exit 2 listing the formats" || not_ok "unknown format (exit $RC: $(cat "$TMP/err"))"
 run "$TD" -q
 [ "$RC" -le 1 ] && grep -q '<system version="1" tt_version="1" tt_source="live"' "$TMP/out" \
@@ -222,4 +222,16 @@ run timeout 20 "$TD" -q -i "$FIX/pcie-4gpu.xml" -f nccl -o "$TMP/fifo"
 wait $reader
 [ "$RC" -eq 0 ] && [ -p "$TMP/fifo" ] && grep -q '<system version="1">' "$TMP/fifo.out" \
   && ok "-o FIFO: written through, still a FIFO" || not_ok "-o FIFO (exit $RC; $(ls -l "$TMP/fifo"))"
+# pictures through Graphviz when it is installed
+if command -v dot >/dev/null 2>&1; then
+  run "$TD" -q -i "$FIX/hgx-h100-8gpu.xml" -f svg -o "$TMP/t.svg"
+  [ "$RC" -eq 0 ] && grep -q '<svg' "$TMP/t.svg" && grep -q 'GPU7' "$TMP/t.svg" && ok "--format svg renders the drawing" || not_ok "--format svg (exit $RC)"
+  run "$TD" -q -i "$FIX/hgx-h100-8gpu.xml" -f png -o "$TMP/t.png"
+  [ "$RC" -eq 0 ] && [ "$(head -c 4 "$TMP/t.png" | tail -c 3)" = "PNG" ] && ok "--format png writes a PNG" || not_ok "--format png (exit $RC)"
+else
+  skip "--format svg/png" "Graphviz's dot not installed"
+fi
+run env PATH=/nonexistent "$TD" -q -i "$FIX/pcie-4gpu.xml" -f svg -o "$TMP/none.svg"
+[ "$RC" -eq 2 ] && grep -q "needs Graphviz's dot" "$TMP/err" && [ ! -e "$TMP/none.svg" ] \
+  && ok "--format svg without Graphviz: exit 2 saying what to install, no file" || not_ok "svg without dot (exit $RC: $(cat "$TMP/err"))"
 finish
