@@ -30,6 +30,8 @@
  * and set *us for a prediction, non-zero for "no prediction" (N/A). */
 extern int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo,
                                 const char *proto, double *us) __attribute__((weak));
+/* Optional: whether the prediction source is configured (bin/cli_predict.c). */
+extern int topo_exec_predict_enabled(void) __attribute__((weak));
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_WRONG = 7 };
 
@@ -123,7 +125,13 @@ static tt_status issue(tt_comm *c, const opts *o, void *sb, void *rb, size_t cou
     }
 }
 
-static int has_pred(void) { return topo_exec_predict_us != NULL; }
+static int has_pred(void)
+{
+    static int cached = -1;
+    if (cached < 0)
+        cached = topo_exec_predict_us != NULL && (!topo_exec_predict_enabled || topo_exec_predict_enabled());
+    return cached;
+}
 
 static void print_header(const opts *o, int n, const char *transport)
 {
@@ -424,6 +432,9 @@ static void usage(FILE *f)
             "      --rank R --nranks N --master HOST:PORT   one rank per process, TCP rendezvous\n"
             "                         (or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them)\n"
             "      --no-progress      no live progress line on stderr\n"
+            "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
+            "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
+            "      --calibration F    model constants for --predict (topo-tune --calibrate output)\n"
             "  -h, --help\n"
             "Without arguments: --host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1 (a short validated AllReduce sweep).\n");
 }
@@ -475,7 +486,7 @@ static int parse_args(int argc, char **argv, opts *o)
         o->iters = 10;
         o->warmup = 2;
     }
-    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG };
+    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -484,8 +495,9 @@ static int parse_args(int argc, char **argv, opts *o)
         {"timeout", 1, 0, 'T'}, {"output_file", 1, 0, 'J'}, {"help", 0, 0, 'h'},
         {"host", 1, 0, O_HOST}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO},
         {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS}, {"master", 1, 0, O_MASTER},
-        {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
-    int ch, ngpus = 0, have_nranks = 0, host_given = 0;
+        {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG},
+        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {0, 0, 0, 0}};
+    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0;
     long long v;
     uint64_t u;
     const char *algo_s = NULL, *proto_s = NULL;
@@ -567,6 +579,9 @@ static int parse_args(int argc, char **argv, opts *o)
             break;
         case O_MASTER: snprintf(o->master, sizeof o->master, "%s", optarg); break;
         case O_NOPROG: o->progress = 0; break;
+        /* read by the prediction source (bin/cli_predict.c) */
+        case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
+        case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
         case ':': return bad("option %s needs a value", argv[optind - 1]);
         default: return bad("unknown option '%s' (see --help)", argv[optind - 1]);
         }
@@ -584,6 +599,8 @@ static int parse_args(int argc, char **argv, opts *o)
         proto_s = getenv("NCCL_PROTO");
         o->proto_src = "NCCL_PROTO";
     }
+    if (predict_given && !has_pred())
+        return bad("--predict: no prediction possible with that topology/calibration (reason above)");
     if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK)
         return bad("%s: %s (one algorithm; lists and ^exclusions are not supported)", o->algo_src,
                    tt_error_message());

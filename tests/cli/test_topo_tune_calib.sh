@@ -119,18 +119,9 @@ if [ -x "$X" ]; then
   expect_rc 2 "topo-validate: --algo belongs to the script"
   run "$V" --bin "$BIN" --input "$HOST" -- --host 2 --bogus
   expect_rc 2 "topo-validate: a failing topo-exec run stops it"
-  # a topo-exec that predicts with the calibration (bin/predict_topotune.c, linked by hand)
-  CCX=${CC:-cc}
-  LIB="$(cd "$(dirname "$BIN")" && pwd)/lib/libtopotune.a"
-  IBV=$(pkg-config --exists libibverbs 2>/dev/null && pkg-config --libs libibverbs)
-  san=""
-  if command -v nm >/dev/null && nm "$LIB" 2>/dev/null | grep -q '__asan_'; then san="-fsanitize=address,undefined"; fi
-  if command -v "$CCX" >/dev/null && [ -f "$LIB" ] &&
-     "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/common" -I"$ROOT/xml" -I"$ROOT/topo" -I"$ROOT/tune" \
-       -I"$ROOT/exec" $(pkg-config --cflags libxml-2.0 libcjson hwloc) -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" \
-       "$ROOT/bin/predict_topotune.c" "$LIB" $(pkg-config --libs libxml-2.0 libcjson hwloc) $IBV -ldl -lpthread -lm \
-       2>"$TMP/cc.err"; then
-    TOPOTUNE_PREDICT_TOPO="$HOST" TOPOTUNE_CALIBRATION="$TMP/cal.json" run "$TMP/topo-exec-pred" --host 2 --algo ring \
+  # topo-exec predicts with the calibration (--predict / --calibration, bin/cli_predict.c)
+  if [ -x "$BIN/topo-exec" ] && cp "$BIN/topo-exec" "$TMP/topo-exec-pred"; then
+    run "$TMP/topo-exec-pred" --predict "$HOST" --calibration "$TMP/cal.json" --host 2 --algo ring \
       -b 1K -e 64K -f 8 -n 2 --no-progress -J "$TMP/pred.json"
     expect_rc 0 "predicting topo-exec runs"
     expect_grep "$TMP/out" '#wrong     pred    err%' "predicting topo-exec: pred/err% columns"
@@ -141,12 +132,18 @@ if [ -x "$X" ]; then
     run "$TT" --calibrate "$TMP/pred.json" --input "$HOST" -o "$TMP/pred-cal.json"
     expect_rc 0 "calibrate reads topo-exec JSON with predictions"
     run "$TMP/topo-exec-pred" --host 2 -b 1K -e 1K -n 1 --no-progress
-    if awk '!/^#/ && NF { if ($10 != "N/A") bad=1 } END { exit bad }' "$TMP/out"; then
-      ok "predicting topo-exec without TOPOTUNE_PREDICT_TOPO: N/A"; else not_ok "N/A: $(grep -v '^#' "$TMP/out" | head -1)"; fi
+    if awk '!/^#/ && NF { if (NF != 13) bad=1 } END { exit bad }' "$TMP/out" && ! grep -q 'pred    err%' "$TMP/out"; then
+      ok "topo-exec without --predict: the plain nccl-tests table"; else not_ok "no --predict: $(grep -v '^#' "$TMP/out" | head -1)"; fi
+    TOPOTUNE_PREDICT_TOPO="$HOST" run "$TMP/topo-exec-pred" --host 2 -b 1K -e 1K -n 1 --no-progress
+    if awk '!/^#/ && NF { n++; if (NF != 17 || $10 + 0 <= 0) bad=1 } END { exit !(n == 1 && !bad) }' "$TMP/out"; then
+      ok "TOPOTUNE_PREDICT_TOPO works like --predict"; else not_ok "env prediction: $(grep -v '^#' "$TMP/out" | head -1)"; fi
+    run "$TMP/topo-exec-pred" --predict "$TMP/does-not-exist.xml" --host 2 -b 1K -e 1K -n 1 --no-progress
+    expect_rc 2 "an unreadable --predict topology: exit 2 before running"
+    expect_grep "$TMP/err" 'prediction off: .*does-not-exist' "... naming the file and the reason"
     TOPOTUNE_PREDICT_TOPO="$TMP/none.xml" run "$TMP/topo-exec-pred" --host 2 -b 1K -e 1K -n 1 --no-progress
     expect_grep "$TMP/err" 'prediction off: .*none.xml' "predicting topo-exec: unreadable topology is reported"
   else
-    not_ok "building topo-exec with bin/predict_topotune.c: $(head -c 300 "$TMP/cc.err" 2>/dev/null)"
+    not_ok "topo-exec not built"
   fi
 else
   skip "topo-exec loop" "topo-exec not built"

@@ -1,5 +1,5 @@
 /*
- * predict_topotune.c - the prediction source topo-exec looks up as a weak symbol
+ * cli_predict.c - the prediction source topo-exec looks up as a weak symbol
  * (docs/cli-topo-exec.md, "Predicted time (hook)"): with it linked, topo-exec prints the
  * topotune model's time and its error next to every measurement.
  *
@@ -11,10 +11,9 @@
  * on one channel per rank when the protocol is simple on host transports (what topo-exec's
  * host ranks do), i.e. exactly as topo-tune --calibrate evaluates topo-exec rows.
  *
- * Not linked by default (the name is not bin/cli_*.c on purpose): topo-exec switches its
- * pred/err% columns on as soon as the symbol exists, which would change its nccl-tests table
- * for everyone.  Build a predicting topo-exec by hand (docs/calibration.md section 5):
- *   cc -std=gnu11 -D_GNU_SOURCE -pthread -Icommon -Ixml -Itopo -Itune -Iexec bin/topo-exec.c  *      bin/predict_topotune.c build/lib/libtopotune.a <the library's link flags> -o topo-exec-pred
+ * Linked into every tool (bin/cli_*.c); topo-exec shows its pred/err% columns only while
+ * topo_exec_predict_enabled() says a topology is configured (topo-exec --predict FILE and
+ * --calibration FILE set the two variables above).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include "tt_xml.h"
 
 int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us);
+int topo_exec_predict_enabled(void);
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int tried;
@@ -77,4 +77,13 @@ int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char 
     if (setup()) rc = tt_calib_predict(topo, &base, &params, &m, us) == TT_OK ? 0 : 1;
     pthread_mutex_unlock(&mu);
     return rc;
+}
+
+/* 1 when TOPOTUNE_PREDICT_TOPO names a usable topology (loaded once), else 0. */
+int topo_exec_predict_enabled(void)
+{
+    pthread_mutex_lock(&mu);
+    int ok = setup();
+    pthread_mutex_unlock(&mu);
+    return ok;
 }
