@@ -99,6 +99,8 @@ typedef struct tt_node {
     } u;
     tt_link *links;
     int nlinks, cap_links;
+    int host;                /* host index (distinct cpu host_hash, order of appearance);
+                              * -1 for the shared NVSwitch node */
 } tt_node;
 
 typedef struct tt_path {
@@ -126,6 +128,10 @@ typedef struct tt_topo {
 } tt_topo;
 
 void tt_topo_options_default(tt_topo_options *o);
+
+/* Bounds on what tt_topo_from_xml / tt_topo_compute_paths accept (TT_ERR_LIMIT). */
+#define TT_TOPO_MAX_TYPE_NODES 4096  /* nodes of one type */
+#define TT_TOPO_MAX_PATH_NODES 2048  /* all-pairs paths are O(N^2) in memory */
 
 /* Build the graph from an XML doc and compute paths. opts NULL = defaults.
  * Errors name the file:line, element and attribute. */
@@ -160,6 +166,9 @@ double tt_pci_bw(const char *link_speed, int width, int *known);
 /* Inter-socket bandwidth for a CPU description, GB/s. */
 double tt_inter_cpu_bw(const char *arch, const char *vendor, int family, int model);
 double tt_net_bw(double speed_mbps);             /* Mb/s -> GB/s */
+#define TT_NET_DEFAULT_SPEED_MBPS 10000.0 /* speed <= 0 or missing (NCCL's fallback) */
+/* Inter-socket bandwidth used for an unknown CPU vendor (model assumption). */
+#define TT_INTER_CPU_BW_UNKNOWN 6.0
 
 /* ---- findings (validation now, health checks later) ---- */
 typedef enum { TT_SEV_INFO = 0, TT_SEV_WARN = 1, TT_SEV_ERROR = 2 } tt_severity;

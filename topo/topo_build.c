@@ -1,0 +1,797 @@
+/*
+ * topo_build.c - topology XML (NCCL dialect or our superset) -> typed graph.
+ *
+ * Lenient about missing information (NCCL's fallbacks are used and logged at
+ * INFO), strict about malformed values: "file:line: <elem> attribute 'x': why".
+ * Elements in places NCCL would not look at are ignored with an INFO line.
+ */
+#include "tt_topo.h"
+#include "topo_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PCI_DEPTH 128     /* nesting of <pci> elements */
+#define MAX_LINK_COUNT 1024   /* nvlink/xgmi/c2c count bound */
+#define MAX_LINK_WIDTH 256    /* PCIe lanes (vNICs may sum several x16) */
+
+typedef struct {
+    tt_topo *t;
+    const tt_xml_doc *doc;
+    const char *src;
+    int *parent;   /* PCI-tree parent node (-1 none) */
+    int *cpu_of;   /* CPU node the element sits under (-1 none) */
+    int cap;
+    /* distinct host_hash values; slot with has_hash 0 = "no host_hash" */
+    uint64_t *hash;
+    int *has_hash;
+    int nhosts, cap_hosts;
+    int nvs;       /* shared NVSwitch node, -1 until needed */
+} builder;
+
+/* ---------- attributes ---------- */
+
+static const char *attr(const tt_xml_node *n, const char *name)
+{
+    for (int i = 0; i < n->nattrs; i++)
+        if (n->attrs[i].name && strcmp(n->attrs[i].name, name) == 0)
+            return n->attrs[i].value ? n->attrs[i].value : "";
+    return NULL;
+}
+
+/* attribute present and not empty */
+static const char *attr_ne(const tt_xml_node *n, const char *name)
+{
+    const char *v = attr(n, name);
+    return v && *v ? v : NULL;
+}
+
+static tt_status err_at(builder *b, const tt_xml_node *n, tt_status code, const char *aname,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static tt_status err_at(builder *b, const tt_xml_node *n, tt_status code, const char *aname,
+                        const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (aname)
+        return tt_error_set(code, "%s:%d: <%s> attribute '%s': %s", b->src, n->line,
+                            n->name ? n->name : "?", aname, msg);
+    return tt_error_set(code, "%s:%d: <%s>: %s", b->src, n->line, n->name ? n->name : "?", msg);
+}
+
+/* Integer attribute in [lo, hi]; absent or "" -> *out = def, *present = 0. */
+static tt_status get_int(builder *b, const tt_xml_node *n, const char *name, long long lo,
+                         long long hi, long long def, long long *out, int *present)
+{
+    const char *v = attr_ne(n, name);
+    long long x;
+    if (present)
+        *present = v != NULL;
+    if (!v) {
+        *out = def;
+        return TT_OK;
+    }
+    if (tt_parse_ll(v, &x) != TT_OK)
+        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not an integer", v);
+    if (x < lo || x > hi)
+        return err_at(b, n, TT_ERR_INVALID, name, "%lld is out of range [%lld, %lld]", x, lo, hi);
+    *out = x;
+    return TT_OK;
+}
+
+static tt_status get_dbl(builder *b, const tt_xml_node *n, const char *name, double lo, double hi,
+                         double def, double *out, int *present)
+{
+    const char *v = attr_ne(n, name);
+    double x;
+    if (present)
+        *present = v != NULL;
+    if (!v) {
+        *out = def;
+        return TT_OK;
+    }
+    if (tt_parse_double(v, &x) != TT_OK)
+        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not a number", v);
+    if (x < lo || x > hi)
+        return err_at(b, n, TT_ERR_INVALID, name, "%g is out of range [%g, %g]", x, lo, hi);
+    *out = x;
+    return TT_OK;
+}
+
+static tt_status get_u64(builder *b, const tt_xml_node *n, const char *name, uint64_t *out,
+                         int *present)
+{
+    const char *v = attr_ne(n, name);
+    char *end;
+    unsigned long long x;
+    if (present)
+        *present = v != NULL;
+    *out = 0;
+    if (!v)
+        return TT_OK;
+    if (*v == '-')
+        return err_at(b, n, TT_ERR_INVALID, name, "'%s' is negative", v);
+    errno = 0;
+    x = strtoull(v, &end, 0);
+    if (end == v || *end || errno == ERANGE)
+        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not a 64-bit unsigned integer", v);
+    *out = x;
+    return TT_OK;
+}
+
+static tt_status get_busid(builder *b, const tt_xml_node *n, const char *name, char out[32])
+{
+    const char *v = attr_ne(n, name);
+    out[0] = '\0';
+    if (!v)
+        return TT_OK;
+    if (!tt_topo__norm_busid(v, out))
+        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not a PCI bus id (dddd:bb:dd.f)", v);
+    return TT_OK;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static int is(const tt_xml_node *n, const char *name)
+{
+    return n && n->name && strcmp(n->name, name) == 0;
+}
+
+static const tt_xml_node *child(const tt_xml_node *n, const char *name)
+{
+    for (int i = 0; i < n->nchildren; i++)
+        if (is(n->children[i], name))
+            return n->children[i];
+    return NULL;
+}
+
+static int count_children(const tt_xml_node *n, const char *name)
+{
+    int c = 0;
+    for (int i = 0; i < n->nchildren; i++)
+        c += is(n->children[i], name);
+    return c;
+}
+
+static void ignore(builder *b, const tt_xml_node *n, const char *where)
+{
+    TT_INFO("topo", "%s:%d: ignoring <%s> inside <%s>", b->src, n->line, n->name ? n->name : "?",
+            where);
+}
+
+/* ---------- nodes ---------- */
+
+static tt_status new_node(builder *b, const tt_xml_node *el, tt_node_type type, int parent,
+                          int cpu, int *index)
+{
+    tt_status st = tt_topo__add_node(b->t, type, index);
+    if (st != TT_OK) {
+        if (el)
+            return tt_error_prefix(st, "%s:%d: <%s>", b->src, el->line, el->name);
+        return st;
+    }
+    if (b->t->nnodes > b->cap) {
+        int cap = b->cap ? b->cap * 2 : 64;
+        int *p = realloc(b->parent, (size_t)cap * sizeof *p);
+        if (!p)
+            return tt_error_set(TT_ERR_NOMEM, "out of memory building the topology");
+        b->parent = p;
+        p = realloc(b->cpu_of, (size_t)cap * sizeof *p);
+        if (!p)
+            return tt_error_set(TT_ERR_NOMEM, "out of memory building the topology");
+        b->cpu_of = p;
+        b->cap = cap;
+    }
+    tt_node *n = &b->t->nodes[*index];
+    n->xml = el;
+    n->line = el ? el->line : 0;
+    b->parent[*index] = parent;
+    b->cpu_of[*index] = cpu;
+    n->host = cpu >= 0 ? b->t->nodes[cpu].host : -1;
+    return TT_OK;
+}
+
+static tt_status check_dup_busid(builder *b, const tt_xml_node *el, const char *busid)
+{
+    int i = tt_topo_find_busid(b->t, busid);
+    if (i >= 0)
+        return err_at(b, el, TT_ERR_INVALID, "busid", "duplicate bus id %s (first at line %d)",
+                      busid, b->t->nodes[i].line);
+    return TT_OK;
+}
+
+static tt_status shared_nvs(builder *b, int *index)
+{
+    if (b->nvs < 0) {
+        tt_status st = new_node(b, NULL, TT_NODE_NVS, -1, -1, &b->nvs);
+        if (st != TT_OK)
+            return st;
+        tt_node *n = &b->t->nodes[b->nvs];
+        snprintf(n->name, sizeof n->name, "NVS%d", n->id);
+        n->host = -1;
+    }
+    *index = b->nvs;
+    return TT_OK;
+}
+
+static tt_status build_net(builder *b, const tt_xml_node *el, int nic)
+{
+    tt_status st;
+    long long v;
+    double d;
+    int present, idx;
+    const char *name = attr_ne(el, "name");
+    if (name && strlen(name) >= sizeof(((tt_node *)0)->u.net.name))
+        return err_at(b, el, TT_ERR_LIMIT, "name", "'%s' is longer than %zu characters", name,
+                      sizeof(((tt_node *)0)->u.net.name) - 1);
+    if ((st = new_node(b, el, TT_NODE_NET, nic, b->cpu_of[nic], &idx)) != TT_OK)
+        return st;
+    tt_node *n = &b->t->nodes[idx];
+    if (name)
+        copy_str(n->u.net.name, sizeof n->u.net.name, name);
+    else {
+        snprintf(n->u.net.name, sizeof n->u.net.name, "net%d", n->id);
+        TT_INFO("topo", "%s:%d: <net> without name, calling it %s", b->src, el->line,
+                n->u.net.name);
+    }
+    copy_str(n->name, sizeof n->name, n->u.net.name);
+    if ((st = get_int(b, el, "dev", -1, 1 << 20, -1, &v, NULL)) != TT_OK) return st;
+    n->u.net.dev = (int)v;
+    if ((st = get_int(b, el, "port", 0, 1 << 20, 0, &v, NULL)) != TT_OK) return st;
+    n->u.net.port = (int)v;
+    if ((st = get_int(b, el, "gdr", 0, 1, -1, &v, NULL)) != TT_OK) return st;
+    n->u.net.gdr = (int)v;
+    if ((st = get_int(b, el, "maxconn", 0, 1LL << 31, 0, &v, NULL)) != TT_OK) return st;
+    n->u.net.maxconn = (int)(v > 0x7fffffff ? 0x7fffffff : v);
+    if ((st = get_dbl(b, el, "latency", 0, 1e9, 0, &d, NULL)) != TT_OK) return st;
+    n->u.net.latency = d;
+    if ((st = get_u64(b, el, "guid", &n->u.net.guid, NULL)) != TT_OK) return st;
+    if ((st = get_dbl(b, el, "speed", -1e12, 1e12, 0, &d, &present)) != TT_OK) return st;
+    if (d <= 0) {
+        TT_INFO("topo", "%s:%d: <net %s> speed %s, using %.0f Mb/s (NCCL's default)", b->src,
+                el->line, n->u.net.name, present ? "<= 0" : "missing", TT_NET_DEFAULT_SPEED_MBPS);
+        d = TT_NET_DEFAULT_SPEED_MBPS;
+    }
+    n->u.net.speed_mbps = d;
+    b->t->nodes[nic].u.nic.ports++;
+    return tt_topo__link(b->t, nic, idx, TT_LINK_NET, tt_net_bw(d), 0);
+}
+
+/* nets of every <nic> child of el (el is a <pci> or a <nic>) */
+static tt_status build_nic_ports(builder *b, const tt_xml_node *nic_el, int nic)
+{
+    for (int i = 0; i < nic_el->nchildren; i++) {
+        const tt_xml_node *c = nic_el->children[i];
+        tt_status st;
+        if (!is(c, "net")) {
+            ignore(b, c, "nic");
+            continue;
+        }
+        if ((st = build_net(b, c, nic)) != TT_OK)
+            return st;
+    }
+    return TT_OK;
+}
+
+static tt_status build_gpu_attrs(builder *b, const tt_xml_node *pci_el, tt_node *n)
+{
+    const tt_xml_node *g = child(pci_el, "gpu");
+    long long v;
+    tt_status st;
+    n->u.gpu.dev = -1;
+    n->u.gpu.sm = 0;
+    n->u.gpu.rank = -1;
+    n->u.gpu.gdr = -1;
+    if (!g) {
+        TT_INFO("topo", "%s:%d: GPU %s has no <gpu> child: dev, sm, rank, gdr unknown", b->src,
+                pci_el->line, n->busid);
+        return TT_OK;
+    }
+    if (count_children(pci_el, "gpu") > 1)
+        TT_INFO("topo", "%s:%d: GPU %s has several <gpu> children (ranks or partitions); "
+                "using the first", b->src, pci_el->line, n->busid);
+    if ((st = get_int(b, g, "dev", -1, 1 << 20, -1, &v, NULL)) != TT_OK) return st;
+    n->u.gpu.dev = (int)v;
+    if ((st = get_int(b, g, "sm", 0, 10000, 0, &v, NULL)) != TT_OK) return st;
+    n->u.gpu.sm = (int)v;
+    if ((st = get_int(b, g, "rank", -1, 1 << 24, -1, &v, NULL)) != TT_OK) return st;
+    n->u.gpu.rank = (int)v;
+    if ((st = get_int(b, g, "gdr", 0, 1, -1, &v, NULL)) != TT_OK) return st;
+    n->u.gpu.gdr = (int)v;
+    return TT_OK;
+}
+
+static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cpu, int depth);
+
+static tt_status build_pci_children(builder *b, const tt_xml_node *el, int self, int cpu,
+                                    int depth)
+{
+    for (int i = 0; i < el->nchildren; i++) {
+        const tt_xml_node *c = el->children[i];
+        tt_status st;
+        if (is(c, "pci")) {
+            if ((st = build_pci(b, c, self, cpu, depth + 1)) != TT_OK)
+                return st;
+        } else if (!is(c, "pcilink")) {
+            ignore(b, c, "pci");
+        }
+    }
+    return TT_OK;
+}
+
+static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cpu, int depth)
+{
+    tt_status st;
+    char busid[32];
+    long long cls, v;
+    int has_cls, idx, known, width;
+    const tt_xml_node *gpu_el = child(el, "gpu");
+    const tt_xml_node *nic_el = child(el, "nic");
+    tt_node_type type;
+
+    if (depth > MAX_PCI_DEPTH)
+        return err_at(b, el, TT_ERR_LIMIT, NULL, "<pci> nested deeper than %d", MAX_PCI_DEPTH);
+    if ((st = get_busid(b, el, "busid", busid)) != TT_OK)
+        return st;
+    if ((st = get_int(b, el, "class", 0, 0xffffff, -1, &cls, &has_cls)) != TT_OK)
+        return st;
+    if (gpu_el && nic_el)
+        return err_at(b, el, TT_ERR_INVALID, NULL, "has both <gpu> and <nic> children");
+
+    if (has_cls && cls == 0x068000) {
+        /* A PCI-visible NVSwitch: its NVLinks all go to the one shared NVS node
+         * (as NCCL); its PCIe function carries no collective traffic. */
+        int nvs;
+        if ((st = shared_nvs(b, &nvs)) != TT_OK)
+            return st;
+        b->t->nodes[nvs].u.nvs.visible = 1;
+        for (int i = 0; i < el->nchildren; i++)
+            ignore(b, el->children[i], "pci class 0x068000 (NVSwitch)");
+        return TT_OK;
+    }
+    /* As NCCL: a <nic> child makes a NIC whatever the class; otherwise the class
+     * decides.  A <gpu> child makes a GPU when the class is absent, a display
+     * controller (0x03) or a processing accelerator (0x12, e.g. AMD MI300X in
+     * RCCL files); under any other class it is ignored with a warning. */
+    if (nic_el)
+        type = TT_NODE_NIC;
+    else if (has_cls && (cls >> 16) == 0x03)
+        type = TT_NODE_GPU;
+    else if (gpu_el && (!has_cls || (cls >> 16) == 0x12))
+        type = TT_NODE_GPU;
+    else if (has_cls && (cls >> 16) == 0x02)
+        type = TT_NODE_NIC;
+    else
+        type = TT_NODE_PCI;
+    if (gpu_el && type != TT_NODE_GPU)
+        TT_WARN("topo", "%s:%d: pci %s has class 0x%06llx: its <gpu> child is ignored", b->src,
+                el->line, busid, cls);
+    if (!busid[0])
+        TT_INFO("topo", "%s:%d: <pci> without busid", b->src, el->line);
+    else if ((st = check_dup_busid(b, el, busid)) != TT_OK)
+        return st;
+
+    if ((st = get_int(b, el, "link_width", 0, MAX_LINK_WIDTH, 0, &v, NULL)) != TT_OK)
+        return st;
+    width = (int)v;
+    const char *speed = attr(el, "link_speed");
+    double bw = tt_pci_bw(speed, width, &known);
+    if (!known)
+        TT_INFO("topo", "%s:%d: pci %s link_speed '%s' link_width %d incomplete: using %.1f GB/s "
+                "(NCCL's fallbacks: unknown speed = Gen3, unknown width = x16)", b->src, el->line, busid, speed ? speed : "",
+                width, bw);
+
+    if ((st = new_node(b, el, type, parent, cpu, &idx)) != TT_OK)
+        return st;
+    tt_node *n = &b->t->nodes[idx];
+    copy_str(n->busid, sizeof n->busid, busid);
+    switch (type) {
+    case TT_NODE_GPU:
+        snprintf(n->name, sizeof n->name, "GPU%d", n->id);
+        if ((st = build_gpu_attrs(b, el, n)) != TT_OK)
+            return st;
+        break;
+    case TT_NODE_NIC:
+        if (busid[0])
+            snprintf(n->name, sizeof n->name, "NIC/%s", busid);
+        else
+            snprintf(n->name, sizeof n->name, "NIC%d", n->id);
+        break;
+    default: {
+        static const char *const ids[4] = {"vendor", "device", "subsystem_vendor",
+                                           "subsystem_device"};
+        unsigned *dst[4] = {&n->u.pci.vendor, &n->u.pci.device, &n->u.pci.subvendor,
+                            &n->u.pci.subdevice};
+        if (busid[0])
+            snprintf(n->name, sizeof n->name, "PCI/%s", busid);
+        else
+            snprintf(n->name, sizeof n->name, "PCI/line%d", el->line);
+        n->u.pci.cls = has_cls ? (unsigned)cls : 0;
+        for (int i = 0; i < 4; i++) {
+            if ((st = get_int(b, el, ids[i], 0, 0xffff, 0, &v, NULL)) != TT_OK)
+                return st;
+            *dst[i] = (unsigned)v;
+        }
+        copy_str(n->u.pci.link_speed, sizeof n->u.pci.link_speed, speed);
+        n->u.pci.link_width = width;
+        break;
+    }
+    }
+    if (parent >= 0 && (st = tt_topo__link(b->t, idx, parent, TT_LINK_PCI, bw, 0)) != TT_OK)
+        return st;
+
+    if (type == TT_NODE_NIC) {
+        for (int i = 0; i < el->nchildren; i++) {
+            const tt_xml_node *c = el->children[i];
+            if (is(c, "nic")) {
+                if ((st = build_nic_ports(b, c, idx)) != TT_OK)
+                    return st;
+            } else {
+                ignore(b, c, "pci of a NIC");
+            }
+        }
+        return TT_OK;
+    }
+    if (type == TT_NODE_GPU) {
+        for (int i = 0; i < el->nchildren; i++)
+            if (!is(el->children[i], "gpu"))
+                ignore(b, el->children[i], "pci of a GPU");
+        return TT_OK;
+    }
+    return build_pci_children(b, el, idx, cpu, depth);
+}
+
+static tt_status host_index(builder *b, const tt_xml_node *el, int *out)
+{
+    uint64_t h;
+    int present;
+    tt_status st = get_u64(b, el, "host_hash", &h, &present);
+    if (st != TT_OK)
+        return st;
+    for (int i = 0; i < b->nhosts; i++) {
+        if (b->has_hash[i] == present && (!present || b->hash[i] == h)) {
+            *out = i;
+            return TT_OK;
+        }
+    }
+    if (b->nhosts == b->cap_hosts) {
+        int cap = b->cap_hosts ? b->cap_hosts * 2 : 4;
+        uint64_t *nh = realloc(b->hash, (size_t)cap * sizeof *nh);
+        if (!nh)
+            return tt_error_set(TT_ERR_NOMEM, "out of memory");
+        b->hash = nh;
+        int *np = realloc(b->has_hash, (size_t)cap * sizeof *np);
+        if (!np)
+            return tt_error_set(TT_ERR_NOMEM, "out of memory");
+        b->has_hash = np;
+        b->cap_hosts = cap;
+    }
+    b->hash[b->nhosts] = h;
+    b->has_hash[b->nhosts] = present;
+    *out = b->nhosts++;
+    return TT_OK;
+}
+
+static tt_status build_cpu(builder *b, const tt_xml_node *el)
+{
+    tt_status st;
+    long long numa, fam, model;
+    int host = -1, idx = -1;
+    if ((st = host_index(b, el, &host)) != TT_OK)
+        return st;
+    if ((st = get_int(b, el, "numaid", -1, 1 << 20, -1, &numa, NULL)) != TT_OK)
+        return st;
+    if ((st = get_int(b, el, "familyid", 0, 1 << 20, -1, &fam, NULL)) != TT_OK)
+        return st;
+    if ((st = get_int(b, el, "modelid", 0, 1 << 20, -1, &model, NULL)) != TT_OK)
+        return st;
+    /* one CPU node per (host, NUMA node): repeated <cpu> elements are merged */
+    for (int i = 0; i < b->t->nnodes; i++) {
+        const tt_node *n = &b->t->nodes[i];
+        if (n->type == TT_NODE_CPU && n->host == host && n->u.cpu.numaid == numa) {
+            TT_INFO("topo", "%s:%d: <cpu numaid=%lld> repeats line %d; merged", b->src, el->line,
+                    numa, n->line);
+            idx = i;
+            break;
+        }
+    }
+    if (idx < 0) {
+        if ((st = new_node(b, el, TT_NODE_CPU, -1, -1, &idx)) != TT_OK)
+            return st;
+        tt_node *n = &b->t->nodes[idx];
+        const char *aff = attr(el, "affinity");
+        b->cpu_of[idx] = idx;
+        n->host = host;
+        snprintf(n->name, sizeof n->name, "CPU%d", n->id);
+        n->u.cpu.numaid = (int)numa;
+        n->u.cpu.family = (int)fam;
+        n->u.cpu.model = (int)model;
+        copy_str(n->u.cpu.arch, sizeof n->u.cpu.arch, attr(el, "arch"));
+        copy_str(n->u.cpu.vendor, sizeof n->u.cpu.vendor, attr(el, "vendor"));
+        if (aff && strlen(aff) >= sizeof n->u.cpu.affinity)
+            TT_WARN("topo", "%s:%d: <cpu> affinity longer than %zu characters; treated as unknown",
+                    b->src, el->line, sizeof n->u.cpu.affinity - 1);
+        else
+            copy_str(n->u.cpu.affinity, sizeof n->u.cpu.affinity, aff);
+        if (numa < 0)
+            TT_INFO("topo", "%s:%d: <cpu> numaid unknown (-1)", b->src, el->line);
+    }
+    for (int i = 0; i < el->nchildren; i++) {
+        const tt_xml_node *c = el->children[i];
+        if (is(c, "pci")) {
+            if ((st = build_pci(b, c, idx, idx, 1)) != TT_OK)
+                return st;
+        } else if (is(c, "nic")) {
+            /* a NIC that is not a PCI device (virtual): linked to the CPU at LOC_BW as NCCL */
+            int nic;
+            if ((st = new_node(b, c, TT_NODE_NIC, idx, idx, &nic)) != TT_OK)
+                return st;
+            tt_node *n = &b->t->nodes[nic];
+            snprintf(n->name, sizeof n->name, "NIC%d", n->id);
+            if ((st = tt_topo__link(b->t, nic, idx, TT_LINK_PCI, TT_LOC_BW, 0)) != TT_OK)
+                return st;
+            if ((st = build_nic_ports(b, c, nic)) != TT_OK)
+                return st;
+        } else {
+            ignore(b, c, "cpu");
+        }
+    }
+    return TT_OK;
+}
+
+/* ---------- second pass: NVLink, xGMI, C2C, pcilink ---------- */
+
+static tt_status gpu_peer(builder *b, const tt_xml_node *el, int g, int *peer)
+{
+    char target[32];
+    tt_status st = get_busid(b, el, "target", target);
+    if (st != TT_OK)
+        return st;
+    if (!target[0])
+        return err_at(b, el, TT_ERR_INVALID, "target", "missing: a link to a GPU needs the "
+                      "peer's bus id");
+    *peer = tt_topo_find_busid(b->t, target);
+    if (*peer < 0 || b->t->nodes[*peer].type != TT_NODE_GPU)
+        return err_at(b, el, TT_ERR_INVALID, "target", "no GPU with bus id %s in this file",
+                      target);
+    if (*peer == g)
+        return err_at(b, el, TT_ERR_INVALID, "target", "%s links the GPU to itself", target);
+    return TT_OK;
+}
+
+static tt_status build_gpu_links(builder *b, int g)
+{
+    const tt_node *gn = &b->t->nodes[g];
+    const tt_xml_node *gel = gn->xml ? child(gn->xml, "gpu") : NULL;
+    int sm = gn->u.gpu.sm;
+    int cpu = b->cpu_of[g];
+    tt_status st;
+    long long count;
+    int present;
+    if (!gel)
+        return TT_OK;
+    for (int i = 0; i < gel->nchildren; i++) {
+        const tt_xml_node *c = gel->children[i];
+        if (is(c, "nvlink") || is(c, "xgmi")) {
+            int xgmi = is(c, "xgmi");
+            long long tclass;
+            int peer = -1;
+            if ((st = get_int(b, c, "count", 0, MAX_LINK_COUNT, 1, &count, &present)) != TT_OK) {
+                if (st == TT_ERR_INVALID && attr_ne(c, "count") && attr_ne(c, "count")[0] == '-')
+                    return err_at(b, c, TT_ERR_INVALID, "count", "'%s' is negative",
+                                  attr_ne(c, "count"));
+                return st;
+            }
+            if (!present)
+                TT_INFO("topo", "%s:%d: <%s> without count, assuming 1 link", b->src, c->line,
+                        c->name);
+            if (count == 0)
+                continue;
+            if ((st = get_int(b, c, "tclass", 0, 0xffffff, xgmi ? 0x030000 : 0x068000, &tclass,
+                              NULL)) != TT_OK)
+                return st;
+            if (xgmi || (tclass >> 16) == 0x03) {
+                double per = xgmi ? tt_xgmi_bw_per_link() : tt_nvlink_bw_per_link(sm);
+                if ((st = gpu_peer(b, c, g, &peer)) != TT_OK)
+                    return st;
+                /* one direction: the peer's own element describes the way back */
+                st = tt_topo__link_one(b->t, g, peer, TT_LINK_NVL, (double)count * per, xgmi);
+            } else if (tclass == 0x068001) {
+                if (cpu < 0) {
+                    TT_INFO("topo", "%s:%d: NVLink to a CPU but the GPU has no CPU; ignored",
+                            b->src, c->line);
+                    continue;
+                }
+                st = tt_topo__link(b->t, g, cpu, TT_LINK_NVL,
+                                   (double)count * tt_nvlink_bw_per_link(sm), 0);
+            } else {
+                /* NVSwitch (0x068000) or an unknown target: the shared NVS node, as NCCL */
+                int nvs;
+                if ((st = shared_nvs(b, &nvs)) != TT_OK)
+                    return st;
+                st = tt_topo__link(b->t, g, nvs, TT_LINK_NVL,
+                                   (double)count * tt_nvlink_bw_per_link(sm), 0);
+            }
+            if (st != TT_OK)
+                return st;
+        } else if (is(c, "c2c")) {
+            double bw;
+            int pb;
+            if ((st = get_int(b, c, "count", 0, MAX_LINK_COUNT, 0, &count, &present)) != TT_OK)
+                return st;
+            if ((st = get_dbl(b, c, "bw", 0, 1e7, 0, &bw, &pb)) != TT_OK)
+                return st;
+            if (!present || !pb || count == 0 || bw <= 0) {
+                TT_INFO("topo", "%s:%d: <c2c> without bw or count; ignored", b->src, c->line);
+                continue;
+            }
+            if (cpu < 0)
+                continue;
+            if ((st = tt_topo__link(b->t, g, cpu, TT_LINK_C2C, bw * (double)count / 1000.0, 0)) !=
+                TT_OK)
+                return st;
+        } else {
+            ignore(b, c, "gpu");
+        }
+    }
+    return TT_OK;
+}
+
+static tt_status build_pcilinks(builder *b, int p)
+{
+    const tt_xml_node *el = b->t->nodes[p].xml;
+    if (!el)
+        return TT_OK;
+    for (int i = 0; i < el->nchildren; i++) {
+        const tt_xml_node *c = el->children[i];
+        char target[32];
+        tt_status st;
+        if (!is(c, "pcilink"))
+            continue;
+        if ((st = get_busid(b, c, "target", target)) != TT_OK)
+            return st;
+        int q = target[0] ? tt_topo_find_busid(b->t, target) : -1;
+        if (q < 0 || q == p || b->t->nodes[q].type != TT_NODE_PCI) {
+            TT_INFO("topo", "%s:%d: <pcilink target='%s'> names no other PCI switch; ignored",
+                    b->src, c->line, target);
+            continue;
+        }
+        /* NCCL: a Broadcom virtual-switch link is LOC_BW, one direction per element */
+        if ((st = tt_topo__link_one(b->t, p, q, TT_LINK_LOC, TT_LOC_BW, 0)) != TT_OK)
+            return st;
+    }
+    return TT_OK;
+}
+
+/* Files that describe a link from one side only get the way back too. */
+static tt_status add_missing_reverse(tt_topo *t, tt_node_type between, tt_link_type type)
+{
+    for (int a = 0; a < t->nnodes; a++) {
+        if (t->nodes[a].type != between)
+            continue;
+        for (int k = 0; k < t->nodes[a].nlinks; k++) {
+            tt_link l = t->nodes[a].links[k];
+            if (l.type != type || t->nodes[l.peer].type != between)
+                continue;
+            if (!tt_topo__find_link(t, l.peer, a, type)) {
+                tt_status st = tt_topo__link_one(t, l.peer, a, type, l.bw, l.xgmi);
+                if (st != TT_OK)
+                    return st;
+            }
+        }
+    }
+    return TT_OK;
+}
+
+static tt_status connect_cpus(builder *b)
+{
+    tt_topo *t = b->t;
+    for (int i = 0; i < t->nnodes; i++) {
+        tt_node *c = &t->nodes[i];
+        if (c->type != TT_NODE_CPU)
+            continue;
+        double bw = tt_inter_cpu_bw(c->u.cpu.arch, c->u.cpu.vendor, c->u.cpu.family,
+                                    c->u.cpu.model);
+        int warned = 0;
+        for (int j = 0; j < t->nnodes; j++) {
+            if (j == i || t->nodes[j].type != TT_NODE_CPU || t->nodes[j].host != c->host)
+                continue;
+            if (!warned && !tt_topo__cpu_known(c->u.cpu.arch, c->u.cpu.vendor)) {
+                TT_WARN("topo", "%s:%d: CPU arch '%s' vendor '%s' unknown: inter-socket bandwidth "
+                        "%.1f GB/s assumed", b->src, c->line, c->u.cpu.arch, c->u.cpu.vendor, bw);
+                warned = 1;
+            }
+            tt_status st = tt_topo__link_one(t, i, j, TT_LINK_SYS, bw, 0);
+            if (st != TT_OK)
+                return st;
+        }
+    }
+    return TT_OK;
+}
+
+static tt_status build(builder *b)
+{
+    const tt_xml_node *root = b->doc->root;
+    tt_status st;
+    long long ver;
+    int present;
+    if (!root)
+        return tt_error_set(TT_ERR_INVALID, "%s: empty topology document", b->src);
+    if (!is(root, "system"))
+        return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>",
+                            b->src, root->line, root->name ? root->name : "?");
+    if ((st = get_int(b, root, "version", 0, 1 << 30, 1, &ver, &present)) != TT_OK)
+        return st;
+    if (present && ver != 1)
+        TT_WARN("topo", "%s:%d: <system version=%lld>: only version 1 is known; reading anyway",
+                b->src, root->line, ver);
+    for (int i = 0; i < root->nchildren; i++) {
+        const tt_xml_node *c = root->children[i];
+        if (is(c, "cpu")) {
+            if ((st = build_cpu(b, c)) != TT_OK)
+                return st;
+        } else {
+            ignore(b, c, "system");
+        }
+    }
+    int n = b->t->nnodes;
+    for (int i = 0; i < n; i++) {
+        if (b->t->nodes[i].type == TT_NODE_GPU && (st = build_gpu_links(b, i)) != TT_OK)
+            return st;
+        if (b->t->nodes[i].type == TT_NODE_PCI && (st = build_pcilinks(b, i)) != TT_OK)
+            return st;
+    }
+    if ((st = add_missing_reverse(b->t, TT_NODE_GPU, TT_LINK_NVL)) != TT_OK)
+        return st;
+    if ((st = add_missing_reverse(b->t, TT_NODE_PCI, TT_LINK_LOC)) != TT_OK)
+        return st;
+    if ((st = tt_topo__flatten_bcm(b->t, b->parent)) != TT_OK)
+        return st;
+    return connect_cpus(b);
+}
+
+tt_status tt_topo_from_xml(const tt_xml_doc *doc, const tt_topo_options *opts, tt_topo **out)
+{
+    builder b;
+    tt_status st;
+    if (!out)
+        return tt_error_set(TT_ERR_INVALID, "tt_topo_from_xml: no output pointer");
+    *out = NULL;
+    if (!doc)
+        return tt_error_set(TT_ERR_INVALID, "tt_topo_from_xml: no document");
+    memset(&b, 0, sizeof b);
+    b.doc = doc;
+    b.src = doc->source ? doc->source : "<memory>";
+    b.nvs = -1;
+    b.t = calloc(1, sizeof *b.t);
+    if (!b.t)
+        return tt_error_set(TT_ERR_NOMEM, "out of memory");
+    copy_str(b.t->source, sizeof b.t->source, b.src);
+    if (opts)
+        b.t->opts = *opts;
+    else
+        tt_topo_options_default(&b.t->opts);
+    st = build(&b);
+    free(b.parent);
+    free(b.cpu_of);
+    free(b.hash);
+    free(b.has_hash);
+    if (st == TT_OK)
+        st = tt_topo_compute_paths(b.t);
+    if (st != TT_OK) {
+        tt_topo_free(b.t);
+        return st;
+    }
+    *out = b.t;
+    return TT_OK;
+}
