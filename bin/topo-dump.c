@@ -1,0 +1,335 @@
+/* topo-dump - read a topology (NCCL's XML or ours), check it, and write it
+ * as native XML, NCCL XML, JSON, Graphviz or an nvidia-smi style matrix.
+ *
+ * Inputs are "sources" that each produce a tt_xml_doc; today there is the
+ * file source (--input FILE).  The live scan will be another source
+ * (--scan / default) plugged into the same table, and everything after
+ * loading (validation, conversion, output) stays as it is.
+ *
+ * Exit codes: 0 ok, 1 warnings found (--validate), 2 errors, unreadable or
+ * unbuildable input, failed output, usage error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "tt_topo.h"
+#include "tt_xml.h"
+
+enum { FMT_NATIVE, FMT_NCCL, FMT_JSON, FMT_DOT, FMT_MATRIX };
+static const char *const format_names[] = { "native", "nccl", "json", "dot", "matrix", NULL };
+
+typedef struct {
+    const char *input;
+    const char *output;
+    int format;
+    int validate;
+    int quiet;
+} dump_opts;
+
+/* ------------------------------------------------------------- sources */
+
+typedef struct {
+    const char *name;
+    tt_status (*load)(const dump_opts *o, tt_xml_doc **doc);
+} dump_source;
+
+/* NCCL/native XML from a file; other XML dialects are refused by name. */
+static tt_status load_file(const dump_opts *o, tt_xml_doc **doc)
+{
+    tt_status st = tt_xml_read_file(o->input, NULL, doc);
+    const tt_xml_node *root;
+
+    if (st != TT_OK)
+        return st;
+    root = (*doc)->root;
+    if (root && !strcmp(root->name, "topology")) {
+        st = tt_error_set(TT_ERR_UNSUPPORTED, "%s:%d: hwloc XML: use --hwloc-xml (not built yet)",
+                          o->input, root->line);
+        tt_xml_doc_free(*doc);
+        *doc = NULL;
+    }
+    return st;
+}
+
+static const dump_source source_file = { "file", load_file };
+
+/* ------------------------------------------------------- native notes */
+
+static int has_unknown_note(const tt_xml_node *n, const char *attr)
+{
+    const tt_xml_node *k;
+    for (k = tt_xml_first_child(n, "unknown"); k; k = tt_xml_next_sibling(k, "unknown")) {
+        const char *a = tt_xml_get(k, "attr");
+        if (a && !strcmp(a, attr))
+            return 1;
+    }
+    return 0;
+}
+
+static tt_status add_unknown_note(tt_xml_node *n, const char *attr, const char *reason)
+{
+    tt_xml_node *u;
+    tt_status st;
+    if (has_unknown_note(n, attr))
+        return TT_OK;
+    u = tt_xml_node_new("unknown");
+    if (!u)
+        return tt_error_set(TT_ERR_NOMEM, "out of memory annotating the topology");
+    if ((st = tt_xml_set(u, "attr", attr)) != TT_OK || (st = tt_xml_set(u, "reason", reason)) != TT_OK ||
+        (st = tt_xml_insert(n, 0, u)) != TT_OK) {
+        tt_xml_node_free(u);
+        return st;
+    }
+    return TT_OK;
+}
+
+/* A native copy of `doc`: tt_version/tt_source on <system> and an
+ * <unknown attr=... reason=.../> child where the input could not say
+ * something.  Idempotent, so native round trips are byte-stable. */
+static tt_status make_native(const tt_xml_doc *doc, tt_xml_doc **out)
+{
+    tt_xml_doc *copy;
+    tt_xml_node *root, *n;
+    tt_status st = TT_OK;
+
+    *out = NULL;
+    copy = tt_xml_doc_new("system", doc->source);
+    root = tt_xml_clone(doc->root);
+    if (!copy || !root) {
+        tt_xml_doc_free(copy);
+        tt_xml_node_free(root);
+        return tt_error_set(TT_ERR_NOMEM, "out of memory copying the topology");
+    }
+    tt_xml_node_free(copy->root);
+    copy->root = root;
+    if (!tt_xml_get(root, "tt_version")) {
+        st = tt_xml_set(root, "tt_version", "1");
+        if (st == TT_OK && !tt_xml_get(root, "tt_source"))
+            st = tt_xml_set(root, "tt_source", "nccl");
+    }
+    for (n = root; n && st == TT_OK; n = tt_xml_walk_next(root, n)) {
+        const char *v;
+        if (!strcmp(n->name, "cpu") && (v = tt_xml_get(n, "numaid")) && !strcmp(v, "-1"))
+            st = add_unknown_note(n, "numaid",
+                                  "no NUMA information (numa_node -1: VM, container or firmware "
+                                  "without PCI-NUMA data)");
+        if (!strcmp(n->name, "pci") && st == TT_OK) {
+            if ((v = tt_xml_get(n, "link_width")) && (!*v || !strcmp(v, "0")))
+                st = add_unknown_note(n, "link_width",
+                                      "PCIe link width not reported; NCCL assumes x16");
+            if (st == TT_OK && (v = tt_xml_get(n, "link_speed")) && !*v)
+                st = add_unknown_note(n, "link_speed",
+                                      "PCIe link speed not reported; NCCL assumes Gen3 (8 GT/s)");
+        }
+    }
+    if (st != TT_OK) {
+        tt_xml_doc_free(copy);
+        return st;
+    }
+    *out = copy;
+    return TT_OK;
+}
+
+/* ------------------------------------------------------------- modes */
+
+static int run_validate(const dump_opts *o, const tt_xml_doc *doc)
+{
+    tt_findings f;
+    tt_strbuf sb;
+    tt_status st;
+    int rc;
+
+    tt_findings_init(&f);
+    tt_strbuf_init(&sb);
+    st = tt_topo_validate(doc, &f);
+    if (st == TT_OK && tt_findings_max_severity(&f) < TT_SEV_ERROR) {
+        /* the file lints clean enough: it must also build */
+        tt_topo *t = NULL;
+        if (tt_topo_from_xml(doc, NULL, &t) != TT_OK)
+            st = tt_findings_add(&f, TT_SEV_ERROR, "build-failed", 0, "",
+                                 "the topology graph cannot be built: %s", tt_error_message());
+        tt_topo_free(t);
+    }
+    if (st != TT_OK) {
+        tt_findings_free(&f);
+        return tt_cli_fail(st);
+    }
+    if (o->format == FMT_JSON)
+        st = tt_findings_write_json(&f, o->input, &sb);
+    else
+        st = tt_findings_write_text(&f, o->input, &sb);
+    rc = tt_cli_exit_for_severity(tt_findings_max_severity(&f));
+    if (st == TT_OK) {
+        if (o->format == FMT_JSON || o->output)
+            st = tt_cli_write_output(o->output, sb.data ? sb.data : "", sb.len);
+        else if (!o->quiet && sb.len)
+            fwrite(sb.data, 1, sb.len, stderr);
+    }
+    if (st != TT_OK)
+        rc = tt_cli_fail(st);
+    tt_strbuf_free(&sb);
+    tt_findings_free(&f);
+    return rc;
+}
+
+/* One line on stderr when the input has problems a conversion does not show. */
+static void summarize(const dump_opts *o, const tt_xml_doc *doc)
+{
+    tt_findings f;
+    int i, nw = 0, ne = 0;
+
+    if (o->quiet)
+        return;
+    tt_findings_init(&f);
+    if (tt_topo_validate(doc, &f) == TT_OK) {
+        for (i = 0; i < f.n; i++) {
+            nw += f.items[i].severity == TT_SEV_WARN;
+            ne += f.items[i].severity == TT_SEV_ERROR;
+        }
+        if (nw || ne)
+            tt_cli_error("%s: %d error(s), %d warning(s); run with --validate to list them",
+                         o->input, ne, nw);
+    }
+    tt_findings_free(&f);
+}
+
+static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
+{
+    tt_topo *t = NULL;
+    tt_xml_doc *native = NULL;
+    tt_strbuf sb;
+    char *buf = NULL;
+    size_t len = 0;
+    tt_status st;
+
+    tt_strbuf_init(&sb);
+    if (strcmp(doc->root->name, "system")) {
+        return tt_cli_fail(tt_error_set(TT_ERR_PARSE,
+                                        "%s:%d: root element is <%s>, not <system>: not an "
+                                        "NCCL/topotune topology",
+                                        o->input, doc->root->line, doc->root->name));
+    }
+    /* always build: a file that converts must also be a usable graph */
+    st = tt_topo_from_xml(doc, NULL, &t);
+    if (st != TT_OK)
+        return tt_cli_fail(st);
+    switch (o->format) {
+    case FMT_NATIVE:
+        st = make_native(doc, &native);
+        if (st == TT_OK)
+            st = tt_xml_write_buffer(native, TT_XML_NATIVE, &buf, &len);
+        break;
+    case FMT_NCCL:
+        st = tt_xml_write_buffer(doc, TT_XML_NCCL, &buf, &len);
+        break;
+    case FMT_JSON:
+        st = tt_topo_write_json(t, &sb);
+        break;
+    case FMT_DOT:
+        st = tt_topo_write_dot(t, &sb);
+        break;
+    default:
+        st = tt_topo_write_matrix(t, &sb);
+        break;
+    }
+    if (st == TT_OK && !buf)
+        buf = tt_strbuf_steal(&sb, &len);
+    if (st == TT_OK && !buf)
+        st = tt_error_set(TT_ERR_NOMEM, "out of memory formatting the output");
+    if (st == TT_OK)
+        st = tt_cli_write_output(o->output, buf, len);
+    free(buf);
+    tt_strbuf_free(&sb);
+    tt_xml_doc_free(native);
+    tt_topo_free(t);
+    if (st != TT_OK)
+        return tt_cli_fail(st);
+    summarize(o, doc);
+    return TT_CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------- main */
+
+static void usage(void)
+{
+    printf("usage: topo-dump --input FILE [--format FMT] [-o OUT] [--validate] [--quiet]\n"
+           "       topo-dump --help | --version\n"
+           "\n"
+           "Read a topology XML file (NCCL's NCCL_TOPO_FILE dialect or topotune's native\n"
+           "superset, detected from the file) and write it in another format.\n"
+           "\n"
+           "  -i, --input FILE    topology XML to read\n"
+           "  -f, --format FMT    native (default): topotune XML, notes what is unknown\n"
+           "                      nccl: XML NCCL accepts as NCCL_TOPO_FILE\n"
+           "                      json: graph, links and GPU/NET paths (schema topotune-topology)\n"
+           "                      dot: Graphviz drawing (dot -Tsvg)\n"
+           "                      matrix: GPU/NIC matrix like 'nvidia-smi topo -m'\n"
+           "  -o, --output OUT    write to OUT atomically (default: standard output);\n"
+           "                      on any error an existing OUT is left untouched\n"
+           "      --validate      lint the input instead of converting it: findings as text on\n"
+           "                      stderr (or OUT), or as JSON with --format json\n"
+           "  -q, --quiet         no findings or summary on stderr (exit code only)\n"
+           "  -h, --help          this help\n"
+           "  -V, --version       version\n"
+           "\n"
+           "Exit codes:\n"
+           "  0  success (with --validate: no finding above info)\n"
+           "  1  --validate found warnings but no errors\n"
+           "  2  errors found, input unreadable or not a buildable topology, output failed,\n"
+           "     or a usage error\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "input", required_argument, NULL, 'i' },
+        { "format", required_argument, NULL, 'f' },
+        { "output", required_argument, NULL, 'o' },
+        { "validate", no_argument, NULL, 'v' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    dump_opts o;
+    const dump_source *src = NULL;
+    tt_xml_doc *doc = NULL;
+    tt_status st;
+    int c, rc;
+
+    tt_cli_init("topo-dump");
+    memset(&o, 0, sizeof o);
+    o.format = FMT_NATIVE;
+    while ((c = tt_cli_getopt(argc, argv, "i:f:o:qhV", longopts)) != -1) {
+        switch (c) {
+        case 'i': o.input = optarg; break;
+        case 'f':
+            o.format = tt_cli_choice("format", optarg, format_names);
+            if (o.format < 0)
+                return TT_CLI_EXIT_ERROR;
+            break;
+        case 'o': o.output = optarg; break;
+        case 'v': o.validate = 1; break;
+        case 'q': o.quiet = 1; break;
+        case 'h': usage(); return TT_CLI_EXIT_OK;
+        case 'V': return tt_cli_print_version();
+        default: return TT_CLI_EXIT_ERROR; /* message printed */
+        }
+    }
+    if (optind < argc)
+        return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if (o.input && !*o.input)
+        return tt_cli_usage_error("--input needs a file name");
+    if (o.input)
+        src = &source_file;
+    if (!src)
+        return tt_cli_usage_error("no input: give --input FILE (the live scan is not built yet)");
+
+    st = src->load(&o, &doc);
+    if (st != TT_OK)
+        return tt_cli_fail(st);
+    rc = o.validate ? run_validate(&o, doc) : run_convert(&o, doc);
+    tt_xml_doc_free(doc);
+    return rc;
+}

@@ -1,0 +1,784 @@
+/* topo_validate.c - lint a topology XML tree (NCCL's dialect or ours) and
+ * name every problem, without stopping at the first one.
+ *
+ * Severity rules (docs/cli-topo-dump.md has the table of codes):
+ *   error   - NCCL refuses the file (a required attribute it does not fill
+ *             itself is missing, unknown version, ...) or the file is
+ *             self-contradictory (duplicate bus ids, NVLink to a GPU that is
+ *             not there, malformed numbers or bus ids);
+ *   warning - NCCL accepts it but fills or guesses the value (from the live
+ *             machine, or with a fallback such as Gen3/x16/10 Gb/s), ignores
+ *             it, or the value is physically implausible;
+ *   info    - worth knowing, changes nothing.
+ */
+#include "tt_topo.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Plausibility bounds (model assumptions, documented in docs/cli-topo-dump.md). */
+#define VAL_MAX_NIC_MBPS 10000000LL   /* 10 Tb/s: no NIC port is faster */
+#define VAL_MAX_NVLINKS 18            /* most NVLinks of any GPU (H100/B200) */
+#define VAL_SLOW_PCI_GBPS 6.0         /* below Gen3 x8: a bottleneck on a GPU/NIC path */
+#define VAL_MAX_C2C_MBPS 1000000LL    /* 1 TB/s per C2C link is beyond any product */
+
+typedef struct {
+    const char *busid;
+    int line;
+    int seq; /* document order */
+} busid_ent;
+
+typedef struct {
+    const tt_xml_doc *doc;
+    tt_findings *f;
+    tt_status st;        /* first failure while adding findings */
+    int native;          /* root carries tt_version: our superset */
+    int nkept;           /* elements NCCL would keep */
+    busid_ent *bus;
+    int nbus, capbus;
+} vctx;
+
+/* ---------------------------------------------------------------- helpers */
+
+static void where_of(const tt_xml_node *n, char *buf, size_t sz)
+{
+    const char *v;
+    const tt_xml_node *p = n->parent;
+
+    if (!strcmp(n->name, "cpu")) {
+        v = tt_xml_get(n, "numaid");
+        if (v)
+            snprintf(buf, sz, "cpu numaid=%.40s", v);
+        else
+            snprintf(buf, sz, "cpu");
+    } else if (!strcmp(n->name, "pci")) {
+        v = tt_xml_get(n, "busid");
+        snprintf(buf, sz, "pci %.40s", v ? v : "(no busid)");
+    } else if (!strcmp(n->name, "gpu")) {
+        const char *pb = p ? tt_xml_get(p, "busid") : NULL;
+        v = tt_xml_get(n, "dev");
+        if (v)
+            snprintf(buf, sz, "gpu dev=%.20s", v);
+        else
+            snprintf(buf, sz, "gpu in pci %.40s", pb ? pb : "?");
+    } else if (!strcmp(n->name, "nvlink") || !strcmp(n->name, "c2c") ||
+               !strcmp(n->name, "xgmi")) {
+        char pw[64];
+        if (p)
+            where_of(p, pw, sizeof pw);
+        else
+            snprintf(pw, sizeof pw, "?");
+        v = tt_xml_get(n, "target");
+        if (v)
+            snprintf(buf, sz, "%s %s %.40s", pw, n->name, v);
+        else
+            snprintf(buf, sz, "%s %s", pw, n->name);
+    } else if (!strcmp(n->name, "net")) {
+        v = tt_xml_get(n, "name");
+        if (v)
+            snprintf(buf, sz, "net %.60s", v);
+        else
+            snprintf(buf, sz, "net dev=%.20s", tt_xml_get(n, "dev") ? tt_xml_get(n, "dev") : "?");
+    } else if (!strcmp(n->name, "nic") || !strcmp(n->name, "pcilink")) {
+        char pw[64];
+        if (p)
+            where_of(p, pw, sizeof pw);
+        else
+            snprintf(pw, sizeof pw, "?");
+        snprintf(buf, sz, "%s %s", pw, n->name);
+    } else {
+        snprintf(buf, sz, "%.100s", n->name);
+    }
+}
+
+static void add(vctx *c, tt_severity sev, const char *code, const tt_xml_node *n, const char *fmt,
+                ...) __attribute__((format(printf, 5, 6)));
+
+static void add(vctx *c, tt_severity sev, const char *code, const tt_xml_node *n, const char *fmt,
+                ...)
+{
+    char where[128], msg[400];
+    va_list ap;
+    tt_status st;
+
+    where[0] = '\0';
+    if (n)
+        where_of(n, where, sizeof where);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    st = tt_findings_add(c->f, sev, code, n ? n->line : 0, where, "%s", msg);
+    if (st != TT_OK && c->st == TT_OK)
+        c->st = st;
+}
+
+/* Integer attribute: 1 = present and valid (*out set), 0 = absent, -1 = malformed
+ * (finding added). */
+static int get_int(vctx *c, const tt_xml_node *n, const char *attr, long long *out)
+{
+    const char *v = tt_xml_get(n, attr);
+    if (!v)
+        return 0;
+    if (tt_parse_ll(v, out) != TT_OK) {
+        add(c, TT_SEV_ERROR, "bad-number", n,
+            "attribute %s=\"%.60s\" is not an integer (NCCL's strtol would read %lld)", attr, v,
+            strtoll(v, NULL, 0));
+        tt_error_clear();
+        return -1;
+    }
+    return 1;
+}
+
+/* Unsigned 64-bit attribute (guid, host_hash), hex or decimal. */
+static int get_u64(vctx *c, const tt_xml_node *n, const char *attr)
+{
+    const char *v = tt_xml_get(n, attr);
+    char *end;
+    if (!v)
+        return 0;
+    errno = 0;
+    (void)strtoull(v, &end, 0);
+    if (!*v || *end || errno == ERANGE || v[0] == '-') {
+        add(c, TT_SEV_ERROR, "bad-number", n,
+            "attribute %s=\"%.60s\" is not an unsigned 64-bit integer", attr, v);
+        return -1;
+    }
+    return 1;
+}
+
+static int get_dbl(vctx *c, const tt_xml_node *n, const char *attr, double *out)
+{
+    const char *v = tt_xml_get(n, attr);
+    if (!v)
+        return 0;
+    if (tt_parse_double(v, out) != TT_OK) {
+        add(c, TT_SEV_ERROR, "bad-number", n, "attribute %s=\"%.60s\" is not a number", attr, v);
+        tt_error_clear();
+        return -1;
+    }
+    return 1;
+}
+
+/* A required attribute NCCL does not fill itself: its absence makes NCCL fail. */
+static void need(vctx *c, const tt_xml_node *n, const char *attr)
+{
+    if (!tt_xml_get(n, attr))
+        add(c, TT_SEV_ERROR, "missing-attribute", n,
+            "required attribute '%s' is missing: NCCL stops with \"Attribute %s of node %s not "
+            "found\"",
+            attr, attr, n->name);
+}
+
+/* An attribute NCCL needs but fills from the live machine when absent. */
+static void fill(vctx *c, const tt_xml_node *n, const char *attr, const char *how)
+{
+    if (!tt_xml_get(n, attr))
+        add(c, TT_SEV_WARN, "missing-attribute", n, "attribute '%s' is missing: %s", attr, how);
+}
+
+static int is_hex(int ch) { return isxdigit((unsigned char)ch) != 0; }
+
+/* dddd:bb:dd.f, hex digits. */
+static int busid_ok(const char *s)
+{
+    static const char shape[] = "xxxx:xx:xx.x";
+    size_t i;
+    if (strlen(s) != sizeof shape - 1)
+        return 0;
+    for (i = 0; i < sizeof shape - 1; i++) {
+        if (shape[i] == 'x' ? !is_hex(s[i]) : s[i] != shape[i])
+            return 0;
+    }
+    return 1;
+}
+
+static int has_upper(const char *s)
+{
+    for (; *s; s++)
+        if (isupper((unsigned char)*s))
+            return 1;
+    return 0;
+}
+
+static int bus_cmp(const void *pa, const void *pb)
+{
+    const busid_ent *a = pa, *b = pb;
+    int r = strcasecmp(a->busid, b->busid);
+    if (r)
+        return r;
+    return a->seq - b->seq;
+}
+
+/* First (in document order) pci with this bus id, case-insensitive; the
+ * table is sorted so that big files stay O(n log n). */
+static const busid_ent *find_bus(const vctx *c, const char *busid)
+{
+    int lo = 0, hi = c->nbus;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (strcasecmp(c->bus[mid].busid, busid) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < c->nbus && !strcasecmp(c->bus[lo].busid, busid))
+        return &c->bus[lo];
+    return NULL;
+}
+
+/* Pass 1: collect pci bus ids (for duplicates and NVLink/pcilink targets). */
+static void collect_busids(vctx *c, const tt_xml_node *root)
+{
+    const tt_xml_node *n;
+    for (n = root; n; n = tt_xml_walk_next(root, n)) {
+        const char *b;
+        if (strcmp(n->name, "pci") || !(b = tt_xml_get(n, "busid")))
+            continue;
+        if (c->nbus == c->capbus) {
+            int ncap = c->capbus ? c->capbus * 2 : 64;
+            busid_ent *p = realloc(c->bus, (size_t)ncap * sizeof *p);
+            if (!p) {
+                if (c->st == TT_OK)
+                    c->st = tt_error_set(TT_ERR_NOMEM, "out of memory validating bus ids");
+                return;
+            }
+            c->bus = p;
+            c->capbus = ncap;
+        }
+        c->bus[c->nbus].busid = b;
+        c->bus[c->nbus].line = n->line;
+        c->bus[c->nbus].seq = c->nbus;
+        c->nbus++;
+    }
+    if (c->nbus > 1)
+        qsort(c->bus, (size_t)c->nbus, sizeof *c->bus, bus_cmp);
+}
+
+/* Where NCCL's loader accepts an element (anything else it skips). */
+static int placement_ok(const char *parent, const char *elem)
+{
+    static const char *const table[][2] = {
+        { "system", "cpu" }, { "cpu", "pci" },   { "cpu", "nic" },     { "pci", "pci" },
+        { "pci", "gpu" },    { "pci", "nic" },   { "pci", "pcilink" }, { "gpu", "nvlink" },
+        { "gpu", "c2c" },    { "nic", "net" },
+    };
+    size_t i;
+    for (i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(table[i][0], parent) && !strcmp(table[i][1], elem))
+            return 1;
+    return 0;
+}
+
+/* NCCL matches link_speed against its table by prefix: the key must be a
+ * prefix of the value.  Note "16.0 GT/s" (NVML's fallback string) matches no
+ * key and counts as Gen3. */
+static int nccl_knows_speed(const char *speed)
+{
+    static const char *const keys[] = {
+        "2.5 GT/s",      "5 GT/s",        "8 GT/s",         "16 GT/s",        "32 GT/s",
+        "64 GT/s",       "2.5 GT/s PCIe", "5.0 GT/s PCIe",  "8.0 GT/s PCIe",  "16.0 GT/s PCIe",
+        "32.0 GT/s PCIe", "64.0 GT/s PCIe",
+    };
+    size_t i;
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strncmp(speed, keys[i], strlen(keys[i])))
+            return 1;
+    return 0;
+}
+
+static int class_prefix(const tt_xml_node *n, const char *prefix)
+{
+    const char *cls = tt_xml_get(n, "class");
+    return cls && !strncasecmp(cls, prefix, strlen(prefix));
+}
+
+/* ------------------------------------------------------------ per element */
+
+static void check_limits(vctx *c, const tt_xml_node *n)
+{
+    int i, nattr = 0;
+    const char *parent = n->parent ? n->parent->name : "";
+
+    for (i = 0; i < n->nattrs; i++) {
+        const char *a = n->attrs[i].name;
+        int counted = c->native ? tt_xml_nccl_knows(parent, n->name, a) : 1;
+        if (!counted)
+            continue;
+        nattr++;
+        if (strlen(n->attrs[i].value) > TT_XML_NCCL_MAX_STR)
+            add(c, TT_SEV_ERROR, "value-too-long", n,
+                "attribute '%s' is %zu characters long; NCCL's parser takes at most %d", a,
+                strlen(n->attrs[i].value), TT_XML_NCCL_MAX_STR);
+    }
+    if (nattr > TT_XML_NCCL_MAX_ATTRS)
+        add(c, TT_SEV_WARN, "too-many-attributes", n,
+            "%d attributes for NCCL: its parser keeps the first %d and drops the rest", nattr,
+            TT_XML_NCCL_MAX_ATTRS);
+}
+
+static void check_system(vctx *c, const tt_xml_node *n)
+{
+    long long v;
+    const char *tv;
+    int r = get_int(c, n, "version", &v);
+    if (r == 0)
+        add(c, TT_SEV_ERROR, "missing-attribute", n,
+            "required attribute 'version' is missing (expected version=\"1\")");
+    else if (r == 1 && v != 1)
+        add(c, TT_SEV_ERROR, "unsupported-version", n,
+            "version=\"%s\" is not supported: NCCL and topotune read topology version 1 only",
+            tt_xml_get(n, "version"));
+    tv = tt_xml_get(n, "tt_version");
+    if (tv && strcmp(tv, "1"))
+        add(c, TT_SEV_ERROR, "unsupported-version", n,
+            "tt_version=\"%.40s\" is not supported: this topotune reads native version 1 only", tv);
+}
+
+static void check_cpu(vctx *c, const tt_xml_node *n)
+{
+    long long v;
+    const char *arch = tt_xml_get(n, "arch");
+    const char *vendor = tt_xml_get(n, "vendor");
+    const char *aff = tt_xml_get(n, "affinity");
+    int r;
+
+    need(c, n, "numaid");
+    r = get_int(c, n, "numaid", &v);
+    if (r == 1 && v == -1)
+        add(c, TT_SEV_WARN, "unknown-numa", n,
+            "no NUMA information (VM, container or firmware without PCI->NUMA data); "
+            "every device below looks host-bridge close and CPU affinity is unknown");
+    else if (r == 1 && v < -1)
+        add(c, TT_SEV_ERROR, "implausible-value", n, "numaid=%lld is negative", v);
+
+    need(c, n, "arch");
+    if (arch && strcmp(arch, "x86_64") && strcmp(arch, "arm64") && strcmp(arch, "ppc64"))
+        add(c, TT_SEV_WARN, "unknown-value", n,
+            "arch=\"%.40s\" is not x86_64, arm64 or ppc64: NCCL falls back to its default", arch);
+    if (arch && !strcmp(arch, "x86_64")) {
+        need(c, n, "vendor");
+        if (vendor && strcmp(vendor, "GenuineIntel") && strcmp(vendor, "AuthenticAMD") &&
+            strcmp(vendor, "CentaurHauls") && strcmp(vendor, "  Shanghai  "))
+            add(c, TT_SEV_WARN, "unknown-value", n,
+                "vendor=\"%.40s\" is unknown: NCCL models the inter-socket link at %.0f GB/s",
+                vendor, TT_LOC_BW);
+        if (vendor && (!strcmp(vendor, "GenuineIntel") || !strcmp(vendor, "CentaurHauls") ||
+                       !strcmp(vendor, "  Shanghai  "))) {
+            need(c, n, "familyid");
+            need(c, n, "modelid");
+        }
+    }
+    get_u64(c, n, "host_hash");
+    get_int(c, n, "familyid", &v);
+    get_int(c, n, "modelid", &v);
+    if (!aff) {
+        add(c, TT_SEV_INFO, "missing-attribute", n,
+            "attribute 'affinity' is missing: NCCL reads it from sysfs when it walks to this CPU, "
+            "else it does not pin threads");
+    } else if (*aff) {
+        const char *p = aff;
+        int ok = 1, digits = 0;
+        for (; *p; p++) {
+            if (*p == ',') {
+                ok = ok && digits > 0 && digits <= 8;
+                digits = 0;
+            } else if (is_hex(*p)) {
+                digits++;
+            } else {
+                ok = 0;
+            }
+        }
+        ok = ok && digits > 0 && digits <= 8;
+        if (!ok)
+            add(c, TT_SEV_WARN, "bad-affinity", n,
+                "affinity=\"%.60s\" is not a cpumask (comma-separated groups of up to 8 hex "
+                "digits)",
+                aff);
+    }
+}
+
+static void check_pci(vctx *c, const tt_xml_node *n)
+{
+    const char *busid = tt_xml_get(n, "busid");
+    const char *width = tt_xml_get(n, "link_width");
+    const char *speed = tt_xml_get(n, "link_speed");
+    int bridge = tt_xml_first_child(n, "pci") != NULL || tt_xml_first_child(n, "pcilink") != NULL ||
+                 class_prefix(n, "0x0604");
+    int gpu = class_prefix(n, "0x03");
+    int nic = class_prefix(n, "0x02");
+    int matters = bridge || gpu || nic || tt_xml_first_child(n, "gpu") || tt_xml_first_child(n, "nic");
+    long long v, w = -1;
+    const char *runtime = "NCCL reads it from sysfs at run time when the device exists, otherwise "
+                          "the load fails";
+
+    /* bus id */
+    if (!busid) {
+        need(c, n, "busid");
+    } else if (!busid_ok(busid)) {
+        add(c, TT_SEV_ERROR, "bad-busid", n,
+            "busid=\"%.40s\" is not of the form dddd:bb:dd.f (hex digits)", busid);
+    } else {
+        const busid_ent *first = find_bus(c, busid);
+        if (first && first->busid != busid)
+            add(c, TT_SEV_ERROR, "duplicate-busid", n, "bus id %s is already used at line %d",
+                busid, first->line);
+        else if (has_upper(busid))
+            add(c, TT_SEV_WARN, "busid-case", n,
+                "busid=\"%s\" has upper-case digits: NCCL compares lower-case ids and would add "
+                "the detected device a second time",
+                busid);
+    }
+
+    /* class */
+    if (!tt_xml_get(n, "class")) {
+        if (bridge)
+            need(c, n, "class");
+        else
+            fill(c, n, "class", runtime);
+    } else {
+        get_int(c, n, "class", &v);
+    }
+    get_int(c, n, "vendor", &v);
+    get_int(c, n, "device", &v);
+    get_int(c, n, "subsystem_vendor", &v);
+    get_int(c, n, "subsystem_device", &v);
+
+    /* link width */
+    if (!width) {
+        if (bridge)
+            need(c, n, "link_width");
+        else
+            fill(c, n, "link_width", runtime);
+    } else if (!*width || !strcmp(width, "0")) {
+        if (matters)
+            add(c, TT_SEV_WARN, "unknown-link-width", n,
+                "link_width=\"%s\": the width is unknown and NCCL assumes x16", width);
+        w = 0;
+    } else if (get_int(c, n, "link_width", &w) == 1) {
+        if (w < 0)
+            add(c, TT_SEV_ERROR, "implausible-value", n, "link_width=%lld is negative", w);
+        else if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32)
+            add(c, TT_SEV_WARN, "implausible-value", n,
+                "link_width=%lld is not a PCIe width (1, 2, 4, 8, 16 or 32 lanes)", w);
+    }
+
+    /* link speed */
+    if (!speed) {
+        fill(c, n, "link_speed",
+             "NCCL reads it from sysfs at run time when the device exists, else it assumes Gen3 "
+             "(8 GT/s)");
+    } else {
+        int known = nccl_knows_speed(speed);
+        double bw = tt_pci_bw(speed, w > 0 ? (int)w : 16, NULL);
+        if (!*speed) {
+            if (matters)
+                add(c, TT_SEV_WARN, "unknown-link-speed", n,
+                    "link_speed is empty: the speed is unknown and NCCL assumes Gen3 (8 GT/s)");
+        } else if (!known) {
+            add(c, TT_SEV_WARN, "unknown-link-speed", n,
+                "link_speed=\"%.60s\" is not a speed NCCL knows (2.5/5/8/16/32/64 GT/s): it "
+                "assumes Gen3 (8 GT/s)",
+                speed);
+        } else if (matters && w > 0 && bw < VAL_SLOW_PCI_GBPS) {
+            add(c, TT_SEV_WARN, "slow-link", n,
+                "x%lld at %.40s is %.2f GB/s: every GPU/NIC path through this link is limited to "
+                "it (emulated bridge or downtrained link?)",
+                w, speed, bw);
+        }
+    }
+
+    if (gpu && !tt_xml_first_child(n, "gpu"))
+        add(c, TT_SEV_WARN, "missing-element", n,
+            "GPU (class %s) without a <gpu> child: NCCL detects dev, sm, rank and NVLinks at run "
+            "time; offline the GPU has no NVLinks and no known architecture",
+            tt_xml_get(n, "class"));
+    if (nic && !tt_xml_first_child(n, "nic"))
+        add(c, TT_SEV_WARN, "missing-element", n,
+            "NIC (class %s) without a <nic>/<net> child: NCCL adds the ports from its network "
+            "plugin at run time; offline the NIC has no network port",
+            tt_xml_get(n, "class"));
+}
+
+static void check_gpu(vctx *c, const tt_xml_node *n)
+{
+    long long v, total = 0;
+    const char *rt = "NCCL fills it at run time for the GPU it runs on (from NVML/CUDA)";
+    const tt_xml_node *k;
+
+    fill(c, n, "dev", rt);
+    fill(c, n, "sm", "NCCL reads it from NVML at run time; offline NVLink bandwidth is unknown");
+    fill(c, n, "rank", "NCCL sets it at run time for the GPU it runs on");
+    fill(c, n, "gdr", "NCCL probes GPUDirect RDMA support at run time");
+    get_int(c, n, "dev", &v);
+    get_int(c, n, "rank", &v);
+    if (get_int(c, n, "sm", &v) == 1 && (v < 30 || v > 200))
+        add(c, TT_SEV_WARN, "implausible-value", n,
+            "sm=%lld is not a CUDA compute capability (major*10+minor, e.g. 90)", v);
+    if (get_int(c, n, "gdr", &v) == 1 && v != 0 && v != 1)
+        add(c, TT_SEV_WARN, "implausible-value", n, "gdr=%lld is not 0 or 1", v);
+    get_int(c, n, "mlopart", &v);
+    for (k = tt_xml_first_child(n, "nvlink"); k; k = tt_xml_next_sibling(k, "nvlink"))
+        if (get_int(c, k, "count", &v) == 1 && v > 0)
+            total += v;
+    if (total > VAL_MAX_NVLINKS)
+        add(c, TT_SEV_WARN, "implausible-value", n,
+            "%lld NVLinks in total: no GPU has more than %d", total, VAL_MAX_NVLINKS);
+}
+
+static void check_nvlink(vctx *c, const tt_xml_node *n)
+{
+    long long v;
+    const char *tclass = tt_xml_get(n, "tclass");
+    const char *target = tt_xml_get(n, "target");
+    int r;
+
+    need(c, n, "count");
+    r = get_int(c, n, "count", &v);
+    if (r == 1 && v < 0)
+        add(c, TT_SEV_ERROR, "implausible-value", n, "count=%lld is negative", v);
+    else if (r == 1 && v == 0)
+        add(c, TT_SEV_WARN, "implausible-value", n,
+            "count=0: an NVLink of 0 GB/s (drop the element if the links are down)");
+    else if (r == 1 && v > VAL_MAX_NVLINKS)
+        add(c, TT_SEV_WARN, "implausible-value", n,
+            "count=%lld: no GPU has more than %d NVLinks", v, VAL_MAX_NVLINKS);
+
+    need(c, n, "tclass");
+    if (!tclass || get_int(c, n, "tclass", &v) != 1)
+        return;
+    if (!strncasecmp(tclass, "0x03", 4)) {
+        if (!target) {
+            need(c, n, "target");
+        } else if (!busid_ok(target)) {
+            add(c, TT_SEV_ERROR, "bad-busid", n,
+                "target=\"%.40s\" of a GPU NVLink is not of the form dddd:bb:dd.f", target);
+        } else if (!find_bus(c, target)) {
+            add(c, TT_SEV_ERROR, "nvlink-target-missing", n,
+                "NVLink target GPU %s is not a <pci> in this file", target);
+        }
+    } else if (strcasecmp(tclass, "0x068000") && strcasecmp(tclass, "0x068001")) {
+        add(c, TT_SEV_WARN, "unknown-value", n,
+            "tclass=\"%.20s\" is neither a GPU (0x03...), an NVSwitch (0x068000) nor a CPU "
+            "(0x068001): NCCL ignores this link",
+            tclass);
+    }
+}
+
+static void check_c2c(vctx *c, const tt_xml_node *n)
+{
+    long long v;
+    int r;
+
+    need(c, n, "count");
+    need(c, n, "bw");
+    r = get_int(c, n, "count", &v);
+    if (r == 1 && v < 0)
+        add(c, TT_SEV_ERROR, "implausible-value", n, "count=%lld is negative", v);
+    else if (r == 1 && v == 0)
+        add(c, TT_SEV_WARN, "implausible-value", n, "count=0: a C2C link of 0 GB/s");
+    r = get_int(c, n, "bw", &v);
+    if (r == 1 && v <= 0)
+        add(c, TT_SEV_ERROR, "implausible-value", n, "bw=%lld MB/s per link is not positive", v);
+    else if (r == 1 && v > VAL_MAX_C2C_MBPS)
+        add(c, TT_SEV_WARN, "implausible-value", n,
+            "bw=%lld MB/s per link is above %lld MB/s (bw is MB/s per link, not total)", v,
+            VAL_MAX_C2C_MBPS);
+}
+
+static void check_net(vctx *c, const tt_xml_node *n)
+{
+    long long v;
+    double d;
+    int r;
+
+    fill(c, n, "dev",
+         "NCCL sets it from its network plugin at run time; a port the plugin does not report is "
+         "dropped");
+    if (!tt_xml_get(n, "name"))
+        add(c, TT_SEV_WARN, "missing-attribute", n,
+            "attribute 'name' is missing: NCCL cannot match this port to a network device");
+    get_int(c, n, "dev", &v);
+    r = get_int(c, n, "speed", &v);
+    if (r == 0)
+        add(c, TT_SEV_WARN, "missing-attribute", n,
+            "attribute 'speed' is missing: NCCL takes the plugin's value at run time; offline "
+            "models assume 10 Gb/s");
+    else if (r == 1 && v <= 0)
+        add(c, TT_SEV_WARN, "implausible-value", n,
+            "speed=%lld Mb/s: NCCL replaces a speed <= 0 with 10000 (10 Gb/s)", v);
+    else if (r == 1 && v > VAL_MAX_NIC_MBPS)
+        add(c, TT_SEV_WARN, "implausible-value", n,
+            "speed=%lld Mb/s is above 10 Tb/s (speed is in Mb/s: 400000 = 400 Gb/s)", v);
+    get_int(c, n, "port", &v);
+    get_dbl(c, n, "latency", &d);
+    get_int(c, n, "maxconn", &v);
+    get_u64(c, n, "guid");
+    if (get_int(c, n, "gdr", &v) == 1 && v != 0 && v != 1)
+        add(c, TT_SEV_WARN, "implausible-value", n, "gdr=%lld is not 0 or 1", v);
+}
+
+static void check_pcilink(vctx *c, const tt_xml_node *n)
+{
+    const char *target = tt_xml_get(n, "target");
+    need(c, n, "target");
+    if (!target)
+        return;
+    if (!busid_ok(target))
+        add(c, TT_SEV_ERROR, "bad-busid", n, "target=\"%.40s\" is not of the form dddd:bb:dd.f",
+            target);
+    else if (!find_bus(c, target))
+        add(c, TT_SEV_WARN, "pcilink-target-missing", n,
+            "pcilink target %s is not a <pci> in this file: NCCL ignores the link", target);
+}
+
+/* ------------------------------------------------------------------ walk */
+
+typedef struct {
+    int key;              /* index into dup_keys */
+    const char *value;
+    const tt_xml_node *node;
+} dup_ent;
+
+static const char *const dup_keys[][2] = { { "cpu", "numaid" }, { "net", "name" }, { "net", "dev" } };
+
+static int dup_cmp(const void *pa, const void *pb)
+{
+    const dup_ent *a = pa, *b = pb;
+    int r;
+    if (a->key != b->key)
+        return a->key - b->key;
+    r = strcmp(a->value, b->value);
+    if (r)
+        return r;
+    return a->node->line - b->node->line;
+}
+
+/* cpu numaid and net name/dev must be unique: NCCL keys nodes by them.
+ * Sorted, so that huge hostile files stay O(n log n). */
+static void check_dups(vctx *c, const tt_xml_node *root)
+{
+    const tt_xml_node *a;
+    dup_ent *e = NULL;
+    int n = 0, cap = 0, i;
+
+    for (a = root; a; a = tt_xml_walk_next(root, a)) {
+        size_t k;
+        for (k = 0; k < sizeof dup_keys / sizeof dup_keys[0]; k++) {
+            const char *v;
+            if (strcmp(a->name, dup_keys[k][0]) || !(v = tt_xml_get(a, dup_keys[k][1])))
+                continue;
+            if (n == cap) {
+                int ncap = cap ? cap * 2 : 32;
+                dup_ent *p = realloc(e, (size_t)ncap * sizeof *p);
+                if (!p) {
+                    free(e);
+                    if (c->st == TT_OK)
+                        c->st = tt_error_set(TT_ERR_NOMEM, "out of memory validating ids");
+                    return;
+                }
+                e = p;
+                cap = ncap;
+            }
+            e[n].key = (int)k;
+            e[n].value = v;
+            e[n].node = a;
+            n++;
+        }
+    }
+    if (n > 1)
+        qsort(e, (size_t)n, sizeof *e, dup_cmp);
+    for (i = 1; i < n; i++) {
+        int j = i - 1;
+        if (e[i].key != e[j].key || strcmp(e[i].value, e[j].value))
+            continue;
+        while (j > 0 && e[j - 1].key == e[i].key && !strcmp(e[j - 1].value, e[i].value))
+            j--; /* report against the first one */
+        add(c, TT_SEV_WARN, "duplicate-id", e[i].node,
+            "%s %s=\"%.40s\" is already used at line %d: NCCL keys %ss by it and confuses the two",
+            dup_keys[e[i].key][0], dup_keys[e[i].key][1], e[i].value, e[j].node->line,
+            dup_keys[e[i].key][0]);
+    }
+    free(e);
+}
+
+static void walk(vctx *c, const tt_xml_node *n)
+{
+    int i;
+
+    c->nkept++;
+    check_limits(c, n);
+    if (!strcmp(n->name, "system"))
+        check_system(c, n);
+    else if (!strcmp(n->name, "cpu"))
+        check_cpu(c, n);
+    else if (!strcmp(n->name, "pci"))
+        check_pci(c, n);
+    else if (!strcmp(n->name, "gpu"))
+        check_gpu(c, n);
+    else if (!strcmp(n->name, "nvlink"))
+        check_nvlink(c, n);
+    else if (!strcmp(n->name, "c2c"))
+        check_c2c(c, n);
+    else if (!strcmp(n->name, "net"))
+        check_net(c, n);
+    else if (!strcmp(n->name, "pcilink"))
+        check_pcilink(c, n);
+
+    for (i = 0; i < n->nchildren; i++) {
+        const tt_xml_node *k = n->children[i];
+        if (!strcmp(k->name, "unknown"))
+            continue; /* topotune's own note on what a scan could not see */
+        if (!strcmp(n->name, "gpu") && !strcmp(k->name, "xgmi")) {
+            /* RCCL's link element: same attributes as <nvlink> */
+            add(c, TT_SEV_INFO, "rccl-element", k,
+                "<xgmi> is RCCL's: RCCL reads it as an xGMI link, NCCL ignores it");
+            c->nkept++;
+            check_limits(c, k);
+            check_nvlink(c, k);
+            continue;
+        }
+        if (!placement_ok(n->name, k->name)) {
+            add(c, TT_SEV_WARN, "ignored-element", k,
+                "NCCL ignores <%.40s> inside <%.40s> (and everything in it)", k->name, n->name);
+            continue;
+        }
+        walk(c, k);
+    }
+}
+
+tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out)
+{
+    vctx c;
+    const tt_xml_node *root;
+
+    if (!doc || !out)
+        return tt_error_set(TT_ERR_INVALID, "tt_topo_validate: NULL argument");
+    memset(&c, 0, sizeof c);
+    c.doc = doc;
+    c.f = out;
+    root = doc->root;
+    if (!root) {
+        add(&c, TT_SEV_ERROR, "bad-root", NULL, "the document has no root element");
+        return c.st;
+    }
+    if (strcmp(root->name, "system")) {
+        add(&c, TT_SEV_ERROR, "bad-root", root,
+            "root element is <%.40s>, not <system>: not an NCCL/topotune topology%s", root->name,
+            !strcmp(root->name, "topology") ? " (looks like hwloc XML)" : "");
+        return c.st;
+    }
+    c.native = tt_xml_get(root, "tt_version") != NULL;
+    collect_busids(&c, root);
+    walk(&c, root);
+    check_dups(&c, root);
+    if (c.nkept > TT_XML_NCCL_MAX_NODES)
+        add(&c, TT_SEV_WARN, "too-many-elements", root,
+            "%d elements NCCL would load: it holds at most %d per host (\"too many XML nodes\")",
+            c.nkept, TT_XML_NCCL_MAX_NODES);
+    free(c.bus);
+    return c.st;
+}

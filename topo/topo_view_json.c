@@ -1,0 +1,195 @@
+/* topo_view_json.c - the built graph as versioned JSON:
+ *   {"schema":"topotune-topology","version":1,"source":...,
+ *    "nodes":[{index,type,id,name,busid,line,attributes}],
+ *    "links":[{from,to,type,bw[,xgmi]}],     one per direction
+ *    "paths":[{from,to,type,bw,hops,route}]} GPU->GPU, GPU->NET, NET->GPU
+ * Bandwidths are GB/s per direction, rounded to 3 decimals. */
+#include "tt_topo.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* cJSON_Print indents with tabs and writes "key":\tvalue; make it 2 spaces
+ * and "key": value.  Raw tabs only occur as layout (strings escape them). */
+static void append_json(tt_strbuf *out, const char *text)
+{
+    const char *p;
+    int bol = 1;
+    for (p = text; *p; p++) {
+        if (*p == '\t') {
+            tt_strbuf_append(out, bol ? "  " : " ");
+            continue;
+        }
+        bol = *p == '\n';
+        tt_strbuf_appendn(out, p, 1);
+    }
+    tt_strbuf_append(out, "\n");
+}
+
+static double r3(double v) { return round(v * 1000.0) / 1000.0; }
+
+static void add_hex(cJSON *o, const char *k, unsigned long long v, int digits)
+{
+    char b[32];
+    snprintf(b, sizeof b, "0x%0*llx", digits, v);
+    cJSON_AddStringToObject(o, k, b);
+}
+
+static cJSON *node_attrs(const tt_node *n)
+{
+    cJSON *a = cJSON_CreateObject();
+    if (!a)
+        return NULL;
+    switch (n->type) {
+    case TT_NODE_GPU:
+        cJSON_AddNumberToObject(a, "dev", n->u.gpu.dev);
+        cJSON_AddNumberToObject(a, "sm", n->u.gpu.sm);
+        cJSON_AddNumberToObject(a, "rank", n->u.gpu.rank);
+        cJSON_AddNumberToObject(a, "gdr", n->u.gpu.gdr);
+        break;
+    case TT_NODE_CPU:
+        cJSON_AddNumberToObject(a, "numaid", n->u.cpu.numaid);
+        cJSON_AddStringToObject(a, "arch", n->u.cpu.arch);
+        cJSON_AddStringToObject(a, "vendor", n->u.cpu.vendor);
+        cJSON_AddNumberToObject(a, "familyid", n->u.cpu.family);
+        cJSON_AddNumberToObject(a, "modelid", n->u.cpu.model);
+        cJSON_AddStringToObject(a, "affinity", n->u.cpu.affinity);
+        break;
+    case TT_NODE_PCI:
+        add_hex(a, "class", n->u.pci.cls, 6);
+        add_hex(a, "vendor", n->u.pci.vendor, 4);
+        add_hex(a, "device", n->u.pci.device, 4);
+        add_hex(a, "subsystem_vendor", n->u.pci.subvendor, 4);
+        add_hex(a, "subsystem_device", n->u.pci.subdevice, 4);
+        cJSON_AddStringToObject(a, "link_speed", n->u.pci.link_speed);
+        cJSON_AddNumberToObject(a, "link_width", n->u.pci.link_width);
+        break;
+    case TT_NODE_NIC:
+        cJSON_AddNumberToObject(a, "ports", n->u.nic.ports);
+        break;
+    case TT_NODE_NET:
+        cJSON_AddStringToObject(a, "name", n->u.net.name);
+        cJSON_AddNumberToObject(a, "dev", n->u.net.dev);
+        cJSON_AddNumberToObject(a, "port", n->u.net.port);
+        cJSON_AddNumberToObject(a, "gdr", n->u.net.gdr);
+        cJSON_AddNumberToObject(a, "maxconn", n->u.net.maxconn);
+        cJSON_AddNumberToObject(a, "speed_mbps", n->u.net.speed_mbps);
+        cJSON_AddNumberToObject(a, "latency", n->u.net.latency);
+        add_hex(a, "guid", (unsigned long long)n->u.net.guid, 1);
+        break;
+    case TT_NODE_NVS:
+        cJSON_AddBoolToObject(a, "visible", n->u.nvs.visible != 0);
+        break;
+    default:
+        break;
+    }
+    return a;
+}
+
+static int add_path(const tt_topo *t, cJSON *arr, int i, int j)
+{
+    const tt_path *p = tt_topo_path(t, i, j);
+    cJSON *o, *route;
+    int h;
+
+    if (!p)
+        return 0;
+    o = cJSON_CreateObject();
+    if (!o)
+        return -1;
+    cJSON_AddStringToObject(o, "from", t->nodes[i].name);
+    cJSON_AddStringToObject(o, "to", t->nodes[j].name);
+    cJSON_AddStringToObject(o, "type", tt_path_type_name(p->type));
+    cJSON_AddNumberToObject(o, "bw", r3(p->bw));
+    cJSON_AddNumberToObject(o, "hops", p->nhops);
+    route = cJSON_AddArrayToObject(o, "route");
+    for (h = 0; route && p->route && h <= p->nhops; h++) {
+        int k = p->route[h];
+        if (k >= 0 && k < t->nnodes)
+            cJSON_AddItemToArray(route, cJSON_CreateString(t->nodes[k].name));
+    }
+    cJSON_AddItemToArray(arr, o);
+    return 0;
+}
+
+tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out)
+{
+    cJSON *root, *nodes, *links, *paths;
+    char *text;
+    int i, j, l;
+
+    if (!t || !out)
+        return tt_error_set(TT_ERR_INVALID, "tt_topo_write_json: NULL argument");
+    root = cJSON_CreateObject();
+    if (!root)
+        return tt_error_set(TT_ERR_NOMEM, "out of memory writing topology JSON");
+    cJSON_AddStringToObject(root, "schema", "topotune-topology");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "source", t->source);
+    nodes = cJSON_AddArrayToObject(root, "nodes");
+    links = cJSON_AddArrayToObject(root, "links");
+    paths = cJSON_AddArrayToObject(root, "paths");
+    if (!nodes || !links || !paths)
+        goto nomem;
+    for (i = 0; i < t->nnodes; i++) {
+        const tt_node *n = &t->nodes[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            goto nomem;
+        cJSON_AddItemToArray(nodes, o);
+        cJSON_AddNumberToObject(o, "index", i);
+        cJSON_AddStringToObject(o, "type", tt_node_type_name(n->type));
+        cJSON_AddNumberToObject(o, "id", n->id);
+        cJSON_AddStringToObject(o, "name", n->name);
+        if (n->busid[0])
+            cJSON_AddStringToObject(o, "busid", n->busid);
+        else
+            cJSON_AddNullToObject(o, "busid");
+        if (n->line > 0)
+            cJSON_AddNumberToObject(o, "line", n->line);
+        else
+            cJSON_AddNullToObject(o, "line");
+        cJSON_AddItemToObject(o, "attributes", node_attrs(n));
+        for (l = 0; l < n->nlinks; l++) {
+            const tt_link *k = &n->links[l];
+            cJSON *lo = cJSON_CreateObject();
+            if (!lo)
+                goto nomem;
+            cJSON_AddItemToArray(links, lo);
+            cJSON_AddStringToObject(lo, "from", n->name);
+            cJSON_AddStringToObject(lo, "to",
+                                    (k->peer >= 0 && k->peer < t->nnodes) ? t->nodes[k->peer].name
+                                                                          : "?");
+            cJSON_AddStringToObject(lo, "type", tt_link_type_name(k->type));
+            cJSON_AddNumberToObject(lo, "bw", r3(k->bw));
+            if (k->xgmi)
+                cJSON_AddTrueToObject(lo, "xgmi");
+        }
+    }
+    if (t->paths) {
+        for (i = 0; i < t->nnodes; i++) {
+            if (t->nodes[i].type != TT_NODE_GPU)
+                continue;
+            for (j = 0; j < t->nnodes; j++) {
+                if (j == i || (t->nodes[j].type != TT_NODE_GPU && t->nodes[j].type != TT_NODE_NET))
+                    continue;
+                if (add_path(t, paths, i, j))
+                    goto nomem;
+                if (t->nodes[j].type == TT_NODE_NET && add_path(t, paths, j, i))
+                    goto nomem;
+            }
+        }
+    }
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return tt_error_set(TT_ERR_NOMEM, "out of memory writing topology JSON");
+    append_json(out, text);
+    free(text);
+    return tt_strbuf_status(out);
+nomem:
+    cJSON_Delete(root);
+    return tt_error_set(TT_ERR_NOMEM, "out of memory writing topology JSON");
+}
