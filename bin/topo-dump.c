@@ -1,18 +1,19 @@
 /* topo-dump - read a topology (NCCL's XML or ours), check it, and write it
  * as native XML, NCCL XML, JSON, Graphviz or an nvidia-smi style matrix.
  *
- * Inputs are "sources" that each produce a tt_xml_doc; today there is the
- * file source (--input FILE).  The live scan will be another source
- * (--scan / default) plugged into the same table, and everything after
- * loading (validation, conversion, output) stays as it is.
+ * Inputs are "sources" that each produce a tt_xml_doc: the file source
+ * (--input FILE) and the live scan (default; --hwloc-xml FILE and
+ * --sysfs-root DIR scan a recorded machine, bin/cli_scan.c); everything after
+ * loading (validation, --check, conversion, output) is shared.
  *
- * Exit codes: 0 ok, 1 warnings found (--validate), 2 errors, unreadable or
- * unbuildable input, failed output, usage error. */
+ * Exit codes: 0 ok, 1 warnings found (--validate, --check), 2 errors,
+ * unreadable or unbuildable input, failed output, usage error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_scan.h"
 #include "tt_topo.h"
 #include "tt_xml.h"
 
@@ -25,6 +26,8 @@ typedef struct {
     int format;
     int validate;
     int quiet;
+    int check;              /* --check: health findings of the topology */
+    tt_cli_scan_opts scan;  /* live-scan source options */
 } dump_opts;
 
 /* ------------------------------------------------------------- sources */
@@ -44,7 +47,7 @@ static tt_status load_file(const dump_opts *o, tt_xml_doc **doc)
         return st;
     root = (*doc)->root;
     if (root && !strcmp(root->name, "topology")) {
-        st = tt_error_set(TT_ERR_UNSUPPORTED, "%s:%d: hwloc XML: use --hwloc-xml (not built yet)",
+        st = tt_error_set(TT_ERR_UNSUPPORTED, "%s:%d: hwloc XML: read it with --hwloc-xml FILE",
                           o->input, root->line);
         tt_xml_doc_free(*doc);
         *doc = NULL;
@@ -53,6 +56,15 @@ static tt_status load_file(const dump_opts *o, tt_xml_doc **doc)
 }
 
 static const dump_source source_file = { "file", load_file };
+
+/* The live scan (or an offline one of --hwloc-xml / --sysfs-root). */
+static const char *scan_label = "live scan";
+static tt_status load_scan(const dump_opts *o, tt_xml_doc **doc)
+{
+    return tt_cli_scan_load(&o->scan, doc, &scan_label);
+}
+
+static const dump_source source_scan = { "scan", load_scan };
 
 /* ------------------------------------------------------- native notes */
 
@@ -253,13 +265,20 @@ static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
 
 static void usage(void)
 {
-    printf("usage: topo-dump --input FILE [--format FMT] [-o OUT] [--validate] [--quiet]\n"
+    printf("usage: topo-dump [--input FILE | SCAN OPTIONS] [--format FMT] [-o OUT]\n"
+           "                 [--validate | --check] [--quiet]\n"
            "       topo-dump --help | --version\n"
            "\n"
-           "Read a topology XML file (NCCL's NCCL_TOPO_FILE dialect or topotune's native\n"
-           "superset, detected from the file) and write it in another format.\n"
+           "Scan this machine (default), or read a topology XML file (NCCL's NCCL_TOPO_FILE\n"
+           "dialect or topotune's native superset), and write it in another format.\n"
            "\n"
-           "  -i, --input FILE    topology XML to read\n"
+           "  -i, --input FILE    topology XML to read instead of scanning\n"
+           "      --hwloc-xml FILE  scan an 'lstopo --of xml' file of a machine (offline)\n"
+           "      --sysfs-root DIR  scan a recorded/fake sysfs tree (DIR/sys, DIR/proc);\n"
+           "                      also TOPOTUNE_SYSFS_ROOT\n"
+           "      --no-nvml, --no-cuda, --no-ibv, --no-hwloc\n"
+           "                      skip that probe of the live scan\n"
+           "      --scan-report   one line per scan probe on stderr (ran, saw, missed)\n"
            "  -f, --format FMT    native (default): topotune XML, notes what is unknown\n"
            "                      nccl: XML NCCL accepts as NCCL_TOPO_FILE\n"
            "                      json: graph, links and GPU/NET paths (schema topotune-topology)\n"
@@ -269,13 +288,17 @@ static void usage(void)
            "                      on any error an existing OUT is left untouched\n"
            "      --validate      lint the input instead of converting it: findings as text on\n"
            "                      stderr (or OUT), or as JSON with --format json\n"
+           "      --check         health findings instead of converting (PCIe links below\n"
+           "                      their maximum, GPU/NIC on different NUMA nodes, no P2P,\n"
+           "                      NVLinks down, RDMA ports not ACTIVE or MTU < 4096, no NUMA\n"
+           "                      data, no GPUDirect RDMA): text on stderr, JSON with -f json\n"
            "  -q, --quiet         no findings or summary on stderr (exit code only)\n"
            "  -h, --help          this help\n"
            "  -V, --version       version\n"
            "\n"
            "Exit codes:\n"
-           "  0  success (with --validate: no finding above info)\n"
-           "  1  --validate found warnings but no errors\n"
+           "  0  success (with --validate/--check: no finding above info)\n"
+           "  1  --validate/--check found warnings but no errors\n"
            "  2  errors found, input unreadable or not a buildable topology, output failed,\n"
            "     or a usage error\n");
 }
@@ -288,6 +311,14 @@ int main(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "validate", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
+        { "check", no_argument, NULL, 'C' },
+        { "hwloc-xml", required_argument, NULL, 'X' },
+        { "sysfs-root", required_argument, NULL, 'R' },
+        { "no-nvml", no_argument, NULL, 'N' },
+        { "no-cuda", no_argument, NULL, 'U' },
+        { "no-ibv", no_argument, NULL, 'B' },
+        { "no-hwloc", no_argument, NULL, 'H' },
+        { "scan-report", no_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -312,6 +343,14 @@ int main(int argc, char **argv)
         case 'o': o.output = optarg; break;
         case 'v': o.validate = 1; break;
         case 'q': o.quiet = 1; break;
+        case 'C': o.check = 1; break;
+        case 'X': o.scan.hwloc_xml = optarg; break;
+        case 'R': o.scan.sysfs_root = optarg; break;
+        case 'N': o.scan.no_nvml = 1; break;
+        case 'U': o.scan.no_cuda = 1; break;
+        case 'B': o.scan.no_ibv = 1; break;
+        case 'H': o.scan.no_hwloc = 1; break;
+        case 'S': o.scan.report = 1; break;
         case 'h': usage(); return TT_CLI_EXIT_OK;
         case 'V': return tt_cli_print_version();
         default: return TT_CLI_EXIT_ERROR; /* message printed */
@@ -321,15 +360,27 @@ int main(int argc, char **argv)
         return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
     if (o.input && !*o.input)
         return tt_cli_usage_error("--input needs a file name");
-    if (o.input)
-        src = &source_file;
-    if (!src)
-        return tt_cli_usage_error("no input: give --input FILE (the live scan is not built yet)");
+    if (o.input && (o.scan.hwloc_xml || o.scan.sysfs_root))
+        return tt_cli_usage_error("--input reads a topology file; --hwloc-xml and --sysfs-root "
+                                  "select a scan: give one or the other");
+    if (o.scan.hwloc_xml && o.scan.sysfs_root)
+        return tt_cli_usage_error("--hwloc-xml and --sysfs-root are two different scans: give one");
+    if ((o.scan.hwloc_xml && !*o.scan.hwloc_xml) || (o.scan.sysfs_root && !*o.scan.sysfs_root))
+        return tt_cli_usage_error("--hwloc-xml/--sysfs-root need a path");
+    if (o.check && o.validate)
+        return tt_cli_usage_error("--check and --validate are two modes: give one");
+    src = o.input ? &source_file : &source_scan;
+    o.scan.quiet = o.quiet;
 
     st = src->load(&o, &doc);
     if (st != TT_OK)
         return tt_cli_fail(st);
-    rc = o.validate ? run_validate(&o, doc) : run_convert(&o, doc);
+    if (src == &source_scan)
+        o.input = scan_label;
+    if (o.check)
+        rc = tt_cli_run_check(doc, o.input, o.format == FMT_JSON, o.output, o.quiet);
+    else
+        rc = o.validate ? run_validate(&o, doc) : run_convert(&o, doc);
     tt_xml_doc_free(doc);
     return rc;
 }

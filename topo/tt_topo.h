@@ -208,6 +208,60 @@ tt_status tt_topo_write_dot(const tt_topo *t, tt_strbuf *out);
 /* GPU/NIC matrix in the style of `nvidia-smi topo -m`. */
 tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out);
 
+
+/* ---- live scan (topo_scan*.c); see docs/scan.md ----
+ * tt_topo_scan() builds a native-dialect topology doc of THIS machine (or of
+ * a fake sysfs tree, or of an `lstopo --of xml` file) from independent
+ * probes.  A probe that cannot run (library missing, no device, no
+ * permission) is recorded in the report, never fails the scan; every value a
+ * probe could not see is left out and recorded as <unknown attr reason/>. */
+typedef struct {
+    const char *sysfs_root; /* NULL = $TOPOTUNE_SYSFS_ROOT, else "/" */
+    const char *hwloc_xml;  /* lstopo --of xml file: offline scan of that machine */
+    int use_sysfs, use_nvml, use_cuda, use_ibv, use_hwloc; /* 1 = run the probe */
+} tt_scan_options;
+
+typedef enum {
+    TT_PROBE_OFF = 0,         /* disabled by option or not applicable */
+    TT_PROBE_OK = 1,          /* ran and saw everything it looks for */
+    TT_PROBE_PARTIAL = 2,     /* ran, some values unknown */
+    TT_PROBE_UNAVAILABLE = 3, /* library / driver / device absent */
+    TT_PROBE_FAILED = 4       /* ran and failed (recorded, scan continues) */
+} tt_probe_state;
+
+typedef struct {
+    char name[16];        /* "sysfs", "hwloc", "nvml", "cuda", "ibv", "gdr" */
+    tt_probe_state state;
+    int seen;             /* objects it found (devices, GPUs, ports, ...) */
+    int missed;           /* <unknown> records it added */
+    double ms;            /* wall time */
+    char note[320];       /* why off/unavailable, or what it saw */
+} tt_scan_probe;
+
+#define TT_SCAN_MAX_PROBES 8
+typedef struct {
+    tt_scan_probe probes[TT_SCAN_MAX_PROBES];
+    int nprobes;
+    int nunknown;         /* <unknown> elements in the doc */
+    double ms;            /* whole scan */
+} tt_scan_report;
+
+/* All probes on, no roots (live scan of "/"). */
+void tt_scan_options_default(tt_scan_options *o);
+tt_status tt_topo_scan(const tt_scan_options *o, tt_xml_doc **out);
+/* Same, filling `rep` (may be NULL). */
+tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_scan_report *rep);
+const char *tt_probe_state_name(tt_probe_state s); /* "off", "ok", "partial", ... */
+/* One line per probe: "scan: nvml: unavailable: libnvidia-ml.so.1 not found". */
+tt_status tt_scan_report_write_text(const tt_scan_report *r, tt_strbuf *out);
+tt_status tt_scan_report_write_json(const tt_scan_report *r, tt_strbuf *out);
+
+/* Health findings on a (scanned) native doc: PCIe links below their maximum,
+ * GPU and nearest NIC on different NUMA nodes, GPU pairs without P2P, NVLinks
+ * down or unequal, RDMA ports not ACTIVE or with MTU < 4096, no NUMA data,
+ * no GPUDirect RDMA.  Codes in docs/scan.md (topo_check.c). */
+tt_status tt_topo_check(const tt_xml_doc *doc, tt_findings *out);
+
 #ifdef __cplusplus
 }
 #endif

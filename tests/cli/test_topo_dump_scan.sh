@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# topo-dump live scan: default source, --sysfs-root fake machines, --hwloc-xml
+# offline twin, probe switches, --check findings and exit codes, usage errors.
+. "$(dirname "$0")/lib.sh"
+TD="$BIN/topo-dump"
+MK="$ROOT/tests/fixtures/sysfs/make-fake-sysfs.sh"
+for m in hgx8 pcie4 vm nogpu; do bash "$MK" $m "$TMP/$m" || not_ok "build fake $m"; done
+
+# --- live scan of this machine: succeeds, reports CPUs; no GPU here -> none invented
+run "$TD" --scan-report -f native
+expect_rc 0 "live scan exits 0"
+expect_grep "$TMP/out" '<system version="1" tt_version="1" tt_source="live"' "live scan writes a native system element"
+expect_grep "$TMP/out" '<cpu numaid=' "live scan reports a CPU"
+expect_grep "$TMP/err" '^scan: sysfs ' "--scan-report lists the sysfs probe"
+if grep -Eq '^scan: nvml +(unavailable|off)' "$TMP/err"; then
+  expect_no_grep "$TMP/out" '<gpu ' "no NVML: no GPU element invented"
+else
+  skip "no-GPU assertion" "NVML is available here"
+fi
+run "$TD" --no-nvml --no-cuda --no-ibv --no-hwloc --scan-report -q -o "$TMP/live.xml"
+expect_rc 0 "live scan with every optional probe off"
+expect_grep "$TMP/err" '^scan: nvml +off +.*disabled by option' "--no-nvml turns the NVML probe off"
+expect_grep "$TMP/err" '^scan: hwloc +off' "--no-hwloc turns the hwloc probe off"
+run "$TD" -i "$TMP/live.xml" -f matrix -q
+expect_rc 0 "the live scan's XML reads back and builds a graph"
+
+# --- fake machines through the CLI
+run "$TD" --sysfs-root "$TMP/hgx8" -f matrix -q
+expect_rc 0 "hgx8 fake: matrix"
+expect_grep "$TMP/out" '^GPU0 +X +PIX +NODE +NODE +SYS' "hgx8 fake: GPU0 row (PIX to its switch peer, SYS across sockets)"
+expect_grep "$TMP/out" 'NIC7: mlx5_7' "hgx8 fake: 8 NICs"
+TOPOTUNE_SYSFS_ROOT="$TMP/pcie4" run "$TD" -f native -q
+expect_grep "$TMP/out" 'busid="0000:03:00.0".*cur_link_width="8"' "TOPOTUNE_SYSFS_ROOT selects the fake root (pcie4 x8 link)"
+run "$TD" --sysfs-root "$TMP/hgx8" -f nccl -q
+expect_rc 0 "hgx8 fake: NCCL dialect"
+expect_no_grep "$TMP/out" 'unknown|cur_link|hostbridge' "NCCL dialect has none of our extensions"
+expect_grep "$TMP/out" '<net name="mlx5_0" dev="0"' "NCCL dialect keeps the nets"
+
+# --- offline twin
+run "$TD" --hwloc-xml "$FIX/hwloc/hgx8.xml" -f matrix -q
+expect_rc 0 "hwloc twin of hgx8: matrix"
+expect_grep "$TMP/out" '^GPU0 +X +NV18 ' "hwloc twin: NVLinkBandwidth gives NV18"
+run "$TD" --hwloc-xml "$TMP/nonexistent.xml"
+expect_rc 2 "missing hwloc XML: exit 2"
+expect_grep "$TMP/err" 'nonexistent.xml' "missing hwloc XML is named"
+run "$TD" -i "$FIX/hwloc/vm.xml"
+expect_rc 2 "an hwloc XML given to --input is refused"
+expect_grep "$TMP/err" 'vm.xml' "and the file is named"
+
+# --- --check
+run "$TD" --sysfs-root "$TMP/pcie4" --check
+expect_rc 1 "pcie4: --check exits 1 (warnings)"
+expect_grep "$TMP/err" 'warning: \[pcie-downtrained\] pci 0000:03:00.0: link trained at x8' "pcie4: downtrained link named"
+run "$TD" --sysfs-root "$TMP/pcie4" --check -f json -q
+expect_rc 1 "pcie4: --check JSON exits 1"
+expect_grep "$TMP/out" '"code": "pcie-downtrained"' "pcie4: JSON finding"
+run "$TD" --sysfs-root "$TMP/nogpu" --check -q
+expect_rc 0 "nogpu: --check clean (exit 0)"
+echo '1: DOWN' > "$TMP/hgx8/sys/class/infiniband/mlx5_3/ports/1/state"
+run "$TD" --sysfs-root "$TMP/hgx8" --check
+expect_rc 2 "hgx8 with a port down: --check exits 2"
+expect_grep "$TMP/err" 'error: \[ib-port-not-active\] net mlx5_3 port 1' "the down port is named"
+run "$TD" --sysfs-root "$TMP/vm" --check
+expect_grep "$TMP/err" '\[no-numa\]' "vm: no NUMA information reported"
+run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --check
+expect_rc 1 "--check also works on a file (NCCL's VM dump: no NUMA)"
+
+# --- usage errors
+run "$TD" --sysfs-root "$TMP/vm" -i "$FIX/nccl-dump-h100-vm.xml"
+expect_rc 2 "--input with --sysfs-root is a usage error"
+run "$TD" --check --validate -i "$FIX/nccl-dump-h100-vm.xml"
+expect_rc 2 "--check with --validate is a usage error"
+run "$TD" --sysfs-root "$TMP/does-not-exist"
+expect_rc 2 "a missing sysfs root: exit 2"
+expect_grep "$TMP/err" 'does-not-exist' "and it is named"
+finish

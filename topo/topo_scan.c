@@ -1,0 +1,457 @@
+/*
+ * topo_scan.c - live scan orchestrator: runs the probes in order, keeps the
+ * per-probe report, and holds the small helpers every probe shares.
+ *
+ * Order: sysfs (tree, CPUs, NICs) -> gdr (peer-memory module) -> hwloc
+ * (builds the tree when sysfs could not, else a cross-check) -> nvml (GPUs,
+ * NVLinks, NVSwitches) -> cuda (SM, P2P matrix, GDR attribute) -> ibv (ports).
+ * With opt->hwloc_xml only the hwloc probe runs (offline twin); with a fake
+ * sysfs root the device probes (nvml/cuda/ibv/hwloc) are off, since they
+ * would describe the real machine, not the fake one.
+ */
+#include "topo_scan_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void tt_scan_options_default(tt_scan_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->use_sysfs = o->use_nvml = o->use_cuda = o->use_ibv = o->use_hwloc = 1;
+}
+
+const char *tt_probe_state_name(tt_probe_state s)
+{
+    switch (s) {
+    case TT_PROBE_OFF: return "off";
+    case TT_PROBE_OK: return "ok";
+    case TT_PROBE_PARTIAL: return "partial";
+    case TT_PROBE_UNAVAILABLE: return "unavailable";
+    case TT_PROBE_FAILED: return "failed";
+    }
+    return "?";
+}
+
+/* ---------------- helpers ---------------- */
+
+void scan_path(const scan_ctx *c, char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    size_t n = (size_t)snprintf(buf, len, "%s", c->root);
+    if (n >= len)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, len - n, fmt, ap);
+    va_end(ap);
+}
+
+int scan_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+int scan_read_str(const char *path, char *buf, size_t len)
+{
+    FILE *f;
+    size_t n;
+    if (len == 0)
+        return -1;
+    buf[0] = '\0';
+    f = fopen(path, "r");
+    if (!f)
+        return -1;
+    if (!fgets(buf, (int)len, f)) {
+        /* an empty file reads as "" but counts as unreadable: nothing to see */
+        fclose(f);
+        buf[0] = '\0';
+        return -1;
+    }
+    fclose(f);
+    n = strlen(buf);
+    while (n > 0 && isspace((unsigned char)buf[n - 1]))
+        buf[--n] = '\0';
+    return 0;
+}
+
+int scan_read_ll(const char *path, long long *out)
+{
+    char b[64];
+    if (scan_read_str(path, b, sizeof b) || tt_parse_ll(b, out) != TT_OK) {
+        tt_error_clear();
+        return -1;
+    }
+    return 0;
+}
+
+void scan_note(scan_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    if (!c->probe)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(c->probe->note, sizeof c->probe->note, fmt, ap);
+    va_end(ap);
+}
+
+void scan_unknown(scan_ctx *c, tt_xml_node *node, const char *attr, const char *fmt, ...)
+{
+    char reason[400];
+    va_list ap;
+    tt_xml_node *u;
+    const char *who;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    if (!node)
+        node = c->sys;
+    /* the same attr/reason twice on one element says nothing new */
+    for (u = tt_xml_first_child(node, "unknown"); u; u = tt_xml_next_sibling(u, "unknown")) {
+        const char *a = tt_xml_get(u, "attr"), *r = tt_xml_get(u, "reason");
+        if (a && r && !strcmp(a, attr) && !strcmp(r, reason))
+            return;
+    }
+    u = tt_xml_node_new("unknown");
+    if (!u || tt_xml_set(u, "attr", attr) || tt_xml_set(u, "reason", reason) ||
+        tt_xml_append(node, u)) {
+        tt_xml_node_free(u);
+        tt_error_clear();
+        return;
+    }
+    if (c->probe) {
+        tt_xml_set(u, "probe", c->probe->name);
+        c->probe->missed++;
+    }
+    who = tt_xml_get(node, "busid");
+    if (!who)
+        who = tt_xml_get(node, "name");
+    TT_INFO(SCAN_SUBSYS, "%s%s%s: %s unknown: %s", node->name, who ? " " : "", who ? who : "",
+            attr, reason);
+}
+
+int scan_is_bdf(const char *s)
+{
+    /* dddd:bb:dd.f, hex digits */
+    static const char shape[] = "xxxx:xx:xx.x";
+    size_t i;
+    if (strlen(s) != sizeof shape - 1)
+        return 0;
+    for (i = 0; i < sizeof shape - 1; i++) {
+        if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) : s[i] != shape[i])
+            return 0;
+    }
+    return 1;
+}
+
+int scan_busid_norm(const char *in, char *out, size_t len)
+{
+    unsigned dom, bus, dev, fn;
+    char tail;
+    /* NVML/CUDA write 00000000:18:00.0 (8-digit domain); sysfs 0000:18:00.0 */
+    if (sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 || dom > 0xffff ||
+        bus > 0xff || dev > 0x1f || fn > 7)
+        return -1;
+    snprintf(out, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+    return 0;
+}
+
+/* ---------------- after the probes ---------------- */
+
+static const tt_scan_probe *probe_named(const scan_ctx *c, const char *name)
+{
+    int i;
+    for (i = 0; i < c->rep->nprobes; i++)
+        if (!strcmp(c->rep->probes[i].name, name))
+            return &c->rep->probes[i];
+    return NULL;
+}
+
+void scan_finish(scan_ctx *c)
+{
+    tt_xml_node *x;
+    const tt_scan_probe *nv = probe_named(c, "nvml"), *cu = probe_named(c, "cuda");
+    int gdr = -1;
+    char how[160] = "";
+
+    /* GPUDirect RDMA for RDMA NICs: a peer-memory module, or dma-buf (CUDA
+     * says every GPU supports it and the kernel can import dma-bufs). */
+    if (c->gdr_peermem == 1) {
+        gdr = 1;
+        snprintf(how, sizeof how, "%s", c->gdr_how);
+    } else if (c->dmabuf == 1 && c->kernel_dmabuf == 1) {
+        gdr = 1;
+        snprintf(how, sizeof how, "dmabuf");
+    } else if (c->gdr_peermem == 0 && (c->dmabuf == 0 || c->kernel_dmabuf == 0)) {
+        gdr = 0;
+        snprintf(how, sizeof how, "none (%s; dma-buf %s)", c->gdr_how,
+                 c->dmabuf == 0 ? "not supported by the GPU" : "needs kernel >= 5.12");
+    }
+    for (x = c->sys; x; x = tt_xml_walk_next(c->sys, x)) {
+        if (!strcmp(x->name, "net") && tt_xml_get(x, "node_guid")) {
+            /* RDMA port: these two come from libibverbs only */
+            if (!tt_xml_get(x, "mtu"))
+                scan_unknown(c, x, "mtu", "active MTU needs libibverbs (probe ibv did not run or "
+                                          "saw no such port)");
+            if (!tt_xml_get(x, "maxconn"))
+                scan_unknown(c, x, "maxconn", "max_qp needs libibverbs");
+        }
+        if (!strcmp(x->name, "net") && !tt_xml_get(x, "gdr")) {
+            if (gdr >= 0) {
+                tt_xml_setf(x, "gdr", "%d", gdr);
+                tt_xml_set(x, "gdr_via", how);
+            } else {
+                scan_unknown(c, x, "gdr", "peer memory: %s; dma-buf support: %s",
+                             c->gdr_how[0] ? c->gdr_how : "not checked",
+                             c->dmabuf < 0 ? "unknown (no CUDA data)" : "needs kernel >= 5.12");
+            }
+        } else if (!strcmp(x->name, "pci") && !tt_xml_first_child(x, "gpu")) {
+            long long cls = -1, ven = -1;
+            tt_xml_get_ll(c->doc, x, "class", &cls);
+            tt_xml_get_ll(c->doc, x, "vendor", &ven);
+            tt_error_clear();
+            if (scan_class_is_gpu((long)cls, (long)ven))
+                scan_unknown(c, x, "gpu", "no NVML or CUDA data for this GPU (nvml: %s%s%s; cuda: %s%s%s)",
+                             nv ? tt_probe_state_name(nv->state) : "not run",
+                             nv && nv->note[0] ? ", " : "", nv ? nv->note : "",
+                             cu ? tt_probe_state_name(cu->state) : "not run",
+                             cu && cu->note[0] ? ", " : "", cu ? cu->note : "");
+        }
+    }
+}
+
+/* ---------------- orchestrator ---------------- */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+typedef tt_probe_state (*probe_fn)(scan_ctx *c);
+
+static void run_probe(scan_ctx *c, const char *name, int enabled, const char *off_why,
+                      probe_fn fn)
+{
+    tt_scan_probe *p;
+    double t0;
+    if (c->rep->nprobes >= TT_SCAN_MAX_PROBES)
+        return;
+    p = &c->rep->probes[c->rep->nprobes++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    if (!enabled) {
+        p->state = TT_PROBE_OFF;
+        snprintf(p->note, sizeof p->note, "%s", off_why);
+        TT_INFO(SCAN_SUBSYS, "probe %s off: %s", name, off_why);
+        return;
+    }
+    c->probe = p;
+    t0 = now_ms();
+    p->state = fn(c);
+    p->ms = now_ms() - t0;
+    if (p->state == TT_PROBE_OK && p->missed > 0)
+        p->state = TT_PROBE_PARTIAL;
+    if (p->state == TT_PROBE_UNAVAILABLE || p->state == TT_PROBE_FAILED)
+        TT_WARN(SCAN_SUBSYS, "probe %s %s: %s", name, tt_probe_state_name(p->state), p->note);
+    else
+        TT_INFO(SCAN_SUBSYS, "probe %s %s (%.1f ms): %s", name, tt_probe_state_name(p->state),
+                p->ms, p->note);
+    tt_error_clear();
+    c->probe = NULL;
+}
+
+static void set_hostname(scan_ctx *c)
+{
+    char h[256] = "", p[PATH_MAX];
+    if (c->live) {
+        if (gethostname(h, sizeof h - 1) != 0)
+            h[0] = '\0';
+    } else {
+        scan_path(c, p, sizeof p, "/proc/sys/kernel/hostname");
+        if (scan_read_str(p, h, sizeof h)) {
+            scan_path(c, p, sizeof p, "/etc/hostname");
+            scan_read_str(p, h, sizeof h);
+        }
+    }
+    h[sizeof h - 1] = '\0';
+    if (h[0])
+        tt_xml_set(c->sys, "hostname", h);
+    else
+        scan_unknown(c, c->sys, "hostname", "no hostname readable");
+}
+
+static int count_unknown(const tt_xml_node *top)
+{
+    int n = 0;
+    const tt_xml_node *x;
+    for (x = top; x; x = tt_xml_walk_next(top, x))
+        if (!strcmp(x->name, "unknown"))
+            n++;
+    return n;
+}
+
+tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_scan_report *rep)
+{
+    tt_scan_options defo;
+    tt_scan_report myrep;
+    scan_ctx c;
+    const char *root;
+    double t0 = now_ms();
+    int fake, offline;
+
+    if (!out)
+        return tt_error_set(TT_ERR_INVALID, "tt_topo_scan: out is NULL");
+    *out = NULL;
+    if (!o) {
+        tt_scan_options_default(&defo);
+        o = &defo;
+    }
+    if (!rep)
+        rep = &myrep;
+    memset(rep, 0, sizeof *rep);
+    memset(&c, 0, sizeof c);
+    c.opt = o;
+    c.rep = rep;
+    c.gdr_peermem = -1;
+    c.dmabuf = -1;
+    c.kernel_dmabuf = -1;
+
+    root = o->sysfs_root;
+    if (!root || !root[0])
+        root = getenv("TOPOTUNE_SYSFS_ROOT");
+    if (root && root[0] && strcmp(root, "/") != 0) {
+        struct stat st;
+        char rp[PATH_MAX];
+        if (!realpath(root, rp) || stat(rp, &st) != 0 || !S_ISDIR(st.st_mode))
+            return tt_error_set(TT_ERR_IO, "sysfs root '%s': not a readable directory (%s)", root,
+                                errno ? strerror(errno) : "not a directory");
+        if (strcmp(rp, "/") != 0)
+            snprintf(c.root, sizeof c.root, "%s", rp);
+    }
+    offline = o->hwloc_xml && o->hwloc_xml[0];
+    fake = c.root[0] != '\0';
+    c.live = !fake && !offline;
+    if (offline && access(o->hwloc_xml, R_OK) != 0)
+        return tt_error_set(TT_ERR_IO, "hwloc XML '%s': cannot read: %s", o->hwloc_xml,
+                            strerror(errno));
+
+    c.doc = tt_xml_doc_new("system", "scan");
+    if (!c.doc)
+        return tt_error_set(TT_ERR_NOMEM, "scan: out of memory");
+    c.sys = c.doc->root;
+    tt_xml_set(c.sys, "version", "1");
+    tt_xml_set(c.sys, "tt_version", "1"); /* native format version (docs/xml-schema.md) */
+    if (offline)
+        tt_xml_setf(c.sys, "tt_source", "hwloc-xml:%s", o->hwloc_xml);
+    else if (fake)
+        tt_xml_setf(c.sys, "tt_source", "sysfs:%s", c.root);
+    else
+        tt_xml_set(c.sys, "tt_source", "live");
+    if (!offline)
+        set_hostname(&c);
+
+    if (offline) {
+        const char *why = "offline scan of an hwloc XML file";
+        run_probe(&c, "hwloc", 1, "", scan_probe_hwloc);
+        if (rep->probes[0].state == TT_PROBE_FAILED) {
+            /* the file is the whole input here: a bad file is an error, not a gap */
+            tt_xml_doc_free(c.doc);
+            return tt_error_set(TT_ERR_PARSE, "%s", rep->probes[0].note);
+        }
+        run_probe(&c, "sysfs", 0, why, scan_probe_sysfs);
+        run_probe(&c, "nvml", 0, why, scan_probe_nvml);
+        run_probe(&c, "cuda", 0, why, scan_probe_cuda);
+        run_probe(&c, "ibv", 0, why, scan_probe_ibv);
+    } else {
+        const char *why = fake ? "fake sysfs root: this probe would read the real machine"
+                               : "disabled by option";
+        run_probe(&c, "sysfs", o->use_sysfs, "disabled by option", scan_probe_sysfs);
+        run_probe(&c, "gdr", 1, "", scan_probe_gdr);
+        run_probe(&c, "hwloc", o->use_hwloc && c.live, fake ? why : "disabled by option",
+                  scan_probe_hwloc);
+        run_probe(&c, "nvml", o->use_nvml && c.live, fake ? why : "disabled by option",
+                  scan_probe_nvml);
+        run_probe(&c, "cuda", o->use_cuda && c.live, fake ? why : "disabled by option",
+                  scan_probe_cuda);
+        run_probe(&c, "ibv", o->use_ibv && c.live, fake ? why : "disabled by option",
+                  scan_probe_ibv);
+    }
+    scan_finish(&c);
+    if (!c.tree_done) {
+        /* nothing built the tree: say so at the top rather than return an empty doc silently */
+        scan_unknown(&c, c.sys, "cpu", "no probe could read the CPU/PCI tree (sysfs and hwloc both "
+                                       "off or failed)");
+    }
+    free(c.cpu_fill_arg);
+    rep->nunknown = count_unknown(c.sys);
+    if (rep->nunknown)
+        TT_WARN(SCAN_SUBSYS, "%d value(s) could not be seen: see the <unknown> elements "
+                             "(TOPOTUNE_DEBUG=INFO lists them as they are found)", rep->nunknown);
+    rep->ms = now_ms() - t0;
+    tt_error_clear();
+    *out = c.doc;
+    return TT_OK;
+}
+
+tt_status tt_topo_scan(const tt_scan_options *o, tt_xml_doc **out)
+{
+    return tt_topo_scan_report(o, out, NULL);
+}
+
+tt_status tt_scan_report_write_text(const tt_scan_report *r, tt_strbuf *out)
+{
+    int i;
+    for (i = 0; i < r->nprobes; i++) {
+        const tt_scan_probe *p = &r->probes[i];
+        tt_strbuf_printf(out, "scan: %-5s %-11s seen=%d unknown=%d %.1fms: %s\n", p->name,
+                         tt_probe_state_name(p->state), p->seen, p->missed, p->ms, p->note);
+    }
+    tt_strbuf_printf(out, "scan: total %.1f ms, %d unknown value(s)\n", r->ms, r->nunknown);
+    return tt_strbuf_status(out);
+}
+
+static void json_str(tt_strbuf *out, const char *s)
+{
+    tt_strbuf_append(out, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            tt_strbuf_printf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            tt_strbuf_printf(out, "\\u%04x", ch);
+        else
+            tt_strbuf_appendn(out, (const char *)&ch, 1);
+    }
+    tt_strbuf_append(out, "\"");
+}
+
+tt_status tt_scan_report_write_json(const tt_scan_report *r, tt_strbuf *out)
+{
+    int i;
+    tt_strbuf_printf(out, "{\"ms\": %.3f, \"unknown\": %d, \"probes\": [", r->ms, r->nunknown);
+    for (i = 0; i < r->nprobes; i++) {
+        const tt_scan_probe *p = &r->probes[i];
+        tt_strbuf_append(out, i ? ", {\"name\": " : "{\"name\": ");
+        json_str(out, p->name);
+        tt_strbuf_append(out, ", \"state\": ");
+        json_str(out, tt_probe_state_name(p->state));
+        tt_strbuf_printf(out, ", \"seen\": %d, \"unknown\": %d, \"ms\": %.3f, \"note\": ", p->seen,
+                         p->missed, p->ms);
+        json_str(out, p->note);
+        tt_strbuf_append(out, "}");
+    }
+    tt_strbuf_append(out, "]}\n");
+    return tt_strbuf_status(out);
+}
