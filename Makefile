@@ -78,7 +78,7 @@ run: all
 	@BUILD=$(BUILD) scripts/run-main.sh
 
 .PHONY: run all lib tools tests check install uninstall clean distclean deps help cuda-status
-all: cuda-status lib tools
+all: cuda-status lib tools tuner-plugin
 
 cuda-status:
 	@if [ -z "$(NVCC)" ]; then echo "topotune: nvcc not found - building without CUDA (GPU executor skipped)"; \
@@ -107,6 +107,15 @@ $(SHARED_LIB): $(LIB_OBJS) $(CU_OBJS)
 $(BUILD)/bin/%: bin/%.c $(CLI_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+# NCCL tuner plugin (tune module): self-contained .so, libtopotune linked in statically.
+TUNER_PLUGIN := $(BUILD)/lib/libnccl-tuner-topotune.so
+.PHONY: tuner-plugin
+tuner-plugin: $(TUNER_PLUGIN)
+$(TUNER_PLUGIN): plugin/tuner_topotune.c $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fvisibility=hidden -shared -Wl,--exclude-libs,ALL -Wl,--as-needed $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
+$(BUILD)/tests/test_tune_plugin: $(TUNER_PLUGIN)
 
 tests: $(TESTS)
 

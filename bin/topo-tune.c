@@ -1,0 +1,275 @@
+/*
+ * topo-tune - cost model and tuning tables from a topology file.
+ *
+ *   topo-tune --input FILE [--nodes N] [--gpus-per-node G] [--nics-per-node K]
+ *             [--nic-speed GBPS] [--rails R] [--model topotune|nccl]
+ *             [--calibration FILE] [--format json|nccl-csv|table|env]
+ *             [--collective NAME|all] [--min-size S] [--max-size S] [--nccl-only]
+ *             [--explain SIZE] [-o OUT]
+ *
+ * Exit codes: 0 success, 2 bad input / usage / I/O error.  See docs/cli-topo-tune.md.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_common.h"
+#include "tt_topo.h"
+#include "tt_tune.h"
+#include "tt_xml.h"
+
+static void usage(void)
+{
+    printf("usage: topo-tune --input FILE [options]\n"
+           "  -i, --input FILE          topology XML of one node (topo-dump output or NCCL_TOPO_DUMP_FILE)\n"
+           "  -N, --nodes N             number of nodes (default 1)\n"
+           "  -g, --gpus-per-node G     ranks per node (default: every GPU of the topology)\n"
+           "  -k, --nics-per-node K     NIC ports per node (default: from the topology)\n"
+           "  -s, --nic-speed GBPS      NIC port speed in Gb/s, e.g. 400 (default: from the topology)\n"
+           "  -r, --rails R             fabric rails (default: = NICs per node, rail-optimised)\n"
+           "  -m, --model M             topotune (default) or nccl\n"
+           "  -c, --calibration FILE    topotune model constants (schema topotune-calibration)\n"
+           "  -f, --format F            table (default), json, nccl-csv, env\n"
+           "  -C, --collective NAME     allreduce, allgather, reducescatter, broadcast, reduce or all\n"
+           "      --min-size S          smallest size of the sweep (default 8; K/M/G suffixes)\n"
+           "      --max-size S          largest size of the sweep (default 16G)\n"
+           "      --nccl-only           only algorithms NCCL can run (implied by nccl-csv)\n"
+           "  -e, --explain SIZE        list every candidate at SIZE with its time or why it is off\n"
+           "  -o, --output FILE         write there (atomically) instead of stdout\n"
+           "  -h, --help, -V, --version\n");
+}
+
+/* ---- --bench (hidden): time full tables ---- */
+static char *nvl72_xml(int ngpu)
+{
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_strbuf_append(&sb, "<system version=\"1\">\n");
+    int per_cpu = 4, ncpu = (ngpu + per_cpu - 1) / per_cpu;
+    for (int c = 0; c < ncpu; c++) {
+        tt_strbuf_printf(&sb, "  <cpu numaid=\"%d\" arch=\"arm64\" vendor=\"ARM\" familyid=\"0\" modelid=\"0\">\n", c);
+        for (int k = 0; k < per_cpu && c * per_cpu + k < ngpu; k++) {
+            int g = c * per_cpu + k;
+            tt_strbuf_printf(&sb,
+                             "    <pci busid=\"%04x:01:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x2941\" "
+                             "subsystem_vendor=\"0x10de\" subsystem_device=\"0x2046\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+                             "      <gpu dev=\"%d\" sm=\"100\" rank=\"%d\" gdr=\"1\">\n"
+                             "        <nvlink target=\"0000:00:00.0\" count=\"18\" tclass=\"0x068000\"/>\n"
+                             "      </gpu>\n    </pci>\n",
+                             g + 1, g, g);
+        }
+        tt_strbuf_append(&sb, "  </cpu>\n");
+    }
+    tt_strbuf_append(&sb, "</system>\n");
+    return tt_strbuf_steal(&sb, NULL);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int bench_one(const char *label, const tt_topo *t, int nodes, tt_model_kind m, FILE *o)
+{
+    tt_cluster c;
+    tt_status st = tt_cluster_from_topo(t, &c);
+    if (st != TT_OK) return tt_cli_fail(st);
+    c.nodes = nodes;
+    if (nodes > 1 && c.nics_per_node == 0) {
+        c.nics_per_node = c.gpus_per_node;
+        c.nic_gbps = 400;
+        c.rails = c.nics_per_node;
+    }
+    /* channel search + model + every collective x 32 sizes x all candidates; best of 5 */
+    double best = 1e30, worst = 0;
+    int rows = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = now_s();
+        tt_tune_ctx *ctx = NULL;
+        if ((st = tt_tune_ctx_new(t, &c, m, NULL, &ctx)) != TT_OK) return tt_cli_fail(st);
+        tt_tune_table tab;
+        if ((st = tt_tune_table_build(ctx, (1u << TT_COLL_COUNT) - 1, TT_TUNE_MIN_SIZE, TT_TUNE_MAX_SIZE, 0, &tab)) !=
+            TT_OK) {
+            tt_tune_ctx_free(ctx);
+            return tt_cli_fail(st);
+        }
+        double dt = now_s() - t0;
+        rows = tab.n;
+        tt_tune_table_free(&tab);
+        tt_tune_ctx_free(ctx);
+        if (dt < best) best = dt;
+        if (dt > worst) worst = dt;
+    }
+    fprintf(o, "| %-26s | %6d | %6d | %-8s | %5d | %9.2f | %9.2f |\n", label, nodes, nodes * c.gpus_per_node,
+            tt_model_name(m), rows, best * 1e3, worst * 1e3);
+    return 0;
+}
+
+static int run_bench(const char *input)
+{
+    char *x = nvl72_xml(72);
+    tt_xml_doc *doc = NULL;
+    tt_topo *t72 = NULL, *t8 = NULL;
+    tt_status st = tt_xml_read_buffer(x, strlen(x), "<generated nvl72>", NULL, &doc);
+    free(x);
+    if (st == TT_OK) st = tt_topo_from_xml(doc, NULL, &t72);
+    if (st != TT_OK) return tt_cli_fail(st);
+    printf("| configuration              |  nodes |  ranks | model    | rows  |  best ms  |  worst ms |\n");
+    printf("|----------------------------|-------:|-------:|----------|------:|----------:|----------:|\n");
+    int rc = 0;
+    for (int m = 0; m < 2 && !rc; m++) rc = bench_one("generated NVL72 (72 GPUs)", t72, 1, (tt_model_kind)m, stdout);
+    tt_topo_free(t72);
+    tt_xml_doc_free(doc);
+    if (rc) return rc;
+    if (input) {
+        tt_xml_doc *d8 = NULL;
+        if ((st = tt_xml_read_file(input, NULL, &d8)) != TT_OK || (st = tt_topo_from_xml(d8, NULL, &t8)) != TT_OK) {
+            tt_xml_doc_free(d8);
+            return tt_cli_fail(st);
+        }
+        const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
+        for (int m = 0; m < 2 && !rc; m++)
+            for (int n = 1; n <= 4096 && !rc; n *= 2) rc = bench_one(base, t8, n, (tt_model_kind)m, stdout);
+        tt_topo_free(t8);
+        tt_xml_doc_free(d8);
+    }
+    return rc;
+}
+
+static int parse_int(const char *opt, const char *v, int lo, int hi, int *out)
+{
+    long long x;
+    if (tt_parse_ll(v, &x) != TT_OK || x < lo || x > hi)
+        return tt_cli_usage_error("%s '%s' must be an integer in %d..%d", opt, v, lo, hi);
+    *out = (int)x;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    tt_cli_init("topo-tune");
+    enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH };
+    static const struct option longopts[] = {
+        {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
+        {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
+        {"nic-speed", required_argument, NULL, 's'},   {"rails", required_argument, NULL, 'r'},
+        {"model", required_argument, NULL, 'm'},       {"calibration", required_argument, NULL, 'c'},
+        {"format", required_argument, NULL, 'f'},      {"collective", required_argument, NULL, 'C'},
+        {"explain", required_argument, NULL, 'e'},     {"output", required_argument, NULL, 'o'},
+        {"min-size", required_argument, NULL, OPT_MIN}, {"max-size", required_argument, NULL, OPT_MAX},
+        {"nccl-only", no_argument, NULL, OPT_NCCL_ONLY}, {"bench", no_argument, NULL, OPT_BENCH},
+        {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
+    const char *coll_s = "all";
+    int nodes = 1, gpn = -1, nics = -1, rails = -1, nccl_only = 0, fmt = 0, bench = 0;
+    double nic_speed = -1;
+    uint64_t min_size = TT_TUNE_MIN_SIZE, max_size = TT_TUNE_MAX_SIZE;
+    static const char *const formats[] = {"table", "json", "nccl-csv", "env", NULL};
+    int c;
+    while ((c = tt_cli_getopt(argc, argv, "i:N:g:k:s:r:m:c:f:C:e:o:hV", longopts)) != -1) {
+        switch (c) {
+        case 'i': input = optarg; break;
+        case 'N': if (parse_int("--nodes", optarg, 1, 65536, &nodes)) return TT_CLI_EXIT_ERROR; break;
+        case 'g': if (parse_int("--gpus-per-node", optarg, 1, 4096, &gpn)) return TT_CLI_EXIT_ERROR; break;
+        case 'k': if (parse_int("--nics-per-node", optarg, 0, 256, &nics)) return TT_CLI_EXIT_ERROR; break;
+        case 'r': if (parse_int("--rails", optarg, 1, 256, &rails)) return TT_CLI_EXIT_ERROR; break;
+        case 's':
+            if (tt_parse_double(optarg, &nic_speed) != TT_OK || !(nic_speed > 0) || nic_speed > 1e5)
+                return tt_cli_usage_error("--nic-speed '%s' must be a number of Gb/s above 0 (e.g. 400)", optarg);
+            break;
+        case 'm': model_s = optarg; break;
+        case 'c': calib = optarg; break;
+        case 'f': if ((fmt = tt_cli_choice("--format", optarg, formats)) < 0) return TT_CLI_EXIT_ERROR; break;
+        case 'C': coll_s = optarg; break;
+        case 'e': explain = optarg; break;
+        case 'o': outpath = optarg; break;
+        case OPT_MIN:
+        case OPT_MAX: {
+            uint64_t v;
+            if (tt_parse_size(optarg, &v) != TT_OK || v == 0)
+                return tt_cli_usage_error("%s '%s' is not a size (e.g. 8, 64K, 1M, 16G)",
+                                          c == OPT_MIN ? "--min-size" : "--max-size", optarg);
+            if (c == OPT_MIN) min_size = v; else max_size = v;
+            break;
+        }
+        case OPT_NCCL_ONLY: nccl_only = 1; break;
+        case OPT_BENCH: bench = 1; break;
+        case 'h': usage(); return TT_CLI_EXIT_OK;
+        case 'V': return tt_cli_print_version();
+        default: return TT_CLI_EXIT_ERROR;
+        }
+    }
+    if (optind < argc) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if (bench) return run_bench(input);
+    if (!input) return tt_cli_usage_error("--input FILE is required");
+    tt_model_kind model;
+    if (tt_model_parse(model_s, &model) != TT_OK) return tt_cli_usage_error("%s", tt_error_message());
+    unsigned colls = 0;
+    if (!strcmp(coll_s, "all")) {
+        colls = (1u << TT_COLL_COUNT) - 1;
+    } else {
+        tt_coll cc;
+        if (tt_coll_parse(coll_s, &cc) != TT_OK) return tt_cli_usage_error("--collective: %s", tt_error_message());
+        colls = 1u << cc;
+    }
+    uint64_t explain_bytes = 0;
+    if (explain && (tt_parse_size(explain, &explain_bytes) != TT_OK || explain_bytes == 0))
+        return tt_cli_usage_error("--explain '%s' is not a size (e.g. 8, 64K, 1M, 1G)", explain);
+    if (min_size > max_size)
+        return tt_cli_usage_error("--min-size is larger than --max-size");
+    if (fmt == 2) nccl_only = 1;
+
+    tt_model_params params;
+    tt_model_params_default(&params);
+    tt_status st;
+    if (calib && (st = tt_model_params_load(calib, &params)) != TT_OK) return tt_cli_fail(st);
+
+    tt_xml_doc *doc = NULL;
+    tt_topo *topo = NULL;
+    tt_tune_ctx *ctx = NULL;
+    tt_strbuf out;
+    tt_strbuf_init(&out);
+    int rc = TT_CLI_EXIT_ERROR;
+    if ((st = tt_xml_read_file(input, NULL, &doc)) != TT_OK) goto fail;
+    if ((st = tt_topo_from_xml(doc, NULL, &topo)) != TT_OK) goto fail;
+    tt_cluster cl;
+    if ((st = tt_cluster_from_topo(topo, &cl)) != TT_OK) goto fail;
+    cl.nodes = nodes;
+    if (gpn > 0) cl.gpus_per_node = gpn;
+    if (nics >= 0) {
+        cl.nics_per_node = nics;
+        if (rails < 0) cl.rails = nics > 0 ? nics : 1;
+    }
+    if (nic_speed > 0) cl.nic_gbps = nic_speed;
+    if (rails > 0) cl.rails = rails;
+    if ((st = tt_tune_ctx_new(topo, &cl, model, &params, &ctx)) != TT_OK) goto fail;
+    if (explain) {
+        st = tt_tune_write_explain(ctx, colls, explain_bytes, &out);
+    } else if (fmt == 3) {
+        st = tt_tune_write_env(topo, ctx, &out);
+    } else {
+        tt_tune_table tab;
+        if ((st = tt_tune_table_build(ctx, colls, min_size, max_size, nccl_only, &tab)) != TT_OK) goto fail;
+        st = fmt == 1 ? tt_tune_write_json(ctx, &tab, &out)
+             : fmt == 2 ? tt_tune_write_csv(ctx, &tab, &out)
+                        : tt_tune_write_text(ctx, &tab, &out);
+        tt_tune_table_free(&tab);
+    }
+    if (st != TT_OK) goto fail;
+    if ((st = tt_cli_write_output(outpath, out.data ? out.data : "", out.len)) != TT_OK) goto fail;
+    rc = TT_CLI_EXIT_OK;
+    goto done;
+fail:
+    rc = tt_cli_fail(st);
+done:
+    tt_strbuf_free(&out);
+    tt_tune_ctx_free(ctx);
+    tt_topo_free(topo);
+    tt_xml_doc_free(doc);
+    return rc;
+}

@@ -1,0 +1,278 @@
+/*
+ * tt_tune.h - cost model, channel search and tuning tables.
+ *
+ * Pipeline:
+ *   tt_cluster_from_topo()     cluster description (nodes, GPUs/NICs per node, NIC speed,
+ *                              rails) with defaults taken from one node's topology graph;
+ *   tt_tune_channels_compute() what NCCL's graph search would produce for ring, tree and
+ *                              NVLS (nChannels, bwIntra, bwInter, typeIntra, typeInter, ...);
+ *   tt_tune_ctx_init()         prepares one model (TT_MODEL_NCCL = NCCL's own formulas,
+ *                              TT_MODEL_TOPOTUNE = our alpha-beta model, the default);
+ *   tt_tune_eval()             latency, bandwidth and predicted time of one candidate
+ *                              (collective, algorithm, protocol, size), or why it is disabled;
+ *   tt_tune_table_build()      fastest candidate per power-of-two size, merged into ranges;
+ *   tt_tune_write_*()          JSON, NCCL tuner CSV, human table, --explain, env hints.
+ *
+ * Units: bandwidth GB/s (1e9 B/s), time/latency microseconds, sizes bytes.
+ * Sizes follow NCCL's nBytes (and nccl-tests' size column): the whole buffer for
+ * AllReduce/Broadcast/Reduce, the whole gathered buffer (count * nranks) for AllGather and
+ * ReduceScatter.  algbw = bytes / time; busbw = algbw * (2(n-1)/n AllReduce, (n-1)/n
+ * AllGather/ReduceScatter, 1 Broadcast/Reduce), as nccl-tests defines them.
+ * Every formula and constant is documented in docs/model.md.
+ */
+#ifndef TT_TUNE_H
+#define TT_TUNE_H
+
+#include <stdint.h>
+
+#include "tt_common.h"
+#include "tt_topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Collectives; numbering follows NCCL's ncclFunc_t (the tuner plugin relies on it). */
+typedef enum {
+    TT_COLL_BROADCAST = 0,
+    TT_COLL_REDUCE = 1,
+    TT_COLL_ALLGATHER = 2,
+    TT_COLL_REDUCESCATTER = 3,
+    TT_COLL_ALLREDUCE = 4,
+    TT_COLL_COUNT = 5
+} tt_coll;
+
+/* Algorithms.  0..6 are NCCL's ids (NCCL_ALGO_*); 7..9 exist only in the topotune model
+ * (NCCL cannot run them; tables meant for NCCL leave them out). */
+typedef enum {
+    TT_ALGO_TREE = 0,
+    TT_ALGO_RING = 1,
+    TT_ALGO_COLLNET_DIRECT = 2,
+    TT_ALGO_COLLNET_CHAIN = 3,
+    TT_ALGO_NVLS = 4,
+    TT_ALGO_NVLS_TREE = 5,
+    TT_ALGO_PAT = 6,
+    TT_ALGO_RHD = 7,  /* recursive halving-doubling (Rabenseifner) */
+    TT_ALGO_RD = 8,   /* recursive doubling */
+    TT_ALGO_HIER = 9, /* hierarchical: intra-node ring RS, inter-node ring, intra-node ring AG */
+    TT_ALGO_COUNT = 10
+} tt_algo;
+#define TT_ALGO_NCCL_COUNT 7
+
+/* Protocols; numbering follows NCCL. */
+typedef enum { TT_PROTO_LL = 0, TT_PROTO_LL128 = 1, TT_PROTO_SIMPLE = 2, TT_PROTO_COUNT = 3 } tt_proto;
+
+typedef enum { TT_MODEL_TOPOTUNE = 0, TT_MODEL_NCCL = 1 } tt_model_kind;
+
+const char *tt_coll_name(tt_coll c);     /* "allreduce", ... (NCCL tuner CSV spelling) */
+const char *tt_algo_name(tt_algo a);     /* "tree", "ring", ..., "nvls_tree", "pat", "rhd", "rd", "hier" */
+const char *tt_proto_name(tt_proto p);   /* "ll", "ll128", "simple" */
+const char *tt_model_name(tt_model_kind m); /* "topotune", "nccl" */
+/* Case-insensitive; accept also "all_reduce", "AllReduce", "reduce_scatter" ... */
+tt_status tt_coll_parse(const char *s, tt_coll *out);
+tt_status tt_algo_parse(const char *s, tt_algo *out);
+tt_status tt_proto_parse(const char *s, tt_proto *out);
+tt_status tt_model_parse(const char *s, tt_model_kind *out);
+
+/* ---- cluster description ---- */
+typedef enum { TT_CPU_INTEL = 0, TT_CPU_AMD = 1, TT_CPU_OTHER = 2 } tt_cpu_vendor;
+
+typedef struct {
+    int nodes;            /* >= 1 */
+    int gpus_per_node;    /* ranks per node, 1 .. GPUs in the topology */
+    int nics_per_node;    /* NET ports per node used for inter-node traffic (0 = none) */
+    double nic_gbps;      /* port speed in Gb/s (400 = NDR); 0 only when nics_per_node = 0 */
+    int rails;            /* distinct rails (rail-optimised fabric: = nics_per_node); 1 = flat */
+    /* filled by tt_cluster_from_topo(), informative */
+    int topo_gpus;        /* GPUs in the topology */
+    int topo_nics;        /* NET ports in the topology */
+    double topo_nic_gbps; /* fastest NET port speed in the topology, Gb/s (0 = none) */
+    int min_sm, max_sm;   /* compute capability x10 (90 = Hopper) */
+    tt_cpu_vendor cpu_vendor;
+    int cpu_arm;          /* 1 on arm64/aarch64 hosts */
+    int nvswitch;         /* 1 when the GPUs share an NVSwitch node */
+    int numa_known;       /* 0 when every CPU node has numaid -1 (typical of VMs) */
+} tt_cluster;
+
+/* Defaults: 1 node, every GPU of the topology, its NET ports at their speed, rails = NICs.
+ * Fails (TT_ERR_INVALID) when the topology has no GPU. */
+tt_status tt_cluster_from_topo(const tt_topo *t, tt_cluster *out);
+/* Consistency: nodes >= 1, 1 <= gpus_per_node <= topo_gpus, nics_per_node >= 0,
+ * nic_gbps > 0 when nics_per_node > 0, nodes > 1 needs nics_per_node > 0, rails in
+ * [1, max(1, nics_per_node)].  The message names the field. */
+tt_status tt_cluster_validate(const tt_cluster *c);
+
+/* ---- channels (what NCCL's graph search would produce) ---- */
+typedef enum {
+    TT_PATTERN_NONE = 0,
+    TT_PATTERN_BALANCED_TREE = 1,
+    TT_PATTERN_SPLIT_TREE = 2,
+    TT_PATTERN_TREE = 3,
+    TT_PATTERN_RING = 4,
+    TT_PATTERN_NVLS = 5
+} tt_pattern;
+
+typedef struct {
+    int found;              /* 0 = no graph (e.g. NVLS without NVSwitch) */
+    int nchannels;          /* search channels (model input) */
+    double bw_intra;        /* GB/s per channel inside a node */
+    double bw_inter;        /* GB/s per channel on the network (= bw_intra on one node) */
+    tt_path_type type_intra;/* worst GPU<->GPU path class used */
+    tt_path_type type_inter;/* worst GPU<->NET path class used (PIX when no NET) */
+    tt_pattern pattern;
+    int same_channels;      /* 1 when every channel visits the GPUs in the same order */
+    double latency_inter;   /* NET latency, us (0 for IB/sockets, as NCCL) */
+} tt_graph_info;
+
+typedef struct {
+    tt_graph_info ring, tree, nvls;
+    int comm_channels;      /* CTAs NCCL runs ring/tree on (ncclTopoPostset doubling) */
+    int nvls_channels;      /* CTAs NCCL runs NVLS on */
+    int nvls_support;       /* NVSwitch present, SM90+, >= 2 local ranks */
+    double total_bw;        /* max over GPUs of max(PCI link, sum of NVLink) GB/s */
+    double max_bw;          /* best GPU->GPU (1 node) or GPU->NET path bandwidth */
+    double node_net_bw;     /* sum over used NICs of min(path, port) GB/s (0 on 1 node) */
+    double gpu_nvl_bw;      /* NVLink GB/s per GPU (0 without NVLink) */
+} tt_tune_channels;
+
+tt_status tt_tune_channels_compute(const tt_topo *t, const tt_cluster *c, tt_tune_channels *out);
+
+/* ---- topotune model parameters (calibration) ---- */
+typedef enum {
+    TT_LCLASS_NVL = 0,
+    TT_LCLASS_C2C = 1,
+    TT_LCLASS_PCI = 2,
+    TT_LCLASS_SYS = 3,
+    TT_LCLASS_NET = 4,
+    TT_LCLASS_COUNT = 5
+} tt_link_class;
+const char *tt_link_class_name(tt_link_class c); /* "NVL", "C2C", "PCI", "SYS", "NET" */
+
+typedef struct {
+    double alpha_us;      /* latency of one step across a link of this class */
+    double beta_GBps;     /* achievable bandwidth per GPU (NET: per NIC); 0 = from topology */
+    double efficiency;    /* fraction of the topology bandwidth reached when beta is 0 */
+} tt_link_params;
+
+typedef struct {
+    double base_us;          /* launch + setup, once per call */
+    double step_us;          /* extra per pipeline step (handshake/flags) */
+    double efficiency;       /* payload fraction of the wire (LL 0.5, LL128 120/128, Simple 1) */
+    double per_channel_GBps; /* what one channel (CTA) can move */
+    double chunk_bytes;      /* pipeline chunk per channel */
+} tt_proto_params;
+
+typedef struct {
+    tt_link_params link[TT_LCLASS_COUNT];
+    tt_proto_params proto[TT_PROTO_COUNT];
+    double nvls_efficiency;  /* NVSwitch multicast AllReduce efficiency */
+    double nvls_alpha_us;    /* NVLS step latency */
+    int max_channels;        /* channels considered, upper bound */
+    char source[256];        /* "built-in" or the calibration file name */
+} tt_model_params;
+
+void tt_model_params_default(tt_model_params *p);
+/* Read a calibration file over the defaults:
+ * {"schema":"topotune-calibration","version":1,
+ *  "links":{"NVL":{"alpha_us":..,"beta_GBps":..,"efficiency":..},...},
+ *  "protocols":{"LL":{"base_us":..,"step_us":..,"efficiency":..,"per_channel_GBps":..,
+ *               "chunk_bytes":..},...},
+ *  "nvls":{"efficiency":..,"alpha_us":..}, "max_channels":N}
+ * Every member is optional; unknown members, wrong types and out-of-range values are
+ * errors naming the member (TT_ERR_PARSE / TT_ERR_INVALID). */
+tt_status tt_model_params_load(const char *path, tt_model_params *p);
+tt_status tt_model_params_parse(const char *json, const char *name, tt_model_params *p);
+
+/* ---- evaluation ---- */
+typedef struct tt_tune_ctx tt_tune_ctx;
+
+tt_status tt_tune_ctx_new(const tt_topo *t, const tt_cluster *c, tt_model_kind model,
+                          const tt_model_params *params /* NULL = defaults */,
+                          tt_tune_ctx **out);
+void tt_tune_ctx_free(tt_tune_ctx *ctx);
+const tt_tune_channels *tt_tune_ctx_channels(const tt_tune_ctx *ctx);
+const tt_cluster *tt_tune_ctx_cluster(const tt_tune_ctx *ctx);
+tt_model_kind tt_tune_ctx_model(const tt_tune_ctx *ctx);
+int tt_tune_ctx_nranks(const tt_tune_ctx *ctx);
+
+typedef struct {
+    int enabled;         /* 0: `reason` says why */
+    char reason[120];
+    double lat_us;       /* size-independent part */
+    double bw_GBps;      /* model bandwidth: NCCL mode = NCCL's algorithm bandwidth;
+                            topotune mode = bytes / (time - lat) */
+    double time_us;      /* predicted time */
+    double algbw;        /* bytes / time (GB/s) */
+    double busbw;        /* algbw * nccl-tests factor */
+    int channels;        /* channels (CTAs) the call would use */
+} tt_tune_estimate;
+
+tt_status tt_tune_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_proto proto,
+                       uint64_t bytes, tt_tune_estimate *out);
+/* Fastest enabled candidate; nccl_only restricts to NCCL's algorithms (ids 0..6).
+ * Ties go to the lower (algorithm, protocol) id as in NCCL. TT_ERR_NOT_FOUND if none. */
+tt_status tt_tune_best(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, int nccl_only,
+                       tt_algo *algo, tt_proto *proto, tt_tune_estimate *out);
+/* nccl-tests bus bandwidth factor for n ranks. */
+double tt_busbw_factor(tt_coll coll, int nranks);
+
+/* ---- tables ---- */
+typedef struct {
+    tt_coll coll;
+    uint64_t min_bytes, max_bytes;   /* inclusive range of sizes sharing this choice */
+    tt_algo algo;
+    tt_proto proto;
+    int channels;                    /* channels at min_bytes */
+    double predicted_us;             /* at min_bytes */
+    double algbw, busbw;             /* at min_bytes */
+} tt_tune_entry;
+
+typedef struct {
+    tt_tune_entry *entries;
+    int n, cap;
+    uint64_t min_size, max_size;     /* power-of-two sweep bounds */
+    int nccl_only;
+    unsigned colls;                  /* bit mask of collectives, 1u << tt_coll */
+} tt_tune_table;
+
+#define TT_TUNE_MIN_SIZE 8ULL
+#define TT_TUNE_MAX_SIZE (16ULL << 30)
+
+/* Evaluate every power of two in [min_size, max_size] for each collective in `colls`,
+ * pick the fastest, merge equal consecutive choices (same algorithm, protocol, channels)
+ * into ranges.  The last range of a collective is extended to UINT64_MAX-free bound
+ * max_size; the first starts at 0 (covering sizes below min_size). */
+tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
+                              uint64_t max_size, int nccl_only, tt_tune_table *out);
+void tt_tune_table_free(tt_tune_table *t);
+
+/* {"schema":"topotune-tuning-table","version":1,"topology":{...},"nodes":..,"ranks":..,
+ *  "model":..,"entries":[{collective,min_bytes,max_bytes,algorithm,protocol,channels,
+ *  predicted_us,algbw,busbw},...]} */
+tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out);
+/* NCCL example tuner plugin CSV: collective_type,min_bytes,max_bytes,algorithm,protocol,
+ * channels,nNodes,nRanks,numPipeOps,regBuff (numPipeOps/regBuff -1 = any).  Only NCCL
+ * algorithms are written; TT_ERR_INVALID if the table holds others. */
+tt_status tt_tune_write_csv(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out);
+/* Human table with crossover sizes. */
+tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out);
+/* Every candidate at `bytes` for the collectives in `colls`, time or reason. */
+tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t bytes,
+                                tt_strbuf *out);
+/* NCCL environment hints (shell `export` lines, each after a `# reason` comment). */
+tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf *out);
+
+/* Read a JSON table written by tt_tune_write_json (used by the tuner plugin). */
+typedef struct {
+    int nodes, ranks;
+    char model[16];
+    tt_tune_entry *entries;
+    int n;
+} tt_tune_loaded;
+tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded *out);
+void tt_tune_loaded_free(tt_tune_loaded *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,80 @@
+/*
+ * tune_ctx.c - a prepared model: cluster, channels, parameters; evaluation and arg-min.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_internal.h"
+
+tt_status tt_tune_ctx_new(const tt_topo *t, const tt_cluster *c, tt_model_kind model,
+                          const tt_model_params *params, tt_tune_ctx **out)
+{
+    *out = NULL;
+    if (!t || !c) return tt_error_set(TT_ERR_INVALID, "tune: no topology or cluster");
+    if (model != TT_MODEL_NCCL && model != TT_MODEL_TOPOTUNE)
+        return tt_error_set(TT_ERR_INVALID, "tune: unknown model %d", (int)model);
+    tt_status st = tt_cluster_validate(c);
+    if (st != TT_OK) return st;
+    tt_tune_ctx *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+    ctx->topo = t;
+    ctx->cl = *c;
+    ctx->model = model;
+    if (params) ctx->params = *params;
+    else tt_model_params_default(&ctx->params);
+    ctx->nnodes = c->nodes;
+    ctx->nranks = c->nodes * c->gpus_per_node;
+    st = tt_tune_channels_compute(t, c, &ctx->ch);
+    if (st != TT_OK) { free(ctx); return st; }
+    tune_nccl_prepare(ctx); /* also fills ll128_ok used by both models */
+    *out = ctx;
+    return TT_OK;
+}
+
+void tt_tune_ctx_free(tt_tune_ctx *ctx) { free(ctx); }
+const tt_tune_channels *tt_tune_ctx_channels(const tt_tune_ctx *ctx) { return &ctx->ch; }
+const tt_cluster *tt_tune_ctx_cluster(const tt_tune_ctx *ctx) { return &ctx->cl; }
+tt_model_kind tt_tune_ctx_model(const tt_tune_ctx *ctx) { return ctx->model; }
+int tt_tune_ctx_nranks(const tt_tune_ctx *ctx) { return ctx->nranks; }
+
+tt_status tt_tune_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_proto proto,
+                       uint64_t bytes, tt_tune_estimate *out)
+{
+    if ((unsigned)coll >= TT_COLL_COUNT || (unsigned)algo >= TT_ALGO_COUNT || (unsigned)proto >= TT_PROTO_COUNT)
+        return tt_error_set(TT_ERR_INVALID, "tune: bad collective/algorithm/protocol id %d/%d/%d",
+                            (int)coll, (int)algo, (int)proto);
+    tt_status st = ctx->model == TT_MODEL_NCCL ? tune_nccl_eval(ctx, coll, algo, proto, bytes, out)
+                                               : tune_topotune_eval(ctx, coll, algo, proto, bytes, out);
+    if (st != TT_OK || !out->enabled) return st;
+    if (out->time_us > 0) {
+        out->algbw = (double)bytes / (out->time_us * 1e3);
+        out->busbw = out->algbw * tt_busbw_factor(coll, ctx->nranks);
+    }
+    return TT_OK;
+}
+
+tt_status tt_tune_best(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, int nccl_only,
+                       tt_algo *algo, tt_proto *proto, tt_tune_estimate *out)
+{
+    int found = 0;
+    int na = nccl_only ? TT_ALGO_NCCL_COUNT : TT_ALGO_COUNT;
+    for (int a = 0; a < na; a++) {
+        for (int p = 0; p < TT_PROTO_COUNT; p++) {
+            tt_tune_estimate e;
+            tt_status st = tt_tune_eval(ctx, coll, (tt_algo)a, (tt_proto)p, bytes, &e);
+            if (st != TT_OK) return st;
+            if (!e.enabled || e.time_us < 0) continue;
+            if (!found || e.time_us < out->time_us) {
+                *out = e;
+                *algo = (tt_algo)a;
+                *proto = (tt_proto)p;
+                found = 1;
+            }
+        }
+    }
+    if (!found)
+        return tt_error_set(TT_ERR_NOT_FOUND, "tune: no enabled algorithm/protocol for %s at %llu bytes",
+                            tt_coll_name(coll), (unsigned long long)bytes);
+    return TT_OK;
+}

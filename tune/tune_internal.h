@@ -1,0 +1,80 @@
+/*
+ * tune_internal.h - private declarations shared by the tune/ files.
+ */
+#ifndef TUNE_INTERNAL_H
+#define TUNE_INTERNAL_H
+
+#include "tt_tune.h"
+
+/* ---- working graph (tune_graph.c): one node of the cluster, with the GPUs and NET ports
+ * the cluster description selects, synthetic NICs added where the description asks for
+ * more than the topology has, NET port speed overridden, and a capacity per directed edge
+ * that the channel search subtracts from. ---- */
+typedef struct {
+    int from, to;
+    tt_link_type type;
+    double bw;       /* GB/s, this direction */
+    double left;     /* remaining capacity during a search */
+} tg_edge;
+
+typedef struct {
+    int n;              /* nodes */
+    tt_node_type *type; /* per node */
+    int *topo_index;    /* index in the tt_topo, -1 for synthetic nodes */
+    int *adj_start, *adj; /* CSR adjacency: edges leaving node i are adj[adj_start[i] .. adj_start[i+1]) */
+    tg_edge *e;
+    int ne;
+    int ngpu, nnet;
+    int *gpu;           /* node index of local rank i */
+    int *net;           /* node index of NET port k */
+    /* endpoints: 0..ngpu-1 = GPUs, ngpu..ngpu+nnet-1 = NETs; routes between endpoints */
+    int nend;
+    int **route;        /* route[a*nend+b] = edge ids, -1 terminated; NULL = unreachable */
+    int *route_len;
+    tt_path_type *ptype;/* path class a->b */
+    double *pbw;        /* bottleneck bw a->b */
+} tg_graph;
+
+tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g);
+void tg_free(tg_graph *g);
+void tg_reset(tg_graph *g);  /* left = bw for every edge */
+/* Endpoint ids */
+static inline int tg_gpu_ep(const tg_graph *g, int i) { (void)g; return i; }
+static inline int tg_net_ep(const tg_graph *g, int k) { return g->ngpu + k; }
+/* Add `mult * s` load along route a->b; returns 0 (and changes nothing) if some edge
+ * lacks capacity.  `check_only` tests without subtracting. */
+int tg_route_fits(const tg_graph *g, int a, int b, double s);
+void tg_route_take(tg_graph *g, int a, int b, double s);
+
+/* ---- channel search (tune_channels.c) ---- */
+const double *tt_speed_table(int sm, int inter, int *n);
+
+/* ---- models ---- */
+struct tt_tune_ctx {
+    const tt_topo *topo;
+    tt_cluster cl;
+    tt_tune_channels ch;
+    tt_model_kind model;
+    tt_model_params params;
+    int nranks, nnodes;
+    /* NCCL mode tables (tune_model_nccl.c): float as NCCL stores them */
+    float bw[TT_COLL_COUNT][TT_ALGO_NCCL_COUNT][TT_PROTO_COUNT];
+    float lat[TT_COLL_COUNT][TT_ALGO_NCCL_COUNT][TT_PROTO_COUNT];
+    char why[TT_COLL_COUNT][TT_ALGO_COUNT][TT_PROTO_COUNT][120]; /* "" = enabled */
+    int ll128_ok[TT_ALGO_NCCL_COUNT];
+};
+
+void tune_nccl_prepare(struct tt_tune_ctx *ctx);
+tt_status tune_nccl_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo algo,
+                         tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
+/* NCCL's LL128 default-enable rule for a graph (shared by both models). */
+int tune_ll128_allowed(const struct tt_tune_ctx *ctx, const tt_graph_info *g, char *why,
+                       size_t whylen);
+tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo algo,
+                             tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
+
+int tune_log2i(long n);
+/* Path class name without depending on the topo module's tables. */
+const char *tune_path_name(tt_path_type t); /* floor(log2(n)), 0 for n <= 1 */
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * tune_names.c - names and parsers of collectives, algorithms, protocols, models, and
+ * the cluster description (defaults from the topology, validation).
+ */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tune_internal.h"
+
+static const char *coll_names[TT_COLL_COUNT] = {"broadcast", "reduce", "allgather",
+                                                "reducescatter", "allreduce"};
+static const char *algo_names[TT_ALGO_COUNT] = {"tree", "ring", "collnet_direct", "collnet_chain",
+                                                "nvls", "nvls_tree", "pat", "rhd", "rd", "hier"};
+static const char *proto_names[TT_PROTO_COUNT] = {"ll", "ll128", "simple"};
+static const char *lclass_names[TT_LCLASS_COUNT] = {"NVL", "C2C", "PCI", "SYS", "NET"};
+
+const char *tt_coll_name(tt_coll c) { return (unsigned)c < TT_COLL_COUNT ? coll_names[c] : "?"; }
+const char *tt_algo_name(tt_algo a) { return (unsigned)a < TT_ALGO_COUNT ? algo_names[a] : "?"; }
+const char *tt_proto_name(tt_proto p) { return (unsigned)p < TT_PROTO_COUNT ? proto_names[p] : "?"; }
+const char *tt_model_name(tt_model_kind m) { return m == TT_MODEL_NCCL ? "nccl" : "topotune"; }
+const char *tt_link_class_name(tt_link_class c)
+{
+    return (unsigned)c < TT_LCLASS_COUNT ? lclass_names[c] : "?";
+}
+
+const char *tune_path_name(tt_path_type t)
+{
+    static const char *n[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
+    return (unsigned)t <= TT_PATH_DIS ? n[t] : "?";
+}
+
+int tune_log2i(long n)
+{
+    int l = 0;
+    while (n > 1) { n >>= 1; l++; }
+    return l;
+}
+
+/* lower-case, drop '_' '-' and ' ' */
+static void squash(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; s && *s && n + 1 < cap; s++) {
+        if (*s == '_' || *s == '-' || *s == ' ') continue;
+        out[n++] = (char)tolower((unsigned char)*s);
+    }
+    out[n] = 0;
+}
+
+tt_status tt_coll_parse(const char *s, tt_coll *out)
+{
+    char b[64];
+    squash(s, b, sizeof b);
+    for (int i = 0; i < TT_COLL_COUNT; i++)
+        if (!strcmp(b, coll_names[i])) { *out = (tt_coll)i; return TT_OK; }
+    return tt_error_set(TT_ERR_INVALID,
+                        "unknown collective '%s' (expected allreduce, allgather, reducescatter, broadcast, reduce)",
+                        s ? s : "");
+}
+
+tt_status tt_algo_parse(const char *s, tt_algo *out)
+{
+    char b[64];
+    squash(s, b, sizeof b);
+    for (int i = 0; i < TT_ALGO_COUNT; i++) {
+        char n[64];
+        squash(algo_names[i], n, sizeof n);
+        if (!strcmp(b, n)) { *out = (tt_algo)i; return TT_OK; }
+    }
+    return tt_error_set(TT_ERR_INVALID, "unknown algorithm '%s'", s ? s : "");
+}
+
+tt_status tt_proto_parse(const char *s, tt_proto *out)
+{
+    char b[64];
+    squash(s, b, sizeof b);
+    for (int i = 0; i < TT_PROTO_COUNT; i++)
+        if (!strcmp(b, proto_names[i])) { *out = (tt_proto)i; return TT_OK; }
+    return tt_error_set(TT_ERR_INVALID, "unknown protocol '%s' (expected ll, ll128, simple)", s ? s : "");
+}
+
+tt_status tt_model_parse(const char *s, tt_model_kind *out)
+{
+    if (s && !strcasecmp(s, "nccl")) { *out = TT_MODEL_NCCL; return TT_OK; }
+    if (s && !strcasecmp(s, "topotune")) { *out = TT_MODEL_TOPOTUNE; return TT_OK; }
+    return tt_error_set(TT_ERR_INVALID, "unknown model '%s' (expected topotune or nccl)", s ? s : "");
+}
+
+double tt_busbw_factor(tt_coll coll, int n)
+{
+    if (n <= 1) return coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE ? 1.0 : 0.0;
+    switch (coll) {
+    case TT_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case TT_COLL_ALLGATHER:
+    case TT_COLL_REDUCESCATTER: return (double)(n - 1) / n;
+    default: return 1.0;
+    }
+}
+
+tt_status tt_cluster_from_topo(const tt_topo *t, tt_cluster *c)
+{
+    memset(c, 0, sizeof(*c));
+    if (!t) return tt_error_set(TT_ERR_INVALID, "tune: no topology");
+    c->nodes = 1;
+    c->cpu_vendor = TT_CPU_OTHER;
+    int first = 1;
+    for (int i = 0; i < t->nnodes; i++) {
+        const tt_node *n = &t->nodes[i];
+        switch (n->type) {
+        case TT_NODE_GPU:
+            c->topo_gpus++;
+            if (first || n->u.gpu.sm < c->min_sm) c->min_sm = n->u.gpu.sm;
+            if (first || n->u.gpu.sm > c->max_sm) c->max_sm = n->u.gpu.sm;
+            first = 0;
+            for (int l = 0; l < n->nlinks; l++) {
+                int p = n->links[l].peer;
+                if (p >= 0 && p < t->nnodes && t->nodes[p].type == TT_NODE_NVS) c->nvswitch = 1;
+            }
+            break;
+        case TT_NODE_NET: {
+            c->topo_nics++;
+            double g = n->u.net.speed_mbps / 1000.0;
+            if (g > c->topo_nic_gbps) c->topo_nic_gbps = g;
+            break;
+        }
+        case TT_NODE_CPU:
+            if (n->u.cpu.numaid >= 0) c->numa_known = 1;
+            if (!strcmp(n->u.cpu.vendor, "GenuineIntel")) c->cpu_vendor = TT_CPU_INTEL;
+            else if (!strcmp(n->u.cpu.vendor, "AuthenticAMD")) c->cpu_vendor = TT_CPU_AMD;
+            if (!strncmp(n->u.cpu.arch, "arm", 3) || !strcmp(n->u.cpu.arch, "aarch64")) c->cpu_arm = 1;
+            break;
+        default:
+            break;
+        }
+    }
+    if (c->topo_gpus == 0)
+        return tt_error_set(TT_ERR_INVALID, "%s: the topology has no GPU; nothing to tune",
+                            t->source[0] ? t->source : "topology");
+    c->gpus_per_node = c->topo_gpus;
+    c->nics_per_node = c->topo_nics;
+    c->nic_gbps = c->topo_nic_gbps;
+    c->rails = c->nics_per_node > 0 ? c->nics_per_node : 1;
+    return TT_OK;
+}
+
+tt_status tt_cluster_validate(const tt_cluster *c)
+{
+    if (c->nodes < 1)
+        return tt_error_set(TT_ERR_INVALID, "cluster: nodes=%d, need at least 1", c->nodes);
+    if (c->nodes > 65536)
+        return tt_error_set(TT_ERR_INVALID, "cluster: nodes=%d is above the supported 65536", c->nodes);
+    if (c->gpus_per_node < 1)
+        return tt_error_set(TT_ERR_INVALID, "cluster: gpus per node=%d, need at least 1", c->gpus_per_node);
+    if (c->topo_gpus > 0 && c->gpus_per_node > c->topo_gpus)
+        return tt_error_set(TT_ERR_INVALID,
+                            "cluster: %d ranks per node but the topology has only %d GPUs",
+                            c->gpus_per_node, c->topo_gpus);
+    if (c->nics_per_node < 0 || c->nics_per_node > 256)
+        return tt_error_set(TT_ERR_INVALID, "cluster: nics per node=%d, need 0..256", c->nics_per_node);
+    if (c->nics_per_node > 0 && !(c->nic_gbps > 0))
+        return tt_error_set(TT_ERR_INVALID, "cluster: NIC speed %g Gb/s, must be > 0", c->nic_gbps);
+    if (c->nic_gbps < 0 || c->nic_gbps > 1e5)
+        return tt_error_set(TT_ERR_INVALID, "cluster: NIC speed %g Gb/s is out of range", c->nic_gbps);
+    if (c->nodes > 1 && c->nics_per_node == 0)
+        return tt_error_set(TT_ERR_INVALID,
+                            "cluster: %d nodes but no NIC per node (the topology has none: give --nics-per-node and --nic-speed)",
+                            c->nodes);
+    int maxr = c->nics_per_node > 0 ? c->nics_per_node : 1;
+    if (c->rails < 1 || c->rails > maxr)
+        return tt_error_set(TT_ERR_INVALID, "cluster: rails=%d, need 1..%d", c->rails, maxr);
+    return TT_OK;
+}

@@ -1,0 +1,198 @@
+/*
+ * tune_output.c - table writers: JSON, NCCL tuner CSV, human table, --explain.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "tune_internal.h"
+
+static double r3(double v) { return round(v * 1000.0) / 1000.0; }
+
+static void human_size(uint64_t b, char *buf, size_t n)
+{
+    static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    uint64_t v = b;
+    while (i < 4 && v >= 1024 && v % 1024 == 0) { v /= 1024; i++; }
+    if (v >= 1024 && i < 4) {
+        double d = (double)b;
+        i = 0;
+        while (i < 4 && d >= 1024) { d /= 1024; i++; }
+        snprintf(buf, n, "%.2f %s", d, u[i]);
+    } else {
+        snprintf(buf, n, "%llu %s", (unsigned long long)v, u[i]);
+    }
+}
+
+static cJSON *graph_json(const tt_graph_info *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "found", g->found);
+    cJSON_AddNumberToObject(o, "nchannels", g->nchannels);
+    cJSON_AddNumberToObject(o, "bw_intra", r3(g->bw_intra));
+    cJSON_AddNumberToObject(o, "bw_inter", r3(g->bw_inter));
+    cJSON_AddStringToObject(o, "type_intra", tune_path_name(g->type_intra));
+    cJSON_AddStringToObject(o, "type_inter", tune_path_name(g->type_inter));
+    cJSON_AddNumberToObject(o, "pattern", g->pattern);
+    return o;
+}
+
+tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+    const tt_cluster *c = &ctx->cl;
+    const tt_tune_channels *ch = &ctx->ch;
+    cJSON_AddStringToObject(root, "schema", "topotune-tuning-table");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "generator", "topo-tune " TT_VERSION_STRING);
+    cJSON *topo = cJSON_AddObjectToObject(root, "topology");
+    cJSON_AddStringToObject(topo, "source", ctx->topo->source);
+    cJSON_AddNumberToObject(topo, "gpus_per_node", c->gpus_per_node);
+    cJSON_AddNumberToObject(topo, "nics_per_node", c->nics_per_node);
+    cJSON_AddNumberToObject(topo, "nic_gbps", r3(c->nic_gbps));
+    cJSON_AddNumberToObject(topo, "rails", c->rails);
+    cJSON_AddNumberToObject(topo, "sm_min", c->min_sm);
+    cJSON_AddNumberToObject(topo, "sm_max", c->max_sm);
+    cJSON_AddBoolToObject(topo, "nvswitch", c->nvswitch);
+    cJSON_AddNumberToObject(topo, "node_net_GBps", r3(ch->node_net_bw));
+    cJSON *graphs = cJSON_AddObjectToObject(topo, "graphs");
+    cJSON_AddItemToObject(graphs, "ring", graph_json(&ch->ring));
+    cJSON_AddItemToObject(graphs, "tree", graph_json(&ch->tree));
+    cJSON_AddItemToObject(graphs, "nvls", graph_json(&ch->nvls));
+    cJSON_AddNumberToObject(topo, "comm_channels", ch->comm_channels);
+    cJSON_AddNumberToObject(root, "nodes", ctx->nnodes);
+    cJSON_AddNumberToObject(root, "ranks", ctx->nranks);
+    cJSON_AddStringToObject(root, "model", tt_model_name(ctx->model));
+    cJSON_AddStringToObject(root, "calibration", ctx->model == TT_MODEL_TOPOTUNE ? ctx->params.source : "n/a");
+    cJSON_AddBoolToObject(root, "nccl_only", tab->nccl_only);
+    cJSON_AddNumberToObject(root, "min_size", (double)tab->min_size);
+    cJSON_AddNumberToObject(root, "max_size", (double)tab->max_size);
+    cJSON *ents = cJSON_AddArrayToObject(root, "entries");
+    for (int i = 0; i < tab->n; i++) {
+        const tt_tune_entry *e = &tab->entries[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "collective", tt_coll_name(e->coll));
+        cJSON_AddNumberToObject(o, "min_bytes", (double)e->min_bytes);
+        cJSON_AddNumberToObject(o, "max_bytes", (double)e->max_bytes);
+        cJSON_AddStringToObject(o, "algorithm", tt_algo_name(e->algo));
+        cJSON_AddStringToObject(o, "protocol", tt_proto_name(e->proto));
+        cJSON_AddNumberToObject(o, "channels", e->channels);
+        cJSON_AddNumberToObject(o, "predicted_us", r3(e->predicted_us));
+        cJSON_AddNumberToObject(o, "algbw", r3(e->algbw));
+        cJSON_AddNumberToObject(o, "busbw", r3(e->busbw));
+        cJSON_AddItemToArray(ents, o);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory writing JSON");
+    tt_strbuf_append(out, s);
+    tt_strbuf_append(out, "\n");
+    cJSON_free(s);
+    return tt_strbuf_status(out);
+}
+
+tt_status tt_tune_write_csv(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)
+{
+    for (int i = 0; i < tab->n; i++)
+        if (tab->entries[i].algo >= TT_ALGO_NCCL_COUNT)
+            return tt_error_set(TT_ERR_INVALID,
+                                "tune: entry %d uses algorithm '%s' which NCCL cannot run; build the table with NCCL algorithms only",
+                                i, tt_algo_name(tab->entries[i].algo));
+    tt_strbuf_printf(out, "# topotune %s tuning table for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE)\n",
+                     tt_model_name(ctx->model));
+    tt_strbuf_printf(out, "# topology %s: %d node(s) x %d GPU(s), %d NIC(s)/node at %g Gb/s\n", ctx->topo->source,
+                     ctx->nnodes, ctx->cl.gpus_per_node, ctx->cl.nics_per_node, ctx->cl.nic_gbps);
+    tt_strbuf_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
+    for (int i = 0; i < tab->n; i++) {
+        const tt_tune_entry *e = &tab->entries[i];
+        tt_strbuf_printf(out, "%s,%llu,%llu,%s,%s,%d,%d,%d,-1,-1\n", tt_coll_name(e->coll),
+                         (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes, tt_algo_name(e->algo),
+                         tt_proto_name(e->proto), e->channels > 0 ? e->channels : -1, ctx->nnodes, ctx->nranks);
+    }
+    return tt_strbuf_status(out);
+}
+
+tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)
+{
+    const tt_tune_channels *ch = &ctx->ch;
+    tt_strbuf_printf(out, "topo-tune: %s, %d node(s) x %d GPU(s) = %d ranks, %d NIC(s)/node at %g Gb/s, model %s\n",
+                     ctx->topo->source, ctx->nnodes, ctx->cl.gpus_per_node, ctx->nranks, ctx->cl.nics_per_node,
+                     ctx->cl.nic_gbps, tt_model_name(ctx->model));
+    tt_strbuf_printf(out, "graphs: ring %d x %.1f/%.1f GB/s (%s/%s), tree %d x %.1f/%.1f GB/s, nvls %s%d x %.1f/%.1f GB/s; runtime channels %d\n",
+                     ch->ring.nchannels, ch->ring.bw_intra, ch->ring.bw_inter, tune_path_name(ch->ring.type_intra),
+                     tune_path_name(ch->ring.type_inter), ch->tree.nchannels, ch->tree.bw_intra, ch->tree.bw_inter,
+                     ch->nvls_support ? "" : "(none) ", ch->nvls.nchannels, ch->nvls.bw_intra, ch->nvls.bw_inter,
+                     ch->comm_channels);
+    tt_coll cur = TT_COLL_COUNT;
+    for (int i = 0; i < tab->n; i++) {
+        const tt_tune_entry *e = &tab->entries[i];
+        char lo[32], hi[32];
+        if (e->coll != cur) {
+            cur = e->coll;
+            tt_strbuf_printf(out, "\n%s\n  %-12s %-12s %-16s %8s %12s %10s %10s\n", tt_coll_name(cur), "from", "to",
+                             "algorithm/proto", "channels", "time(us)", "algbw", "busbw");
+        }
+        human_size(e->min_bytes, lo, sizeof lo);
+        human_size(e->max_bytes + 1, hi, sizeof hi);
+        char ap[48];
+        snprintf(ap, sizeof ap, "%s/%s", tt_algo_name(e->algo), tt_proto_name(e->proto));
+        tt_strbuf_printf(out, "  %-12s <%-11s %-16s %8d %12.2f %10.2f %10.2f\n", lo, hi, ap, e->channels,
+                         e->predicted_us, e->algbw, e->busbw);
+    }
+    /* crossovers: where the algorithm or protocol changes */
+    tt_strbuf_append(out, "\ncrossovers (algorithm/protocol changes):\n");
+    for (int i = 1; i < tab->n; i++) {
+        const tt_tune_entry *p = &tab->entries[i - 1], *e = &tab->entries[i];
+        if (p->coll != e->coll || (p->algo == e->algo && p->proto == e->proto)) continue;
+        char at[32];
+        human_size(e->min_bytes, at, sizeof at);
+        tt_strbuf_printf(out, "  %-14s at %-10s %s/%s -> %s/%s\n", tt_coll_name(e->coll), at, tt_algo_name(p->algo),
+                         tt_proto_name(p->proto), tt_algo_name(e->algo), tt_proto_name(e->proto));
+    }
+    return tt_strbuf_status(out);
+}
+
+tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t bytes, tt_strbuf *out)
+{
+    char sz[32];
+    human_size(bytes, sz, sizeof sz);
+    tt_strbuf_printf(out, "explain: %llu bytes (%s), %d node(s) x %d GPU(s), model %s\n",
+                     (unsigned long long)bytes, sz, ctx->nnodes, ctx->cl.gpus_per_node, tt_model_name(ctx->model));
+    for (int c = 0; c < TT_COLL_COUNT; c++) {
+        if (!(colls & (1u << c))) continue;
+        tt_algo ba = TT_ALGO_RING;
+        tt_proto bp = TT_PROTO_SIMPLE;
+        tt_tune_estimate be;
+        int have = tt_tune_best(ctx, (tt_coll)c, bytes, 0, &ba, &bp, &be) == TT_OK;
+        tt_algo na = TT_ALGO_RING;
+        tt_proto np = TT_PROTO_SIMPLE;
+        tt_tune_estimate ne;
+        int haven = tt_tune_best(ctx, (tt_coll)c, bytes, 1, &na, &np, &ne) == TT_OK;
+        tt_error_clear();
+        tt_strbuf_printf(out, "\n%s\n  %-22s %12s %10s %10s %10s %8s\n", tt_coll_name((tt_coll)c), "candidate",
+                         "time(us)", "lat(us)", "algbw", "busbw", "channels");
+        for (int a = 0; a < TT_ALGO_COUNT; a++)
+            for (int p = 0; p < TT_PROTO_COUNT; p++) {
+                tt_tune_estimate e;
+                tt_status st = tt_tune_eval(ctx, (tt_coll)c, (tt_algo)a, (tt_proto)p, bytes, &e);
+                if (st != TT_OK) return st;
+                char ap[48];
+                snprintf(ap, sizeof ap, "%s/%s", tt_algo_name((tt_algo)a), tt_proto_name((tt_proto)p));
+                if (!e.enabled) {
+                    tt_strbuf_printf(out, "  %-22s disabled: %s\n", ap, e.reason);
+                    continue;
+                }
+                const char *mark = (have && ba == (tt_algo)a && bp == (tt_proto)p) ? "  <= fastest"
+                                   : (haven && na == (tt_algo)a && np == (tt_proto)p) ? "  <= fastest NCCL can run"
+                                                                                        : "";
+                tt_strbuf_printf(out, "  %-22s %12.2f %10.2f %10.2f %10.2f %8d%s\n", ap, e.time_us, e.lat_us, e.algbw,
+                                 e.busbw, e.channels, mark);
+            }
+    }
+    return tt_strbuf_status(out);
+}

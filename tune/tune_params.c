@@ -1,0 +1,151 @@
+/*
+ * tune_params.c - the topotune model's constants (one table) and the calibration file.
+ *
+ * Every value below is a MODEL ASSUMPTION unless marked as an NCCL fact; docs/model.md
+ * explains each one.  A calibration file (schema "topotune-calibration", version 1)
+ * overrides any of them.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "tune_internal.h"
+
+void tt_model_params_default(tt_model_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    /*                       alpha_us beta efficiency */
+    p->link[TT_LCLASS_NVL] = (tt_link_params){0.7, 0, 0.95}; /* NVLink hop incl. flag round trip */
+    p->link[TT_LCLASS_C2C] = (tt_link_params){0.8, 0, 0.90};
+    p->link[TT_LCLASS_PCI] = (tt_link_params){1.5, 0, 0.85}; /* PCIe TLP overhead ~15% */
+    p->link[TT_LCLASS_SYS] = (tt_link_params){2.5, 0, 0.70}; /* inter-socket */
+    p->link[TT_LCLASS_NET] = (tt_link_params){4.0, 0, 0.92}; /* RDMA write + completion + proxy */
+    /*                                  base step  eff       per-ch  chunk */
+    p->proto[TT_PROTO_LL] = (tt_proto_params){5.0, 0.0, 0.5, 6.0, 32768};          /* 8B lines: 4B data + 4B flag */
+    p->proto[TT_PROTO_LL128] = (tt_proto_params){6.0, 0.5, 120.0 / 128.0, 36.7, 576000}; /* 128B lines, 8B flag */
+    p->proto[TT_PROTO_SIMPLE] = (tt_proto_params){6.5, 2.0, 1.0, 44.0, 524288};   /* fences + separate flags */
+    p->nvls_efficiency = 0.65; /* fitted to H100 NVLS busbw ~480 GB/s (nccl-tests #212) */
+    p->nvls_alpha_us = 6.0;
+    p->max_channels = 32;
+    snprintf(p->source, sizeof p->source, "built-in");
+}
+
+static tt_status num_member(const cJSON *obj, const char *name, const char *where, double lo, double hi,
+                            double *dst)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!it) return TT_OK;
+    if (!cJSON_IsNumber(it))
+        return tt_error_set(TT_ERR_PARSE, "%s.%s: expected a number", where, name);
+    double v = it->valuedouble;
+    if (!isfinite(v) || v < lo || v > hi)
+        return tt_error_set(TT_ERR_INVALID, "%s.%s=%g is out of range [%g, %g]", where, name, v, lo, hi);
+    *dst = v;
+    return TT_OK;
+}
+
+static tt_status check_members(const cJSON *obj, const char *where, const char *const *known)
+{
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        int ok = 0;
+        for (int i = 0; known[i]; i++)
+            if (!strcmp(it->string, known[i])) ok = 1;
+        if (!ok) return tt_error_set(TT_ERR_PARSE, "%s: unknown member '%s'", where, it->string);
+    }
+    return TT_OK;
+}
+
+tt_status tt_model_params_parse(const char *json, const char *name, tt_model_params *p)
+{
+    cJSON *root = cJSON_Parse(json);
+    if (!root) {
+        const char *e = cJSON_GetErrorPtr();
+        int off = e && e >= json ? (int)(e - json) : -1;
+        return tt_error_set(TT_ERR_PARSE, "%s: not valid JSON (near byte %d)", name, off);
+    }
+    tt_status st = TT_OK;
+    char where[96];
+    static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "max_channels", "comment", NULL};
+    static const char *const lk[] = {"alpha_us", "beta_GBps", "efficiency", NULL};
+    static const char *const pk[] = {"base_us", "step_us", "efficiency", "per_channel_GBps", "chunk_bytes", NULL};
+    static const char *const nk[] = {"efficiency", "alpha_us", NULL};
+    if (!cJSON_IsObject(root)) { st = tt_error_set(TT_ERR_PARSE, "%s: top level must be an object", name); goto out; }
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "topotune-calibration")) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: \"schema\" must be \"topotune-calibration\"", name);
+        goto out;
+    }
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!cJSON_IsNumber(ver) || ver->valuedouble != 1) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: \"version\" must be 1", name);
+        goto out;
+    }
+    if ((st = check_members(root, name, top)) != TT_OK) goto out;
+    const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
+    if (links) {
+        if (!cJSON_IsObject(links)) { st = tt_error_set(TT_ERR_PARSE, "%s: links must be an object", name); goto out; }
+        for (const cJSON *it = links->child; it; it = it->next) {
+            int cls = -1;
+            for (int c = 0; c < TT_LCLASS_COUNT; c++)
+                if (!strcmp(it->string, tt_link_class_name((tt_link_class)c))) cls = c;
+            snprintf(where, sizeof where, "%s: links.%s", name, it->string);
+            if (cls < 0) { st = tt_error_set(TT_ERR_PARSE, "%s: unknown link class (NVL, C2C, PCI, SYS, NET)", where); goto out; }
+            if (!cJSON_IsObject(it)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
+            if ((st = check_members(it, where, lk)) != TT_OK) goto out;
+            tt_link_params *l = &p->link[cls];
+            if ((st = num_member(it, "alpha_us", where, 0, 1e4, &l->alpha_us)) != TT_OK) goto out;
+            if ((st = num_member(it, "beta_GBps", where, 0, 1e5, &l->beta_GBps)) != TT_OK) goto out;
+            if ((st = num_member(it, "efficiency", where, 1e-3, 1.0, &l->efficiency)) != TT_OK) goto out;
+        }
+    }
+    const cJSON *protos = cJSON_GetObjectItemCaseSensitive(root, "protocols");
+    if (protos) {
+        if (!cJSON_IsObject(protos)) { st = tt_error_set(TT_ERR_PARSE, "%s: protocols must be an object", name); goto out; }
+        for (const cJSON *it = protos->child; it; it = it->next) {
+            tt_proto pr;
+            snprintf(where, sizeof where, "%s: protocols.%s", name, it->string);
+            if (tt_proto_parse(it->string, &pr) != TT_OK) {
+                st = tt_error_set(TT_ERR_PARSE, "%s: unknown protocol (LL, LL128, Simple)", where);
+                goto out;
+            }
+            if (!cJSON_IsObject(it)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
+            if ((st = check_members(it, where, pk)) != TT_OK) goto out;
+            tt_proto_params *q = &p->proto[pr];
+            if ((st = num_member(it, "base_us", where, 0, 1e4, &q->base_us)) != TT_OK) goto out;
+            if ((st = num_member(it, "step_us", where, 0, 1e4, &q->step_us)) != TT_OK) goto out;
+            if ((st = num_member(it, "efficiency", where, 1e-3, 1.0, &q->efficiency)) != TT_OK) goto out;
+            if ((st = num_member(it, "per_channel_GBps", where, 1e-3, 1e5, &q->per_channel_GBps)) != TT_OK) goto out;
+            if ((st = num_member(it, "chunk_bytes", where, 64, 1e9, &q->chunk_bytes)) != TT_OK) goto out;
+        }
+    }
+    const cJSON *nv = cJSON_GetObjectItemCaseSensitive(root, "nvls");
+    if (nv) {
+        snprintf(where, sizeof where, "%s: nvls", name);
+        if (!cJSON_IsObject(nv)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
+        if ((st = check_members(nv, where, nk)) != TT_OK) goto out;
+        if ((st = num_member(nv, "efficiency", where, 1e-3, 1.0, &p->nvls_efficiency)) != TT_OK) goto out;
+        if ((st = num_member(nv, "alpha_us", where, 0, 1e4, &p->nvls_alpha_us)) != TT_OK) goto out;
+    }
+    double mc = p->max_channels;
+    if ((st = num_member(root, "max_channels", name, 1, 64, &mc)) != TT_OK) goto out;
+    if (mc != floor(mc)) { st = tt_error_set(TT_ERR_INVALID, "%s.max_channels=%g is not an integer", name, mc); goto out; }
+    p->max_channels = (int)mc;
+    snprintf(p->source, sizeof p->source, "%s", name);
+out:
+    cJSON_Delete(root);
+    return st;
+}
+
+tt_status tt_model_params_load(const char *path, tt_model_params *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    tt_status st = tt_read_file(path, 1 << 20, &buf, &len);
+    if (st != TT_OK) return st;
+    st = tt_model_params_parse(buf, path, p);
+    free(buf);
+    return st;
+}

@@ -1,0 +1,154 @@
+/*
+ * tune_table.c - tuning table: fastest candidate per power-of-two size, merged into ranges;
+ * and the reader of the JSON form (used by the NCCL tuner plugin).
+ *
+ * Ranges: the choice made at sweep size s applies to [s, 2s - 1]; the first range of a
+ * collective starts at 0 (sizes below the sweep take the smallest size's choice) and the
+ * last ends at 2 * max_size - 1.  Consecutive sizes with the same (algorithm, protocol,
+ * channels) are merged; predicted_us/algbw/busbw are those of the range's first size.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "tune_internal.h"
+
+static tt_status push(tt_tune_table *t, const tt_tune_entry *e)
+{
+    if (t->n == t->cap) {
+        int nc = t->cap ? t->cap * 2 : 64;
+        tt_tune_entry *ne = realloc(t->entries, (size_t)nc * sizeof(*ne));
+        if (!ne) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory building the table");
+        t->entries = ne;
+        t->cap = nc;
+    }
+    t->entries[t->n++] = *e;
+    return TT_OK;
+}
+
+tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size, uint64_t max_size,
+                              int nccl_only, tt_tune_table *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (min_size < 1 || max_size < min_size || max_size > (1ULL << 50))
+        return tt_error_set(TT_ERR_INVALID, "tune: size range %llu..%llu is invalid",
+                            (unsigned long long)min_size, (unsigned long long)max_size);
+    if (colls == 0 || colls >= (1u << TT_COLL_COUNT))
+        return tt_error_set(TT_ERR_INVALID, "tune: no collective selected");
+    out->min_size = min_size;
+    out->max_size = max_size;
+    out->nccl_only = nccl_only;
+    out->colls = colls;
+    /* order: allreduce, allgather, reducescatter, broadcast, reduce */
+    static const tt_coll order[TT_COLL_COUNT] = {TT_COLL_ALLREDUCE, TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER,
+                                                 TT_COLL_BROADCAST, TT_COLL_REDUCE};
+    for (int oi = 0; oi < TT_COLL_COUNT; oi++) {
+        tt_coll c = order[oi];
+        if (!(colls & (1u << c))) continue;
+        int first = 1;
+        for (uint64_t s = min_size; s <= max_size; s *= 2) {
+            tt_algo a;
+            tt_proto p;
+            tt_tune_estimate e;
+            tt_status st = tt_tune_best(ctx, c, s, nccl_only, &a, &p, &e);
+            if (st != TT_OK) { tt_tune_table_free(out); return st; }
+            tt_tune_entry *last = out->n > 0 ? &out->entries[out->n - 1] : NULL;
+            if (!first && last && last->algo == a && last->proto == p && last->channels == e.channels) {
+                last->max_bytes = 2 * s - 1;
+            } else {
+                tt_tune_entry ne = {c, first ? 0 : s, 2 * s - 1, a, p, e.channels, e.time_us, e.algbw, e.busbw};
+                if ((st = push(out, &ne)) != TT_OK) { tt_tune_table_free(out); return st; }
+            }
+            first = 0;
+            if (s > max_size / 2) break;
+        }
+    }
+    return TT_OK;
+}
+
+void tt_tune_table_free(tt_tune_table *t)
+{
+    if (!t) return;
+    free(t->entries);
+    memset(t, 0, sizeof(*t));
+}
+
+void tt_tune_loaded_free(tt_tune_loaded *t)
+{
+    if (!t) return;
+    free(t->entries);
+    memset(t, 0, sizeof(*t));
+}
+
+static int get_num(const cJSON *o, const char *k, double *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(it)) return 0;
+    *v = it->valuedouble;
+    return 1;
+}
+
+tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded *out)
+{
+    memset(out, 0, sizeof(*out));
+    cJSON *root = cJSON_Parse(json);
+    if (!root) return tt_error_set(TT_ERR_PARSE, "%s: not valid JSON", name);
+    tt_status st = TT_OK;
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    const cJSON *ents = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    double nodes = 0, ranks = 0;
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "topotune-tuning-table")) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: \"schema\" is not \"topotune-tuning-table\"", name);
+        goto out;
+    }
+    if (!cJSON_IsNumber(ver) || ver->valuedouble != 1) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: unsupported \"version\" (want 1)", name);
+        goto out;
+    }
+    if (!get_num(root, "nodes", &nodes) || !get_num(root, "ranks", &ranks) || nodes < 1 || ranks < 1) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: \"nodes\" and \"ranks\" must be positive numbers", name);
+        goto out;
+    }
+    if (!cJSON_IsArray(ents)) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: \"entries\" must be an array", name);
+        goto out;
+    }
+    out->nodes = (int)nodes;
+    out->ranks = (int)ranks;
+    if (cJSON_IsString(model)) strncpy(out->model, model->valuestring, sizeof(out->model) - 1);
+    int n = cJSON_GetArraySize(ents);
+    out->entries = calloc((size_t)n + 1, sizeof(*out->entries));
+    if (!out->entries) { st = tt_error_set(TT_ERR_NOMEM, "%s: out of memory", name); goto out; }
+    int i = 0;
+    for (const cJSON *e = ents->child; e; e = e->next, i++) {
+        tt_tune_entry *t = &out->entries[i];
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "collective");
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "algorithm");
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "protocol");
+        double mn, mx, chn = 0;
+        if (!cJSON_IsString(c) || tt_coll_parse(c->valuestring, &t->coll) != TT_OK ||
+            !cJSON_IsString(a) || tt_algo_parse(a->valuestring, &t->algo) != TT_OK ||
+            !cJSON_IsString(p) || tt_proto_parse(p->valuestring, &t->proto) != TT_OK ||
+            !get_num(e, "min_bytes", &mn) || !get_num(e, "max_bytes", &mx) || mn < 0 || mx < mn) {
+            st = tt_error_set(TT_ERR_PARSE, "%s: entries[%d]: needs collective, algorithm, protocol, min_bytes <= max_bytes",
+                              name, i);
+            goto out;
+        }
+        get_num(e, "channels", &chn);
+        t->min_bytes = (uint64_t)mn;
+        t->max_bytes = (uint64_t)mx;
+        t->channels = chn > 0 && chn <= 64 ? (int)chn : 0;
+        get_num(e, "predicted_us", &t->predicted_us);
+        get_num(e, "algbw", &t->algbw);
+        get_num(e, "busbw", &t->busbw);
+    }
+    out->n = n;
+out:
+    if (st != TT_OK) tt_tune_loaded_free(out);
+    cJSON_Delete(root);
+    return st;
+}
