@@ -216,6 +216,8 @@ static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
     tt_status st;
 
     tt_strbuf_init(&sb);
+    if (!doc->root)
+        return tt_cli_fail(tt_error_set(TT_ERR_PARSE, "%s: no root element", o->input));
     if (strcmp(doc->root->name, "system")) {
         return tt_cli_fail(tt_error_set(TT_ERR_PARSE,
                                         "%s:%d: root element is <%s>, not <system>: not an "
@@ -273,6 +275,7 @@ static void usage(void)
            "dialect or topotune's native superset), and write it in another format.\n"
            "\n"
            "  -i, --input FILE    topology XML to read instead of scanning\n"
+           "                      ('-' = standard input)\n"
            "      --hwloc-xml FILE  scan an 'lstopo --of xml' file of a machine (offline)\n"
            "      --sysfs-root DIR  scan a recorded/fake sysfs tree (DIR/sys, DIR/proc);\n"
            "                      also TOPOTUNE_SYSFS_ROOT\n"

@@ -290,6 +290,14 @@ static int nccl_knows_speed(const char *speed)
     return 0;
 }
 
+/* topotune's own elements in a native file (docs/xml-schema.md): the NCCL
+ * writer drops them, so they are no finding there. */
+static int native_placement_ok(const char *parent, const char *elem)
+{
+    return (!strcmp(parent, "system") && (!strcmp(elem, "nvswitch") || !strcmp(elem, "findings"))) ||
+           (!strcmp(parent, "gpu") && !strcmp(elem, "p2p"));
+}
+
 static int class_prefix(const tt_xml_node *n, const char *prefix)
 {
     const char *cls = tt_xml_get(n, "class");
@@ -301,7 +309,7 @@ static int class_prefix(const tt_xml_node *n, const char *prefix)
 static void check_limits(vctx *c, const tt_xml_node *n)
 {
     int i, nattr = 0;
-    const char *parent = n->parent ? n->parent->name : "";
+    const char *parent = n->parent ? n->parent->name : NULL; /* NULL: the root */
 
     for (i = 0; i < n->nattrs; i++) {
         const char *a = n->attrs[i].name;
@@ -732,6 +740,8 @@ static void walk(vctx *c, const tt_xml_node *n)
         const tt_xml_node *k = n->children[i];
         if (!strcmp(k->name, "unknown"))
             continue; /* topotune's own note on what a scan could not see */
+        if (c->native && native_placement_ok(n->name, k->name))
+            continue;
         if (!strcmp(n->name, "gpu") && !strcmp(k->name, "xgmi")) {
             /* RCCL's link element: same attributes as <nvlink> */
             add(c, TT_SEV_INFO, "rccl-element", k,

@@ -65,6 +65,16 @@ static void node_line(const tt_topo *t, int i, const char *indent, tt_strbuf *ou
     tt_strbuf_printf(out, "\", %s];\n", shape_of(n->type));
 }
 
+/* GB/s with one or two decimals: 370.8, 48.0, 1.25. */
+static void fmt_bw(char *buf, size_t sz, double bw)
+{
+    size_t n;
+    snprintf(buf, sz, "%.2f", bw);
+    n = strlen(buf);
+    if (n > 3 && buf[n - 1] == '0' && buf[n - 3] == '.')
+        buf[n - 1] = '\0';
+}
+
 static const tt_link *find_link(const tt_node *n, int peer, tt_link_type type)
 {
     int l;
@@ -77,6 +87,7 @@ static const tt_link *find_link(const tt_node *n, int peer, tt_link_type type)
 tt_status tt_topo_write_dot(const tt_topo *t, tt_strbuf *out)
 {
     int i, c, l;
+    char bw[48];
 
     if (!t || !out)
         return tt_error_set(TT_ERR_INVALID, "tt_topo_write_dot: NULL argument");
@@ -128,10 +139,13 @@ tt_status tt_topo_write_dot(const tt_topo *t, tt_strbuf *out)
             back = find_link(&t->nodes[j], i, k->type);
             if (back && j < i)
                 continue; /* printed from the other end */
-            tt_strbuf_printf(out, "  n%d -- n%d [label=\"%s %.1f", i, j,
-                             k->xgmi ? "XGMI" : tt_link_type_name(k->type), k->bw);
-            if (back && back->bw != k->bw)
-                tt_strbuf_printf(out, "/%.1f", back->bw);
+            fmt_bw(bw, sizeof bw, k->bw);
+            tt_strbuf_printf(out, "  n%d -- n%d [label=\"%s %s", i, j,
+                             k->xgmi ? "XGMI" : tt_link_type_name(k->type), bw);
+            if (back && back->bw != k->bw) {
+                fmt_bw(bw, sizeof bw, back->bw);
+                tt_strbuf_printf(out, "/%s", bw);
+            }
             tt_strbuf_printf(out, "\", color=\"%s\"%s%s];\n", color_of(k->type),
                              k->type == TT_LINK_NVL ? ", penwidth=2" : "",
                              back ? "" : ", dir=forward, style=dashed");

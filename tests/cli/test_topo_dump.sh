@@ -172,6 +172,10 @@ run "$TD" -i "$TMP/does-not-exist.xml"
 expect_rc 2 "missing input file: exit 2"
 expect_grep "$TMP/err" 'does-not-exist\.xml' "missing input file is named"
 
+run sh -c "\"$TD\" -q -i - -f nccl < \"$FIX/pcie-4gpu.xml\""
+"$TD" -q -i "$FIX/pcie-4gpu.xml" -f nccl -o "$TMP/direct.xml"
+[ "$RC" -eq 0 ] && cmp -s "$TMP/out" "$TMP/direct.xml" && ok "--input - reads standard input" || not_ok "--input - (exit $RC)"
+
 # --- -o is atomic -------------------------------------------------------------------------
 echo "precious" > "$TMP/keep.txt"
 run "$TD" -i "$FIX/bad/truncated.xml" -o "$TMP/keep.txt"

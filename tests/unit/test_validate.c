@@ -361,6 +361,8 @@ static void test_native_attrs_not_counted(void **state)
         "tt_n=\"1\">\n"
         "    <unknown attr=\"numaid\" reason=\"x\"/>\n"
         "  </cpu>\n"
+        "  <nvswitch busid=\"0000:05:00.0\" visible=\"0\" links=\"16\"/>\n"
+        "  <findings><finding code=\"x\"/></findings>\n"
         "</system>\n";
     run_t r;
     (void)state;
@@ -369,6 +371,11 @@ static void test_native_attrs_not_counted(void **state)
     assert_int_equal(count_code(&r, "ignored-element"), 0);
     assert_non_null(get(&r, "unknown-numa", 2));
     assert_int_equal(r.f.n, 1);
+    done(&r);
+
+    /* the same elements in an NCCL file: NCCL ignores them */
+    lint(&r, "<system version=\"1\">\n  <nvswitch busid=\"0000:05:00.0\"/>\n</system>\n");
+    assert_non_null(get(&r, "ignored-element", 2));
     done(&r);
 }
 

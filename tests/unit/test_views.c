@@ -236,6 +236,63 @@ static void test_matrix_vm(void **state)
     tt_xml_doc_free(doc);
 }
 
+/* GPU0 -NVL- GPU1 -NVL- GPU2 (GPU0-GPU2 is NVB); GPU0 and GPU2 also have C2C
+ * to the CPU, so NCCL classes their path to the CPU-attached NIC P2C: the
+ * matrix shows the PCI relation under it (NODE). */
+static void test_matrix_nvb_p2c(void **state)
+{
+    static const char xml[] =
+        "<system version=\"1\">\n"
+        "  <cpu numaid=\"0\" affinity=\"0000ffff\" arch=\"arm64\">\n"
+        "    <pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+        "      <gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"1\">\n"
+        "        <nvlink target=\"0000:02:00.0\" count=\"6\" tclass=\"0x030200\"/>\n"
+        "        <c2c count=\"10\" bw=\"45000\"/>\n"
+        "      </gpu>\n"
+        "    </pci>\n"
+        "    <pci busid=\"0000:02:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+        "      <gpu dev=\"1\" sm=\"90\" rank=\"1\" gdr=\"1\">\n"
+        "        <nvlink target=\"0000:01:00.0\" count=\"6\" tclass=\"0x030200\"/>\n"
+        "        <nvlink target=\"0000:03:00.0\" count=\"6\" tclass=\"0x030200\"/>\n"
+        "      </gpu>\n"
+        "    </pci>\n"
+        "    <pci busid=\"0000:03:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+        "      <gpu dev=\"2\" sm=\"90\" rank=\"2\" gdr=\"1\">\n"
+        "        <nvlink target=\"0000:02:00.0\" count=\"6\" tclass=\"0x030200\"/>\n"
+        "        <c2c count=\"10\" bw=\"45000\"/>\n"
+        "      </gpu>\n"
+        "    </pci>\n"
+        "    <pci busid=\"0000:04:00.0\" class=\"0x020700\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+        "      <nic><net name=\"mlx5_0\" dev=\"0\" speed=\"400000\" port=\"1\" guid=\"0x1\" gdr=\"1\"/></nic>\n"
+        "    </pci>\n"
+        "  </cpu>\n"
+        "</system>\n";
+    tt_xml_doc *doc = NULL;
+    tt_topo *t = NULL;
+    tt_strbuf sb;
+    const tt_path *p;
+    (void)state;
+    assert_int_equal(tt_xml_read_buffer(xml, strlen(xml), "nvb.xml", NULL, &doc), TT_OK);
+    assert_int_equal(tt_topo_from_xml(doc, NULL, &t), TT_OK);
+    p = tt_topo_path(t, tt_topo_node_index(t, TT_NODE_GPU, 0), tt_topo_node_index(t, TT_NODE_GPU, 2));
+    assert_non_null(p);
+    assert_int_equal(p->type, TT_PATH_NVB);
+    p = tt_topo_path(t, tt_topo_node_index(t, TT_NODE_GPU, 0), tt_topo_node_index(t, TT_NODE_NET, 0));
+    assert_non_null(p);
+    assert_int_equal(p->type, TT_PATH_P2C);
+    tt_strbuf_init(&sb);
+    assert_int_equal(tt_topo_write_matrix(t, &sb), TT_OK);
+    assert_non_null(strstr(sb.data,
+        "        GPU0    GPU1    GPU2    NIC0    CPU Affinity  NUMA Affinity\n"
+        "GPU0    X       NV6     NVB     NODE    0-15          0\n"
+        "GPU1    NV6     X       NV6     NODE    0-15          0\n"
+        "GPU2    NVB     NV6     X       NODE    0-15          0\n"
+        "NIC0    NODE    NODE    NODE    X\n"));
+    tt_strbuf_free(&sb);
+    tt_topo_free(t);
+    tt_xml_doc_free(doc);
+}
+
 static void test_null_args(void **state)
 {
     tt_strbuf sb;
@@ -252,7 +309,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),       cmocka_unit_test(test_dot),
         cmocka_unit_test(test_matrix),     cmocka_unit_test(test_matrix_vm),
-        cmocka_unit_test(test_null_args),
+        cmocka_unit_test(test_matrix_nvb_p2c), cmocka_unit_test(test_null_args),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
