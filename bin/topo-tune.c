@@ -152,7 +152,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out)
 int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
-    enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH };
+    enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -162,6 +162,7 @@ int main(int argc, char **argv)
         {"explain", required_argument, NULL, 'e'},     {"output", required_argument, NULL, 'o'},
         {"min-size", required_argument, NULL, OPT_MIN}, {"max-size", required_argument, NULL, OPT_MAX},
         {"nccl-only", no_argument, NULL, OPT_NCCL_ONLY}, {"bench", no_argument, NULL, OPT_BENCH},
+        {"gen-nvswitch-domain", required_argument, NULL, OPT_GEN},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
@@ -199,6 +200,15 @@ int main(int argc, char **argv)
         }
         case OPT_NCCL_ONLY: nccl_only = 1; break;
         case OPT_BENCH: bench = 1; break;
+        case OPT_GEN: { /* hidden: fixture generator, N SM100 GPUs on one NVSwitch */
+            int n;
+            if (parse_int("--gen-nvswitch-domain", optarg, 1, 1024, &n)) return TT_CLI_EXIT_ERROR;
+            char *x = nvl72_xml(n);
+            if (!x) return tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory"));
+            tt_status gst = tt_cli_write_output(NULL, x, strlen(x));
+            free(x);
+            return gst == TT_OK ? TT_CLI_EXIT_OK : tt_cli_fail(gst);
+        }
         case 'h': usage(); return TT_CLI_EXIT_OK;
         case 'V': return tt_cli_print_version();
         default: return TT_CLI_EXIT_ERROR;

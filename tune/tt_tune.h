@@ -240,8 +240,9 @@ typedef struct {
 
 /* Evaluate every power of two in [min_size, max_size] for each collective in `colls`,
  * pick the fastest, merge equal consecutive choices (same algorithm, protocol, channels)
- * into ranges.  The last range of a collective is extended to UINT64_MAX-free bound
- * max_size; the first starts at 0 (covering sizes below min_size). */
+ * into ranges: the choice at sweep size s covers [s, 2s-1], the first range of a
+ * collective starts at 0 and the last ends at 2*max_size-1.  Order: allreduce, allgather,
+ * reducescatter, broadcast, reduce. */
 tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
                               uint64_t max_size, int nccl_only, tt_tune_table *out);
 void tt_tune_table_free(tt_tune_table *t);

@@ -129,7 +129,9 @@ tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf 
         tt_strbuf_append(out, "# LL128 stays off by default here (needs NVLink); do not force it with NCCL_PROTO.\n");
     }
     if (c->nodes > 1 && c->nics_per_node > 1 && c->rails == c->nics_per_node) {
-        tt_strbuf_printf(out, "\n# Rail-optimised fabric (%d rails): keep each ring on one rail so traffic stays under one leaf.\n",
+        tt_strbuf_printf(out, "\n# Rail-optimised fabric (%d rails): keep each ring/tree on one rail so traffic stays under one\n"
+                              "# leaf switch (worth it when the spine between rails is slower than the leaves; NCCL's default 2\n"
+                              "# only prefers it).\n",
                          c->rails);
         tt_strbuf_append(out, "export NCCL_CROSS_NIC=0\n");
     } else if (c->nodes > 1 && c->rails == 1 && c->nics_per_node > 1) {

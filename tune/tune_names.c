@@ -152,6 +152,8 @@ tt_status tt_cluster_validate(const tt_cluster *c)
         return tt_error_set(TT_ERR_INVALID, "cluster: nodes=%d is above the supported 65536", c->nodes);
     if (c->gpus_per_node < 1)
         return tt_error_set(TT_ERR_INVALID, "cluster: gpus per node=%d, need at least 1", c->gpus_per_node);
+    if (c->gpus_per_node > 1024)
+        return tt_error_set(TT_ERR_LIMIT, "cluster: %d GPUs per node is above the supported 1024", c->gpus_per_node);
     if (c->topo_gpus > 0 && c->gpus_per_node > c->topo_gpus)
         return tt_error_set(TT_ERR_INVALID,
                             "cluster: %d ranks per node but the topology has only %d GPUs",
