@@ -167,10 +167,13 @@ ASAN_BUILD   ?= build-asan
 $(BUILD)/tests/test_fuzz_replay: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+# HWLOC_COMPONENTS=-pci: hwloc's libpciaccess plugin leaves libpciaccess's global state unreachable
+# once hwloc unloads the plugin (not ours; LSan cannot name it); hwloc's own Linux sysfs PCI discovery
+# is used instead.  See docs/reliability.md.
 check-asan:
-	ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
+	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	$(MAKE) check BUILD=$(ASAN_BUILD) SANITIZE=1 NVCC= CFLAGS="-O1 -g -fno-sanitize-recover=undefined"
+	CFLAGS="-O1 -g -fno-sanitize-recover=undefined" $(MAKE) check BUILD=$(ASAN_BUILD) SANITIZE=1 NVCC=
 check-valgrind: all tests
 	BUILD=$(BUILD) scripts/valgrind-tests.sh
