@@ -171,7 +171,7 @@ fuzz:
 # once hwloc unloads the plugin (not ours; LSan cannot name it); hwloc's own Linux sysfs PCI discovery
 # is used instead.  See docs/reliability.md.
 check-asan:
-	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
+	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	CFLAGS="-O1 -g -fno-sanitize-recover=undefined" $(MAKE) check BUILD=$(ASAN_BUILD) SANITIZE=1 NVCC=

@@ -95,6 +95,7 @@ done
 [ "$mode" = build ] && { echo "fuzz: built ${targets[*]} in $FUZZ_BUILD/bin"; exit 0; }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_error=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/fuzz/lsan-fuzz.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 bad=0
 summary=()
@@ -105,6 +106,7 @@ for t in "${targets[@]}"; do
   case "$t" in
     fuzz_xml_read|fuzz_topo_build) dict=(-dict=tests/fuzz/xml.dict) ;;
     fuzz_tune_table) dict=(-dict=tests/fuzz/json.dict) ;;
+    fuzz_scan_hwloc) dict=(-dict=tests/fuzz/hwloc.dict) ;;
   esac
   seeds=$(ls "$corpus" | wc -l)
   log="$FUZZ_BUILD/$t.log"

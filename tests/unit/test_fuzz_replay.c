@@ -32,6 +32,9 @@
 #define LLVMFuzzerTestOneInput tt_fuzz_parse_num_one
 #include "../fuzz/fuzz_parse_num.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput tt_fuzz_scan_hwloc_one
+#include "../fuzz/fuzz_scan_hwloc.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*fuzz_fn)(const uint8_t *, size_t);
 
@@ -116,6 +119,12 @@ static void test_replay_parse_num(void **s)
     replay_target(tt_fuzz_parse_num_one, "fuzz_parse_num", 10);
 }
 
+static void test_replay_scan_hwloc(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_scan_hwloc_one, "fuzz_scan_hwloc", 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -123,6 +132,7 @@ int main(void)
         cmocka_unit_test(test_replay_topo_build),
         cmocka_unit_test(test_replay_tune_table),
         cmocka_unit_test(test_replay_parse_num),
+        cmocka_unit_test(test_replay_scan_hwloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
