@@ -104,6 +104,54 @@ tt_status tt_parse_size(const char *s, uint64_t *out);
 
 char *tt_strdup(const char *s); /* NULL-safe; NULL on OOM */
 
+/* ---- Collective vocabulary shared by tune/ (model, tables) and exec/ (executor) ----
+ * Numbering follows NCCL (ncclFunc_t order, NCCL_ALGO_*, NCCL_PROTO_*), so tables and the
+ * tuner plugin map 1:1 onto NCCL's ids.  *_DEFAULT (-1) means "let the component choose". */
+typedef enum {
+    TT_COLL_BROADCAST = 0,
+    TT_COLL_REDUCE = 1,
+    TT_COLL_ALLGATHER = 2,
+    TT_COLL_REDUCESCATTER = 3,
+    TT_COLL_ALLREDUCE = 4,
+    TT_COLL_COUNT = 5
+} tt_coll;
+
+/* 0..6 are NCCL's algorithm ids; 7..9 exist only in topotune (model and executor). */
+typedef enum {
+    TT_ALGO_DEFAULT = -1,
+    TT_ALGO_TREE = 0,
+    TT_ALGO_RING = 1,
+    TT_ALGO_COLLNET_DIRECT = 2,
+    TT_ALGO_COLLNET_CHAIN = 3,
+    TT_ALGO_NVLS = 4,
+    TT_ALGO_NVLS_TREE = 5,
+    TT_ALGO_PAT = 6,
+    TT_ALGO_RHD = 7,  /* recursive halving-doubling (Rabenseifner) */
+    TT_ALGO_RD = 8,   /* recursive doubling */
+    TT_ALGO_HIER = 9, /* hierarchical: intra-node reduce, inter-node all-reduce, intra-node broadcast */
+    TT_ALGO_COUNT = 10
+} tt_algo;
+#define TT_ALGO_NCCL_COUNT 7
+
+typedef enum {
+    TT_PROTO_DEFAULT = -1,
+    TT_PROTO_LL = 0,
+    TT_PROTO_LL128 = 1,
+    TT_PROTO_SIMPLE = 2,
+    TT_PROTO_COUNT = 3
+} tt_proto;
+
+const char *tt_coll_name(tt_coll c);   /* "allreduce", ... (NCCL tuner CSV spelling) */
+const char *tt_coll_label(tt_coll c);  /* "AllReduce", ... (for messages and reports) */
+const char *tt_algo_name(tt_algo a);   /* "tree", "ring", ..., "rhd", "rd", "hier"; "default" */
+const char *tt_algo_label(tt_algo a);  /* like tt_algo_name but "halving-doubling", "recursive-doubling", "hierarchical" */
+const char *tt_proto_name(tt_proto p); /* "ll", "ll128", "simple"; "default" */
+/* Case-insensitive; '_', '-' and spaces are ignored ("all_reduce", "AllReduce", "halving-doubling",
+ * "rhd" ...).  "default" parses to *_DEFAULT: callers that need a concrete value check for it. */
+tt_status tt_coll_parse(const char *s, tt_coll *out);
+tt_status tt_algo_parse(const char *s, tt_algo *out);
+tt_status tt_proto_parse(const char *s, tt_proto *out);
+
 #ifdef __cplusplus
 }
 #endif

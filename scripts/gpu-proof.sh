@@ -54,6 +54,19 @@ if [ -f scripts/gpu-proof-scan.sh ]; then
   say "scan proof: exit $?"; grep -E '^(PASS|FAIL|SKIP|TIME|RATIO)' "$W/scan-proof.log" | tee -a "$S"
   [ -s "$W/scan-nccl.xml" ] && nccl_with livescan "$W/scan-nccl.xml"
 fi
+# Issue 4: NCCL loads our tuner plugin and its table for this machine.
+PLUGIN="$PWD/.devcarry/build/lib/libnccl-tuner-topotune.so"
+if [ -f "$PLUGIN" ]; then
+  topo_for_table="$W/scan-native.xml"; [ -s "$topo_for_table" ] || topo_for_table=tests/fixtures/nccl-dump-h100-vm.xml
+  "$B/topo-tune" --input "$topo_for_table" --nccl-only --format json -o "$W/tuning-table.json" 2>"$W/topo-tune.err" \
+    || { say "FAIL topo-tune table for this machine"; head -5 "$W/topo-tune.err" | tee -a "$S"; }
+  NCCL_TUNER_PLUGIN="$PLUGIN" TOPOTUNE_TUNER_TABLE="$W/tuning-table.json" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV \
+    timeout 180 "$W/nccl_one_rank" >"$W/nccl-with-tuner.log" 2>&1
+  rc=$?
+  say "NCCL with our tuner plugin: exit $rc"
+  grep -iE 'tuner|topotune' "$W/nccl-with-tuner.log" | sed 's/^/    /' | head -12 | tee -a "$S"
+  if [ $rc -eq 0 ] && grep -qi 'topotune' "$W/nccl-with-tuner.log"; then say "PASS NCCL loaded the topotune tuner plugin"; else say "FAIL tuner plugin not seen in NCCL's log"; fi
+fi
 [ -f scripts/gpu-extra.sh ] && { timeout 300 bash scripts/gpu-extra.sh "$W" >"$W/extra.log" 2>&1; say "extra: exit $?"; tail -40 "$W/extra.log" >>"$S"; }
 tar czf "$OUT/work.tgz" -C "$OUT" work && rm -rf "$W"
 say "# done"

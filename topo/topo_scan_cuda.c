@@ -48,7 +48,7 @@ typedef struct {
 
 static const char *cuerr(const cu_api *a, CUresult r)
 {
-    static char buf[32];
+    static __thread char buf[32];
     const char *s = NULL;
     if (a->errstr && a->errstr(r, &s) == CU_OK && s)
         return s;

@@ -36,8 +36,6 @@ typedef struct {
     int family, model;
 } hw_ctx;
 
-static hw_ctx *g_hw; /* cpu_fill needs it; the scan is single threaded per call */
-
 static void busid_of(hwloc_obj_t o, char *out, size_t len)
 {
     const struct hwloc_pcidev_attr_s *p = o->type == HWLOC_OBJ_BRIDGE
@@ -81,7 +79,7 @@ static hwloc_obj_t numa_obj(hwloc_topology_t t, int numaid)
 
 static void hw_cpu_fill(scan_ctx *c, tt_xml_node *cpu, int numaid)
 {
-    hw_ctx *h = g_hw;
+    hw_ctx *h = c->cpu_fill_arg;
     hwloc_obj_t n = numaid >= 0 ? numa_obj(h->topo, numaid) : NULL;
     char m[1100];
     if (n && n->cpuset && !hwloc_bitmap_iszero(n->cpuset)) {
@@ -456,6 +454,7 @@ static int build_tree(scan_ctx *c, hw_ctx *h)
     char chain[SCAN_MAX_CHAIN][16], hb[24];
 
     c->cpu_fill = hw_cpu_fill;
+    c->cpu_fill_arg = h;
     while ((nn = hwloc_get_next_obj_by_type(h->topo, HWLOC_OBJ_NUMANODE, nn))) {
         scan_cpu_get(c, (int)nn->os_index, NULL);
         nnuma++;
@@ -514,6 +513,8 @@ static void cross_check(scan_ctx *c, hw_ctx *h)
 tt_probe_state scan_probe_hwloc(scan_ctx *c)
 {
     hw_ctx h;
+    void (*saved_fill)(scan_ctx *, tt_xml_node *, int);
+    void *saved_arg;
     const char *xml = c->opt->hwloc_xml;
     const char *hn;
     memset(&h, 0, sizeof h);
@@ -527,6 +528,9 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
         return TT_PROBE_FAILED;
     }
     hwloc_topology_set_io_types_filter(h.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    /* PCI from sysfs (hwloc's linux component) rather than the libpciaccess
+     * plugin: same devices, no config-space reads, and that plugin leaks */
+    hwloc_topology_set_components(h.topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
     if (xml && xml[0] && hwloc_topology_set_xml(h.topo, xml) != 0) {
         scan_note(c, "%s: hwloc cannot use this XML file", xml);
         hwloc_topology_destroy(h.topo);
@@ -538,7 +542,8 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
         return TT_PROBE_FAILED;
     }
     read_cpu_ident(&h);
-    g_hw = &h;
+    saved_fill = c->cpu_fill;
+    saved_arg = c->cpu_fill_arg;
     if (c->tree_done) {
         cross_check(c, &h);
     } else {
@@ -552,9 +557,9 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
         build_tree(c, &h);
         add_nvlinks(c, h.topo);
     }
-    g_hw = NULL;
-    if (c->cpu_fill == hw_cpu_fill)
-        c->cpu_fill = NULL;
+    /* later probes fill new cpus the way the tree builder before did (h dies here) */
+    c->cpu_fill = saved_fill;
+    c->cpu_fill_arg = saved_arg;
     hwloc_topology_destroy(h.topo);
     return TT_PROBE_OK;
 }

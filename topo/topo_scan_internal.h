@@ -21,6 +21,8 @@
 
 #define SCAN_SUBSYS "scan"
 #define SCAN_MAX_CHAIN 32     /* PCI bridges between a host bridge and a device */
+#define SCAN_MAX_NETIFS 8192  /* /sys/class/net entries read (containers: many veths) */
+#define SCAN_MAX_NUMA 1024    /* NUMA node directories read */
 
 typedef struct scan_ctx {
     const tt_scan_options *opt;
@@ -39,6 +41,7 @@ typedef struct scan_ctx {
     /* fills a newly made <cpu> (arch, vendor, affinity...): set by the tree builder probe */
     void (*cpu_fill)(struct scan_ctx *c, tt_xml_node *cpu, int numaid);
     void *cpu_fill_arg;
+    void *owned;              /* freed at the end of the scan (the sysfs CPU identity) */
 } scan_ctx;
 
 /* One PCI function as a probe sees it; fields < 0 / "" are unknown. */

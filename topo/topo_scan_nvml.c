@@ -96,7 +96,7 @@ static void *sym(nv_api *a, const char *name)
 
 static const char *nverr(const nv_api *a, nvmlReturn_t r)
 {
-    static char buf[32];
+    static __thread char buf[32];
     if (a->err)
         return a->err(r);
     snprintf(buf, sizeof buf, "NVML error %d", r);

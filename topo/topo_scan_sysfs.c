@@ -58,28 +58,31 @@ static void read_cpuinfo(scan_ctx *c, cpu_ident *id)
     if (f) {
         id->have_cpuinfo = 1;
         while (fgets(line, sizeof line, f)) {
-            char *colon = strchr(line, ':'), *v;
+            char *colon = strchr(line, ':'), *v, *k;
             size_t n;
             if (!colon)
                 continue;
+            /* key = text before the colon without trailing blanks */
+            for (k = colon; k > line && (k[-1] == ' ' || k[-1] == '\t'); k--)
+                ;
+            *k = '\0';
             v = colon + 1;
             while (*v == ' ' || *v == '\t')
                 v++;
             n = strlen(v);
             while (n && (v[n - 1] == '\n' || v[n - 1] == ' '))
                 v[--n] = '\0';
-            if (!strncmp(line, "vendor_id", 9) && !id->vendor[0])
+            if (!strcmp(line, "vendor_id") && !id->vendor[0])
                 scan_fmt(id->vendor, sizeof id->vendor, "%s", v);
-            else if (!strncmp(line, "cpu family", 10) && fam < 0)
+            else if (!strcmp(line, "cpu family") && fam < 0)
                 fam = atoi(v);
-            else if (!strncmp(line, "model", 5) && (line[5] == '\t' || line[5] == ' ') && model < 0)
+            else if (!strcmp(line, "model") && model < 0)
                 model = atoi(v);
-            else if (!strncmp(line, "CPU implementer", 15))
+            else if (!strcmp(line, "CPU implementer"))
                 arm = 1;
-            else if (!strncmp(line, "cpu", 3) && (line[3] == '\t' || line[3] == ' ') &&
-                     strstr(v, "POWER"))
+            else if (!strcmp(line, "cpu") && strstr(v, "POWER"))
                 power = 1;
-            if (!strncmp(line, "processor", 9) && id->vendor[0] && fam >= 0 && model >= 0)
+            if (!strcmp(line, "processor") && id->vendor[0] && fam >= 0 && model >= 0)
                 break; /* first CPU done (NCCL reads the running core; all are alike) */
         }
         fclose(f);
@@ -485,17 +488,21 @@ typedef struct {
 
 static void add_socket_nets(scan_ctx *c, kept_dev *ks, int nk)
 {
-    static char names[256][64];
+    char (*names)[64] = calloc(SCAN_MAX_NETIFS, sizeof *names);
     netif *ifs;
     char p[PATH_MAX], rp[PATH_MAX];
     size_t rl = strlen(c->root);
     int n, nif = 0, i, j;
 
-    scan_path(c, p, sizeof p, "/sys/class/net");
-    n = list_dir_sorted(p, names, 256);
-    ifs = calloc((size_t)(n ? n : 1), sizeof *ifs);
-    if (!ifs)
+    if (!names)
         return;
+    scan_path(c, p, sizeof p, "/sys/class/net");
+    n = list_dir_sorted(p, names, SCAN_MAX_NETIFS);
+    ifs = calloc((size_t)(n ? n : 1), sizeof *ifs);
+    if (!ifs) {
+        free(names);
+        return;
+    }
     for (i = 0; i < n; i++) {
         scan_path(c, p, sizeof p, "/sys/class/net/%s/device", names[i]);
         if (!realpath(p, rp) || strncmp(rp, c->root, rl) != 0)
@@ -563,6 +570,7 @@ static void add_socket_nets(scan_ctx *c, kept_dev *ks, int nk)
         tt_xml_set(net, "device", ifs[j].dev);
     }
     free(ifs);
+    free(names);
 }
 
 /* ---------------- probe ---------------- */
@@ -574,7 +582,7 @@ tt_probe_state scan_probe_sysfs(scan_ctx *c)
     struct dirent *e;
     kept_dev *ks = NULL;
     int nk = 0, capk = 0, i, nnuma, ngpu = 0, nnic = 0, nnvs = 0;
-    int numa[256];
+    int numa[SCAN_MAX_NUMA];
     cpu_ident *id = calloc(1, sizeof *id);
 
     if (!id) {
@@ -591,9 +599,10 @@ tt_probe_state scan_probe_sysfs(scan_ctx *c)
     read_cpuinfo(c, id);
     /* later probes may add cpu numaid -1 (GPU outside the tree): keep filling */
     c->cpu_fill = sysfs_cpu_fill;
-    c->cpu_fill_arg = id; /* freed by the orchestrator */
+    c->cpu_fill_arg = id;
+    c->owned = id; /* freed by the orchestrator */
 
-    nnuma = list_numa(c, numa, 256);
+    nnuma = list_numa(c, numa, SCAN_MAX_NUMA);
     for (i = 0; i < nnuma; i++)
         scan_cpu_get(c, numa[i], NULL);
 

@@ -162,12 +162,17 @@ void scan_pci_set_attrs(scan_ctx *c, tt_xml_node *pci, const scan_pci_info *in)
                                    "numa_node"};
         for (i = 0; i < 5; i++)
             scan_unknown(c, pci, na[i], "%s", in->why);
+        /* NCCL needs both attributes present; "" is what NCCL itself writes for
+         * an unreadable value (it then assumes Gen3 / x16) */
+        tt_xml_set(pci, "link_speed", "");
+        tt_xml_set(pci, "link_width", "");
         return;
     }
     /* NCCL's link_speed/link_width: the slower of the device's and its
      * upstream port's maximum (sysfs max_link_*), not the trained value. */
     ds = speed_gts(in->max_speed);
     if (ds < 0) {
+        tt_xml_set(pci, "link_speed", ""); /* NCCL's own value for unreadable: loads, means Gen3 */
         scan_unknown(c, pci, "link_speed", "max_link_speed not readable%s%s",
                      in->max_speed[0] ? ": " : "", in->max_speed);
     } else if (in->up_state == 1 && (us = speed_gts(in->up_speed)) >= 0 && us < ds) {
@@ -180,6 +185,7 @@ void scan_pci_set_attrs(scan_ctx *c, tt_xml_node *pci, const scan_pci_info *in)
                          in->up_busid);
     }
     if (in->max_width <= 0) {
+        tt_xml_set(pci, "link_width", ""); /* NCCL's own value for unreadable: loads, means x16 */
         scan_unknown(c, pci, "link_width", "max_link_width not readable");
     } else if (in->up_state == 1 && in->up_width > 0 && in->up_width < in->max_width) {
         tt_xml_setf(pci, "link_width", "%d", in->up_width);
@@ -215,6 +221,8 @@ void scan_pci_set_attrs(scan_ctx *c, tt_xml_node *pci, const scan_pci_info *in)
         tt_xml_setf(pci, "numa_node", "%d", in->numa);
     else
         scan_unknown(c, pci, "numa_node", "numa_node not readable");
+    if (in->cpulist[0])
+        tt_xml_set(pci, "local_cpulist", in->cpulist);
 }
 
 tt_xml_node *scan_nic_get(scan_ctx *c, tt_xml_node *parent)

@@ -1,5 +1,6 @@
 /* topo_view_json.c - the built graph as versioned JSON:
  *   {"schema":"topotune-topology","version":1,"source":...,
+ *    "options":{p2p_level,gdr_level,pxn,nvb},
  *    "nodes":[{index,type,id,name,busid,line,attributes}],
  *    "links":[{from,to,type,bw[,xgmi]}],     one per direction
  *    "paths":[{from,to,type,bw,hops,route}]} GPU->GPU, GPU->NET, NET->GPU
@@ -116,7 +117,7 @@ static int add_path(const tt_topo *t, cJSON *arr, int i, int j)
 
 tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out)
 {
-    cJSON *root, *nodes, *links, *paths;
+    cJSON *root, *opts, *nodes, *links, *paths;
     char *text;
     int i, j, l;
 
@@ -128,6 +129,13 @@ tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out)
     cJSON_AddStringToObject(root, "schema", "topotune-topology");
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "source", t->source);
+    opts = cJSON_AddObjectToObject(root, "options"); /* the knobs the paths were computed with */
+    if (opts) {
+        cJSON_AddStringToObject(opts, "p2p_level", tt_path_type_name(t->opts.p2p_level));
+        cJSON_AddStringToObject(opts, "gdr_level", tt_path_type_name(t->opts.gdr_level));
+        cJSON_AddBoolToObject(opts, "pxn", t->opts.pxn != 0);
+        cJSON_AddBoolToObject(opts, "nvb", t->opts.nvb != 0);
+    }
     nodes = cJSON_AddArrayToObject(root, "nodes");
     links = cJSON_AddArrayToObject(root, "links");
     paths = cJSON_AddArrayToObject(root, "paths");

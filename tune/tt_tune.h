@@ -32,46 +32,11 @@
 extern "C" {
 #endif
 
-/* Collectives; numbering follows NCCL's ncclFunc_t (the tuner plugin relies on it). */
-typedef enum {
-    TT_COLL_BROADCAST = 0,
-    TT_COLL_REDUCE = 1,
-    TT_COLL_ALLGATHER = 2,
-    TT_COLL_REDUCESCATTER = 3,
-    TT_COLL_ALLREDUCE = 4,
-    TT_COLL_COUNT = 5
-} tt_coll;
-
-/* Algorithms.  0..6 are NCCL's ids (NCCL_ALGO_*); 7..9 exist only in the topotune model
- * (NCCL cannot run them; tables meant for NCCL leave them out). */
-typedef enum {
-    TT_ALGO_TREE = 0,
-    TT_ALGO_RING = 1,
-    TT_ALGO_COLLNET_DIRECT = 2,
-    TT_ALGO_COLLNET_CHAIN = 3,
-    TT_ALGO_NVLS = 4,
-    TT_ALGO_NVLS_TREE = 5,
-    TT_ALGO_PAT = 6,
-    TT_ALGO_RHD = 7,  /* recursive halving-doubling (Rabenseifner) */
-    TT_ALGO_RD = 8,   /* recursive doubling */
-    TT_ALGO_HIER = 9, /* hierarchical: intra-node ring RS, inter-node ring, intra-node ring AG */
-    TT_ALGO_COUNT = 10
-} tt_algo;
-#define TT_ALGO_NCCL_COUNT 7
-
-/* Protocols; numbering follows NCCL. */
-typedef enum { TT_PROTO_LL = 0, TT_PROTO_LL128 = 1, TT_PROTO_SIMPLE = 2, TT_PROTO_COUNT = 3 } tt_proto;
+/* tt_coll, tt_algo, tt_proto and their names/parsers live in tt_common.h (shared with exec/). */
 
 typedef enum { TT_MODEL_TOPOTUNE = 0, TT_MODEL_NCCL = 1 } tt_model_kind;
 
-const char *tt_coll_name(tt_coll c);     /* "allreduce", ... (NCCL tuner CSV spelling) */
-const char *tt_algo_name(tt_algo a);     /* "tree", "ring", ..., "nvls_tree", "pat", "rhd", "rd", "hier" */
-const char *tt_proto_name(tt_proto p);   /* "ll", "ll128", "simple" */
 const char *tt_model_name(tt_model_kind m); /* "topotune", "nccl" */
-/* Case-insensitive; accept also "all_reduce", "AllReduce", "reduce_scatter" ... */
-tt_status tt_coll_parse(const char *s, tt_coll *out);
-tt_status tt_algo_parse(const char *s, tt_algo *out);
-tt_status tt_proto_parse(const char *s, tt_proto *out);
 tt_status tt_model_parse(const char *s, tt_model_kind *out);
 
 /* ---- cluster description ---- */
@@ -167,6 +132,7 @@ typedef struct {
     tt_proto_params proto[TT_PROTO_COUNT];
     double nvls_efficiency;  /* NVSwitch multicast AllReduce efficiency */
     double nvls_alpha_us;    /* NVLS step latency */
+    double channel_us;       /* cost of each channel (CTA launch/sync) per call */
     int max_channels;        /* channels considered, upper bound */
     char source[256];        /* "built-in" or the calibration file name */
 } tt_model_params;
@@ -177,7 +143,7 @@ void tt_model_params_default(tt_model_params *p);
  *  "links":{"NVL":{"alpha_us":..,"beta_GBps":..,"efficiency":..},...},
  *  "protocols":{"LL":{"base_us":..,"step_us":..,"efficiency":..,"per_channel_GBps":..,
  *               "chunk_bytes":..},...},
- *  "nvls":{"efficiency":..,"alpha_us":..}, "max_channels":N}
+ *  "nvls":{"efficiency":..,"alpha_us":..}, "channel_us":.., "max_channels":N}
  * Every member is optional; unknown members, wrong types and out-of-range values are
  * errors naming the member (TT_ERR_PARSE / TT_ERR_INVALID). */
 tt_status tt_model_params_load(const char *path, tt_model_params *p);
@@ -213,6 +179,11 @@ tt_status tt_tune_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_pr
  * Ties go to the lower (algorithm, protocol) id as in NCCL. TT_ERR_NOT_FOUND if none. */
 tt_status tt_tune_best(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, int nccl_only,
                        tt_algo *algo, tt_proto *proto, tt_tune_estimate *out);
+/* Smallest size in (lo, hi] whose fastest (algorithm, protocol) differs from the one at
+ * lo, found by bisection (exact when the choice changes once in the interval); *at = 0
+ * when the choice at hi equals the one at lo. */
+tt_status tt_tune_crossover(const tt_tune_ctx *ctx, tt_coll coll, uint64_t lo, uint64_t hi, int nccl_only,
+                            uint64_t *at);
 /* nccl-tests bus bandwidth factor for n ranks. */
 double tt_busbw_factor(tt_coll coll, int nranks);
 

@@ -78,3 +78,27 @@ tt_status tt_tune_best(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, int
                             tt_coll_name(coll), (unsigned long long)bytes);
     return TT_OK;
 }
+
+tt_status tt_tune_crossover(const tt_tune_ctx *ctx, tt_coll coll, uint64_t lo, uint64_t hi, int nccl_only,
+                            uint64_t *at)
+{
+    *at = 0;
+    if (hi <= lo) return tt_error_set(TT_ERR_INVALID, "tune: crossover range %llu..%llu is empty",
+                                      (unsigned long long)lo, (unsigned long long)hi);
+    tt_algo a0, a;
+    tt_proto p0, p;
+    tt_tune_estimate e;
+    tt_status st = tt_tune_best(ctx, coll, lo, nccl_only, &a0, &p0, &e);
+    if (st != TT_OK) return st;
+    if ((st = tt_tune_best(ctx, coll, hi, nccl_only, &a, &p, &e)) != TT_OK) return st;
+    if (a == a0 && p == p0) return TT_OK;
+    /* invariant: choice(lo) == (a0, p0), choice(hi) differs */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if ((st = tt_tune_best(ctx, coll, mid, nccl_only, &a, &p, &e)) != TT_OK) return st;
+        if (a == a0 && p == p0) lo = mid;
+        else hi = mid;
+    }
+    *at = hi;
+    return TT_OK;
+}

@@ -23,8 +23,6 @@
 
 #include "tune_internal.h"
 
-#define CHANNEL_US 0.02 /* model assumption: cost of each extra channel (CTA sync) */
-
 static tt_link_class class_of(tt_path_type t)
 {
     switch (t) {
@@ -143,7 +141,7 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
         double Bin = fmin(bin * pp->efficiency, cap) * 1e3;   /* bytes/us */
         double Bnet = fmin(bnet * pp->efficiency, cap) * 1e3; /* per node */
         double Bgnet = fmin(bnet / g * pp->efficiency, cap) * 1e3; /* per GPU when all GPUs use the NICs */
-        double lat = pp->base_us + c * CHANNEL_US, tb = 0;
+        double lat = pp->base_us + c * P->channel_us, tb = 0;
         e.cap = cap;
         switch (algo) {
         case TT_ALGO_RING: {

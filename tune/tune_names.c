@@ -1,5 +1,6 @@
 /*
- * tune_names.c - names and parsers of collectives, algorithms, protocols, models, and
+ * tune_names.c - names and parsers of models and link classes (collective names are in
+ * common/common_names.c), and
  * the cluster description (defaults from the topology, validation).
  */
 #include <ctype.h>
@@ -8,16 +9,8 @@
 
 #include "tune_internal.h"
 
-static const char *coll_names[TT_COLL_COUNT] = {"broadcast", "reduce", "allgather",
-                                                "reducescatter", "allreduce"};
-static const char *algo_names[TT_ALGO_COUNT] = {"tree", "ring", "collnet_direct", "collnet_chain",
-                                                "nvls", "nvls_tree", "pat", "rhd", "rd", "hier"};
-static const char *proto_names[TT_PROTO_COUNT] = {"ll", "ll128", "simple"};
 static const char *lclass_names[TT_LCLASS_COUNT] = {"NVL", "C2C", "PCI", "SYS", "NET"};
 
-const char *tt_coll_name(tt_coll c) { return (unsigned)c < TT_COLL_COUNT ? coll_names[c] : "?"; }
-const char *tt_algo_name(tt_algo a) { return (unsigned)a < TT_ALGO_COUNT ? algo_names[a] : "?"; }
-const char *tt_proto_name(tt_proto p) { return (unsigned)p < TT_PROTO_COUNT ? proto_names[p] : "?"; }
 const char *tt_model_name(tt_model_kind m) { return m == TT_MODEL_NCCL ? "nccl" : "topotune"; }
 const char *tt_link_class_name(tt_link_class c)
 {
@@ -35,49 +28,6 @@ int tune_log2i(long n)
     int l = 0;
     while (n > 1) { n >>= 1; l++; }
     return l;
-}
-
-/* lower-case, drop '_' '-' and ' ' */
-static void squash(const char *s, char *out, size_t cap)
-{
-    size_t n = 0;
-    for (; s && *s && n + 1 < cap; s++) {
-        if (*s == '_' || *s == '-' || *s == ' ') continue;
-        out[n++] = (char)tolower((unsigned char)*s);
-    }
-    out[n] = 0;
-}
-
-tt_status tt_coll_parse(const char *s, tt_coll *out)
-{
-    char b[64];
-    squash(s, b, sizeof b);
-    for (int i = 0; i < TT_COLL_COUNT; i++)
-        if (!strcmp(b, coll_names[i])) { *out = (tt_coll)i; return TT_OK; }
-    return tt_error_set(TT_ERR_INVALID,
-                        "unknown collective '%s' (expected allreduce, allgather, reducescatter, broadcast, reduce)",
-                        s ? s : "");
-}
-
-tt_status tt_algo_parse(const char *s, tt_algo *out)
-{
-    char b[64];
-    squash(s, b, sizeof b);
-    for (int i = 0; i < TT_ALGO_COUNT; i++) {
-        char n[64];
-        squash(algo_names[i], n, sizeof n);
-        if (!strcmp(b, n)) { *out = (tt_algo)i; return TT_OK; }
-    }
-    return tt_error_set(TT_ERR_INVALID, "unknown algorithm '%s'", s ? s : "");
-}
-
-tt_status tt_proto_parse(const char *s, tt_proto *out)
-{
-    char b[64];
-    squash(s, b, sizeof b);
-    for (int i = 0; i < TT_PROTO_COUNT; i++)
-        if (!strcmp(b, proto_names[i])) { *out = (tt_proto)i; return TT_OK; }
-    return tt_error_set(TT_ERR_INVALID, "unknown protocol '%s' (expected ll, ll128, simple)", s ? s : "");
 }
 
 tt_status tt_model_parse(const char *s, tt_model_kind *out)

@@ -145,14 +145,20 @@ tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
                          e->predicted_us, e->algbw, e->busbw);
     }
     /* crossovers: where the algorithm or protocol changes */
-    tt_strbuf_append(out, "\ncrossovers (algorithm/protocol changes):\n");
+    tt_strbuf_append(out, "\ncrossovers (first size where the algorithm/protocol changes, by bisection):\n");
     for (int i = 1; i < tab->n; i++) {
         const tt_tune_entry *p = &tab->entries[i - 1], *e = &tab->entries[i];
         if (p->coll != e->coll || (p->algo == e->algo && p->proto == e->proto)) continue;
+        /* exact switch point between the two sweep sizes */
+        uint64_t x = 0;
+        if (e->min_bytes >= 2 && tt_tune_crossover(ctx, e->coll, e->min_bytes / 2, e->min_bytes, tab->nccl_only, &x) != TT_OK)
+            x = 0;
+        if (x == 0) x = e->min_bytes;
         char at[32];
-        human_size(e->min_bytes, at, sizeof at);
-        tt_strbuf_printf(out, "  %-14s at %-10s %s/%s -> %s/%s\n", tt_coll_name(e->coll), at, tt_algo_name(p->algo),
-                         tt_proto_name(p->proto), tt_algo_name(e->algo), tt_proto_name(e->proto));
+        human_size(x, at, sizeof at);
+        tt_strbuf_printf(out, "  %-14s at %12llu B (%s)  %s/%s -> %s/%s\n", tt_coll_name(e->coll),
+                         (unsigned long long)x, at, tt_algo_name(p->algo), tt_proto_name(p->proto),
+                         tt_algo_name(e->algo), tt_proto_name(e->proto));
     }
     return tt_strbuf_status(out);
 }

@@ -29,6 +29,7 @@ void tt_model_params_default(tt_model_params *p)
     p->proto[TT_PROTO_SIMPLE] = (tt_proto_params){6.5, 2.0, 1.0, 44.0, 524288};   /* fences + separate flags */
     p->nvls_efficiency = 0.65; /* fitted to H100 NVLS busbw ~480 GB/s (nccl-tests #212) */
     p->nvls_alpha_us = 6.0;
+    p->channel_us = 0.02; /* CTA launch/sync per channel: small sizes prefer few channels */
     p->max_channels = 32;
     snprintf(p->source, sizeof p->source, "built-in");
 }
@@ -68,7 +69,7 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
     }
     tt_status st = TT_OK;
     char where[96];
-    static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "max_channels", "comment", NULL};
+    static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "channel_us", "max_channels", "comment", NULL};
     static const char *const lk[] = {"alpha_us", "beta_GBps", "efficiency", NULL};
     static const char *const pk[] = {"base_us", "step_us", "efficiency", "per_channel_GBps", "chunk_bytes", NULL};
     static const char *const nk[] = {"efficiency", "alpha_us", NULL};
@@ -129,6 +130,7 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
         if ((st = num_member(nv, "efficiency", where, 1e-3, 1.0, &p->nvls_efficiency)) != TT_OK) goto out;
         if ((st = num_member(nv, "alpha_us", where, 0, 1e4, &p->nvls_alpha_us)) != TT_OK) goto out;
     }
+    if ((st = num_member(root, "channel_us", name, 0, 100, &p->channel_us)) != TT_OK) goto out;
     double mc = p->max_channels;
     if ((st = num_member(root, "max_channels", name, 1, 64, &mc)) != TT_OK) goto out;
     if (mc != floor(mc)) { st = tt_error_set(TT_ERR_INVALID, "%s.max_channels=%g is not an integer", name, mc); goto out; }

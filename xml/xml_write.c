@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define XML_SUBSYS "xml"
 
@@ -139,6 +140,14 @@ static int kept_elem(const writer *w, const tt_xml_node *parent, const tt_xml_no
 {
     if (w->dialect == TT_XML_NATIVE)
         return 1;
+    /* NVSwitch PCI functions (class 0x0680xx) are left out as NCCL's own dumps leave them
+     * out: NCCL knows NVSwitches only as <nvlink> targets, and a PCI-attached NVS node would
+     * give its graph a PCI path through the switch's management function. */
+    if (!strcmp(child->name, "pci")) {
+        const char *cls = tt_xml_get(child, "class");
+        if (cls && !strncasecmp(cls, "0x0680", 6))
+            return 0;
+    }
     return tt_xml_nccl_knows(parent->name, child->name, NULL);
 }
 

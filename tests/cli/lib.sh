@@ -2,7 +2,7 @@
 set -u
 : "${BUILD:=build}"
 ROOT=${TOPOTUNE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-BIN="$ROOT/$BUILD/bin"
+case "$BUILD" in /*) BIN="$BUILD/bin" ;; *) BIN="$ROOT/$BUILD/bin" ;; esac
 FIX="$ROOT/tests/fixtures"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/topotune-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT

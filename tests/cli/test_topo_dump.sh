@@ -122,6 +122,9 @@ expect_grep "$TMP/err" 'nccl-dump-h100-vm\.xml:2: warning: \[unknown-numa\] cpu 
 expect_grep "$TMP/err" 'nccl-dump-h100-vm\.xml:3: warning: \[unknown-link-width\]' "VM dump: link width warning with file:line"
 run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate --quiet
 [ "$RC" -eq 1 ] && [ ! -s "$TMP/err" ] && ok "--quiet: exit code only" || not_ok "--quiet (exit $RC, stderr $(head -c 100 "$TMP/err"))"
+run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate -o "$TMP/findings.txt"
+[ "$RC" -eq 1 ] && [ ! -s "$TMP/err" ] && grep -q '^.*nccl-dump-h100-vm\.xml:2: warning: \[unknown-numa\]' "$TMP/findings.txt" \
+  && ok "--validate -o writes the text findings to the file" || not_ok "--validate -o (exit $RC)"
 run "$TD" -i "$FIX/nccl-dump-h100-vm.xml" --validate --format json
 expect_rc 1 "--validate --format json keeps the exit code"
 if [ $have_py -eq 1 ]; then
@@ -167,7 +170,7 @@ done
 printf '<topology version="2.0">\n  <object type="Machine" os_index="0"/>\n</topology>\n' > "$TMP/hwloc.xml"
 run "$TD" -i "$TMP/hwloc.xml"
 expect_rc 2 "hwloc XML is refused"
-expect_grep "$TMP/err" '^topo-dump: .*hwloc\.xml:1: hwloc XML: use --hwloc-xml \(not built yet\)$' "hwloc XML: clear message with file:line"
+expect_grep "$TMP/err" '^topo-dump: .*hwloc\.xml:1: hwloc XML: read it with --hwloc-xml FILE$' "hwloc XML given to --input: clear message with file:line pointing to --hwloc-xml"
 run "$TD" -i "$TMP/does-not-exist.xml"
 expect_rc 2 "missing input file: exit 2"
 expect_grep "$TMP/err" 'does-not-exist\.xml' "missing input file is named"
@@ -201,8 +204,9 @@ run "$TD" --input
 run "$TD" -i "$FIX/pcie-4gpu.xml" --format svg
 [ "$RC" -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && grep -q "unknown format 'svg' (one of: native, nccl, json, dot, matrix)" "$TMP/err" \
   && ok "unknown format: exit 2 listing the formats" || not_ok "unknown format (exit $RC: $(cat "$TMP/err"))"
-run "$TD"
-[ "$RC" -eq 2 ] && grep -q "no input" "$TMP/err" && ok "no input: exit 2" || not_ok "no input (exit $RC)"
+run "$TD" -q
+[ "$RC" -le 1 ] && grep -q '<system version="1" tt_version="1" tt_source="live"' "$TMP/out" \
+  && ok "no input: live scan of this machine (exit $RC)" || not_ok "no input: live scan (exit $RC: $(head -c 300 "$TMP/err"))"
 run "$TD" -i "$FIX/pcie-4gpu.xml" extra
 expect_rc 2 "stray argument: exit 2"
 run "$TD" --help

@@ -36,6 +36,15 @@ expect_rc 0 "hgx8 fake: NCCL dialect"
 expect_no_grep "$TMP/out" 'unknown|cur_link|hostbridge' "NCCL dialect has none of our extensions"
 expect_grep "$TMP/out" '<net name="mlx5_0" dev="0"' "NCCL dialect keeps the nets"
 
+# --- every NCCL-dialect pci carries the two attributes NCCL stops without
+for src in "--sysfs-root $TMP/hgx8" "--sysfs-root $TMP/pcie4" "--sysfs-root $TMP/vm" "--sysfs-root $TMP/nogpu" "--hwloc-xml $FIX/hwloc/hgx8.xml"; do
+  # shellcheck disable=SC2086
+  "$TD" $src -f nccl -q -o "$TMP/n.xml"
+  bad=$(grep '<pci ' "$TMP/n.xml" | grep -v 'link_speed="[^"]*" link_width="[^"]*"' | head -1)
+  if [ -s "$TMP/n.xml" ] && [ -z "$bad" ]; then ok "NCCL file of ${src##*/}: every pci has link_speed and link_width"
+  else not_ok "NCCL file of ${src##*/}: pci without link attributes: $bad"; fi
+done
+
 # --- offline twin
 run "$TD" --hwloc-xml "$FIX/hwloc/hgx8.xml" -f matrix -q
 expect_rc 0 "hwloc twin of hgx8: matrix"

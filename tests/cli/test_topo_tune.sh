@@ -97,6 +97,16 @@ grep -qx keep "$TMP/keep.txt" && ok "failed run leaves the output file alone" ||
 # --- sizes with suffixes
 run "$T" -i "$HGX" --model nccl --collective allreduce --min-size 1M --max-size 1M --format nccl-csv
 expect_grep "$TMP/out" '^allreduce,0,2097151,ring,ll,24,1,8,-1,-1$' "--min-size/--max-size with suffixes"
+# --- benchmark (hidden): every full table well under a second
+run "$T" --bench -i "$HGX"
+expect_rc 0 "--bench exits 0"
+expect_grep "$TMP/out" '^\| generated NVL72 \(72 GPUs\) +\| +1 \| +72 \|' "bench covers the generated NVL72 domain"
+expect_grep "$TMP/out" '\| +4096 \| +32768 \| nccl ' "bench covers 4096 nodes"
+slow=$(awk -F'|' '/^\| / && $7 ~ /[0-9]/ { if ($7 + 0 > 1000) print }' "$TMP/out")
+[ -z "$slow" ] && ok "every bench row below 1000 ms" || not_ok "slow bench rows: $slow"
+# --- fixture generator (hidden)
+run "$T" --gen-nvswitch-domain 72
+cmp -s "$TMP/out" "$FIX/nvl72-sm100.xml" && ok "generator reproduces the NVL72 fixture" || not_ok "generator output differs from the fixture"
 run "$T" --version; expect_rc 0 "--version"
 run "$T" --help; expect_rc 0 "--help"; expect_grep "$TMP/out" 'nic-speed' "help lists options"
 finish

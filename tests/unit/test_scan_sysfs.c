@@ -127,6 +127,8 @@ static void test_hgx8_tree(void **st)
         assert_true(has_unknown(g, "gpu")); /* NVML/CUDA off on a fake root */
         assert_null(tt_xml_first_child(g, "gpu"));
     }
+    assert_string_equal(attr(pci(d, "0000:9a:00.0"), "local_cpulist"), "8-15");
+    assert_null(tt_xml_get(pci(d, "0000:9a:00.0"), "local_cpus"));
     sw = pci(d, "0000:15:00.0");
     assert_string_equal(attr(sw, "hostbridge"), "pci0000:14");
     assert_string_equal(attr(sw, "vendor"), "0x1000");
@@ -252,6 +254,9 @@ static void test_vm_flat_numa_unknown(void **st)
     assert_null(tt_xml_get(eth, "speed"));
     assert_true(has_unknown(eth, "speed"));
     assert_true(has_unknown(eth->parent->parent, "link_width"));
+    /* present but empty, as NCCL writes an unreadable value: NCCL loads the file */
+    assert_string_equal(attr(eth->parent->parent, "link_width"), "");
+    assert_string_equal(attr(eth->parent->parent, "link_speed"), "");
     assert_null(pci(d, "0000:00:01.0")); /* emulated VGA: not a CUDA GPU */
     /* NUMA node 0 is still reported, with its CPUs */
     assert_string_equal(attr(tt_xml_find(d->root, "cpu", "numaid", "0"), "affinity"), "0000000f");
@@ -313,6 +318,30 @@ static void test_bad_and_empty_roots(void **st)
     tt_xml_doc_free(d);
 }
 
+static void test_arm_cpuinfo(void **st)
+{
+    char dir[600], cmd[1600];
+    tt_scan_options o;
+    tt_xml_doc *d = NULL;
+    tt_xml_node *cpu;
+    (void)st;
+    snprintf(dir, sizeof dir, "%s/arm", g_tmp);
+    snprintf(cmd, sizeof cmd,
+             "bash '%s/tests/fixtures/sysfs/make-fake-sysfs.sh' nogpu '%s' && "
+             "printf 'processor\\t: 0\\nBogoMIPS\\t: 2000.00\\nCPU implementer\\t: 0x41\\n"
+             "CPU part\\t: 0xd4f\\n' > '%s/proc/cpuinfo'",
+             root_dir(), dir, dir);
+    assert_int_equal(system(cmd), 0);
+    tt_scan_options_default(&o);
+    o.sysfs_root = dir;
+    assert_int_equal(tt_topo_scan(&o, &d), TT_OK);
+    cpu = tt_xml_find(d->root, "cpu", "numaid", "1");
+    assert_string_equal(attr(cpu, "arch"), "arm64");
+    assert_null(tt_xml_get(cpu, "vendor")); /* NCCL has no vendor on ARM */
+    assert_null(tt_xml_get(cpu, "familyid"));
+    tt_xml_doc_free(d);
+}
+
 static void test_live_scan(void **st)
 {
     tt_scan_report r;
@@ -334,6 +363,24 @@ static void test_live_scan(void **st)
     assert_int_equal(tt_scan_report_write_json(&r, &sb), TT_OK);
     assert_non_null(strstr(sb.data, "\"name\": \"nvml\""));
     tt_strbuf_free(&sb);
+    {
+        /* the same machine through hwloc alone (sysfs probe off): the tree
+         * hwloc builds has the devices the sysfs walk found */
+        tt_scan_options o;
+        tt_xml_doc *h = NULL;
+        const tt_xml_node *x;
+        tt_scan_options_default(&o);
+        o.use_sysfs = 0;
+        o.use_nvml = o.use_cuda = o.use_ibv = 0;
+        assert_int_equal(tt_topo_scan_report(&o, &h, &r), TT_OK);
+        assert_int_equal(probe(&r, "sysfs")->state, TT_PROBE_OFF);
+        assert_true(probe(&r, "hwloc")->state == TT_PROBE_OK || probe(&r, "hwloc")->state == TT_PROBE_PARTIAL);
+        assert_true(count(h->root, "cpu", NULL, NULL) >= 1);
+        for (x = d->root; x; x = tt_xml_walk_next(d->root, x))
+            if (!strcmp(x->name, "pci") && tt_xml_first_child(x, "nic"))
+                assert_non_null(tt_xml_find(h->root, "pci", "busid", tt_xml_get(x, "busid")));
+        tt_xml_doc_free(h);
+    }
     tt_xml_doc_free(d);
 }
 
@@ -365,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_vm_flat_numa_unknown),
         cmocka_unit_test(test_nogpu),
         cmocka_unit_test(test_bad_and_empty_roots),
+        cmocka_unit_test(test_arm_cpuinfo),
         cmocka_unit_test(test_live_scan),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

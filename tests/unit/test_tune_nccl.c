@@ -119,6 +119,10 @@ static void test_times_1x8(void **state)
     assert_int_equal(a, TT_ALGO_RING);
     assert_int_equal(tt_tune_best(ctx, TT_COLL_ALLREDUCE, 1146000, 1, &a, &p, &e), TT_OK);
     assert_int_equal(a, TT_ALGO_NVLS);
+    /* reference switch point: ring/LL -> NVLS at 1,144,836 B */
+    uint64_t x;
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 1 << 20, 2 << 20, 1, &x), TT_OK);
+    assert_int_equal(x, 1144836);
     /* disabled: NVLS tree on one node, collnet, PAT for allreduce */
     assert_int_equal(tt_tune_eval(ctx, TT_COLL_ALLREDUCE, TT_ALGO_NVLS_TREE, TT_PROTO_SIMPLE, 8, &e), TT_OK);
     assert_false(e.enabled);
@@ -170,6 +174,26 @@ static void test_times_4x8(void **state)
     assert_int_equal(a, TT_ALGO_NVLS_TREE);
     assert_int_equal(tt_tune_best(ctx, TT_COLL_ALLREDUCE, 1037000000, 1, &a, &p, &e), TT_OK);
     assert_int_equal(a, TT_ALGO_RING);
+    /* exact switch points by bisection (reference: 141,737; 3,721,771; 4,194,304 back to
+     * tree/LL128 where the correction factor steps .6 -> .8; 5,860,213; 1,036,398,460).
+     * NCCL's float arithmetic moves the last one by < 1e-5 relative. */
+    uint64_t x;
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 131072, 262144, 1, &x), TT_OK);
+    assert_true(x >= 141727 && x <= 141747);
+    /* 2 MiB and 4 MiB are both tree/LL128: no change seen over the whole interval */
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 2 << 20, 4 << 20, 1, &x), TT_OK);
+    assert_int_equal(x, 0);
+    /* float32 times (as NCCL) differ by ~1e-6 relative from the reference's bisection */
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 2 << 20, 3800000, 1, &x), TT_OK);
+    assert_true(x >= 3721761 && x <= 3721781);
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 3800000, 4 << 20, 1, &x), TT_OK);
+    assert_int_equal(x, 4194304);
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 4 << 20, 8 << 20, 1, &x), TT_OK);
+    assert_true(x >= 5860203 && x <= 5860223);
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 512 << 20, 1ULL << 30, 1, &x), TT_OK);
+    assert_true(x > 1036398460 - 10364 && x < 1036398460 + 10364);
+    assert_int_equal(tt_tune_crossover(ctx, TT_COLL_ALLREDUCE, 8, 64, 1, &x), TT_OK);
+    assert_int_equal(x, 0); /* tree/LL throughout */
     /* NVLS itself off on several nodes */
     assert_int_equal(tt_tune_eval(ctx, TT_COLL_ALLREDUCE, TT_ALGO_NVLS, TT_PROTO_SIMPLE, 8, &e), TT_OK);
     assert_false(e.enabled);

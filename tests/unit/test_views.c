@@ -108,6 +108,9 @@ static void test_json(void **state)
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(j, "schema")->valuestring, "topotune-topology");
     assert_int_equal(cJSON_GetObjectItem(j, "version")->valueint, 1);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "p2p_level")->valuestring,
+                        "PXB");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "pxn")));
     nodes = cJSON_GetObjectItem(j, "nodes");
     links = cJSON_GetObjectItem(j, "links");
     paths = cJSON_GetObjectItem(j, "paths");

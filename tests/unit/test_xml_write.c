@@ -192,6 +192,29 @@ static void test_nccl_filtering(void **state)
     free(w);
 }
 
+static void test_nccl_drops_nvswitch_functions(void **state)
+{
+    (void)state;
+    const char *in = "<system version=\"1\">\n"
+                     "  <cpu numaid=\"0\" arch=\"x86_64\">\n"
+                     "    <pci busid=\"0000:03:00.0\" class=\"0x060400\" link_speed=\"\" link_width=\"16\">\n"
+                     "      <pci busid=\"0000:05:00.0\" class=\"0x068000\" link_speed=\"\" link_width=\"2\"/>\n"
+                     "      <pci busid=\"0000:18:00.0\" class=\"0x030200\" link_speed=\"\" link_width=\"16\"/>\n"
+                     "    </pci>\n"
+                     "  </cpu>\n"
+                     "</system>\n";
+    tt_xml_doc *d = NULL;
+    assert_int_equal(tt_xml_read_buffer(in, strlen(in), "nvs.xml", NULL, &d), TT_OK);
+    char *nccl = write_doc(d, TT_XML_NCCL);
+    char *native = write_doc(d, TT_XML_NATIVE);
+    assert_null(strstr(nccl, "0000:05:00.0"));     /* NVSwitch management function left out */
+    assert_non_null(strstr(nccl, "0000:18:00.0")); /* its sibling GPU kept */
+    assert_non_null(strstr(native, "0000:05:00.0"));
+    free(nccl);
+    free(native);
+    tt_xml_doc_free(d);
+}
+
 static void test_nccl_knows(void **state)
 {
     (void)state;
@@ -558,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_native_canonical_layout),
         cmocka_unit_test(test_native_escaping),
         cmocka_unit_test(test_nccl_filtering),
+        cmocka_unit_test(test_nccl_drops_nvswitch_functions),
         cmocka_unit_test(test_nccl_knows),
         cmocka_unit_test(test_nccl_limit_attrs),
         cmocka_unit_test(test_nccl_limit_value_len),

@@ -1,0 +1,103 @@
+/* common_names.c - names and parsers of the collective vocabulary shared by tune/ and exec/. */
+#include "tt_common.h"
+
+#include <ctype.h>
+#include <string.h>
+
+static const char *const coll_names[TT_COLL_COUNT] = {"broadcast", "reduce", "allgather",
+                                                      "reducescatter", "allreduce"};
+static const char *const coll_labels[TT_COLL_COUNT] = {"Broadcast", "Reduce", "AllGather",
+                                                       "ReduceScatter", "AllReduce"};
+static const char *const algo_names[TT_ALGO_COUNT] = {"tree", "ring", "collnet_direct", "collnet_chain",
+                                                      "nvls", "nvls_tree", "pat", "rhd", "rd", "hier"};
+static const char *const algo_labels[TT_ALGO_COUNT] = {
+    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat",
+    "halving-doubling", "recursive-doubling", "hierarchical"};
+static const char *const proto_names[TT_PROTO_COUNT] = {"ll", "ll128", "simple"};
+
+const char *tt_coll_name(tt_coll c) { return (unsigned)c < TT_COLL_COUNT ? coll_names[c] : "?"; }
+const char *tt_coll_label(tt_coll c) { return (unsigned)c < TT_COLL_COUNT ? coll_labels[c] : "?"; }
+
+const char *tt_algo_name(tt_algo a)
+{
+    return a == TT_ALGO_DEFAULT ? "default" : (unsigned)a < TT_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+const char *tt_algo_label(tt_algo a)
+{
+    return a == TT_ALGO_DEFAULT ? "default" : (unsigned)a < TT_ALGO_COUNT ? algo_labels[a] : "?";
+}
+
+const char *tt_proto_name(tt_proto p)
+{
+    return p == TT_PROTO_DEFAULT ? "default" : (unsigned)p < TT_PROTO_COUNT ? proto_names[p] : "?";
+}
+
+/* lower-case, drop '_', '-' and ' ' */
+static void squash(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; s && *s && n + 1 < cap; s++) {
+        if (*s == '_' || *s == '-' || *s == ' ')
+            continue;
+        out[n++] = (char)tolower((unsigned char)*s);
+    }
+    out[n] = 0;
+}
+
+/* Match `s` against the squashed forms of names[0..n) and labels[0..n). */
+static int match(const char *s, const char *const *names, const char *const *labels, int n)
+{
+    char b[64], c[64];
+    squash(s, b, sizeof b);
+    if (!b[0])
+        return -2;
+    if (!strcmp(b, "default"))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        squash(names[i], c, sizeof c);
+        if (!strcmp(b, c))
+            return i;
+        if (labels) {
+            squash(labels[i], c, sizeof c);
+            if (!strcmp(b, c))
+                return i;
+        }
+    }
+    return -2;
+}
+
+tt_status tt_coll_parse(const char *s, tt_coll *out)
+{
+    int v = match(s, coll_names, coll_labels, TT_COLL_COUNT);
+    if (v < 0)
+        return tt_error_set(TT_ERR_INVALID,
+                            "unknown collective '%s' (valid: allreduce, allgather, reducescatter, "
+                            "broadcast, reduce; also all_reduce, AllReduce, ...)",
+                            s ? s : "");
+    *out = (tt_coll)v;
+    return TT_OK;
+}
+
+tt_status tt_algo_parse(const char *s, tt_algo *out)
+{
+    int v = match(s, algo_names, algo_labels, TT_ALGO_COUNT);
+    if (v == -2)
+        return tt_error_set(TT_ERR_INVALID,
+                            "unknown algorithm '%s' (valid: tree, ring, collnet_direct, collnet_chain, "
+                            "nvls, nvls_tree, pat, rhd (halving-doubling), rd (recursive-doubling), "
+                            "hier (hierarchical), default)",
+                            s ? s : "");
+    *out = (tt_algo)v;
+    return TT_OK;
+}
+
+tt_status tt_proto_parse(const char *s, tt_proto *out)
+{
+    int v = match(s, proto_names, NULL, TT_PROTO_COUNT);
+    if (v == -2)
+        return tt_error_set(TT_ERR_INVALID, "unknown protocol '%s' (valid: ll, ll128, simple, default)",
+                            s ? s : "");
+    *out = (tt_proto)v;
+    return TT_OK;
+}

@@ -1,0 +1,493 @@
+/* exec_bootstrap.c - TCP rendezvous of the ranks of a multi-process
+ * communicator and the full mesh of data connections.
+ *
+ * 1. Every rank opens a data listener (port chosen by the kernel).
+ * 2. Rank 0 listens on the rendezvous address; every other rank connects to
+ *    it (retrying until the deadline: rank 0 may start later) and sends a
+ *    hello {magic, nonce, rank, nranks, data address}.  Rank 0 checks them
+ *    (range, duplicates, nranks agreement) and answers every rank with a
+ *    status and the table of data addresses, or with the error so that no
+ *    rank is left waiting.
+ * 3. For each pair i < j, rank j connects to rank i's data listener and
+ *    introduces itself.  Connecting never waits for the other side's accept
+ *    (the kernel queues it), so the mesh cannot deadlock.
+ * Every step is bounded by the communicator's timeout. */
+#include "exec_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BOOT_MAGIC 0x54544558u /* "TTEX" */
+#define BOOT_VERSION 1u
+#define ID_PREFIX "TTID1 "
+
+typedef struct {
+    uint32_t magic, version;
+    uint64_t nonce;
+    int32_t rank, nranks;
+    char host[64];
+    int32_t port;
+} boot_hello;
+
+typedef struct {
+    int32_t status;
+    char msg[400];
+} boot_reply;
+
+typedef struct {
+    char host[64];
+    int32_t port;
+} boot_addr;
+
+/* listeners pre-bound by tt_get_unique_id in this process */
+static pthread_mutex_t prebound_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { int port, fd; } prebound[8];
+
+int exec_boot_take_listener(int port)
+{
+    int fd = -1;
+    pthread_mutex_lock(&prebound_mu);
+    for (int i = 0; i < 8; i++)
+        if (prebound[i].fd > 0 && prebound[i].port == port) {
+            fd = prebound[i].fd;
+            prebound[i].fd = 0;
+            break;
+        }
+    pthread_mutex_unlock(&prebound_mu);
+    return fd;
+}
+
+static tt_status parse_host_port(const char *s, char *host, size_t hn, int *port)
+{
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    if (!colon || colon == s || (size_t)(colon - s) >= hn)
+        return tt_error_set(TT_ERR_INVALID, "rendezvous address '%s': expected HOST:PORT", s ? s : "");
+    long long p;
+    if (tt_parse_ll(colon + 1, &p) != TT_OK || p < 1 || p > 65535)
+        return tt_error_set(TT_ERR_INVALID, "rendezvous address '%s': port must be 1..65535", s);
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    *port = (int)p;
+    return TT_OK;
+}
+
+static void encode_id(tt_unique_id *id, const char *host, int port, uint64_t nonce)
+{
+    memset(id, 0, sizeof *id);
+    snprintf(id->bytes, sizeof id->bytes, ID_PREFIX "%s:%d %016llx", host, port,
+             (unsigned long long)nonce);
+}
+
+tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out)
+{
+    char buf[sizeof id->bytes + 1];
+    memcpy(buf, id->bytes, sizeof id->bytes);
+    buf[sizeof id->bytes] = '\0';
+    if (strncmp(buf, ID_PREFIX, strlen(ID_PREFIX)))
+        return tt_error_set(TT_ERR_INVALID, "unique id: not a topotune id");
+    char *hp = buf + strlen(ID_PREFIX);
+    char *sp = strchr(hp, ' ');
+    if (!sp)
+        return tt_error_set(TT_ERR_INVALID, "unique id: missing nonce");
+    *sp = '\0';
+    tt_status st = parse_host_port(hp, out->host, sizeof out->host, &out->port);
+    if (st != TT_OK)
+        return st;
+    out->nonce = strtoull(sp + 1, NULL, 16);
+    return TT_OK;
+}
+
+static int resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *sl)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    char ps[16];
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(ps, sizeof ps, "%d", port);
+    if (getaddrinfo(host, ps, &hints, &res) != 0 || !res)
+        return -1;
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *sl = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static void set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+static tt_status listen_on(const char *host, int port, int *fd_out, int *port_out)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    if (resolve(host, port, &ss, &sl) != 0)
+        return tt_error_set(TT_ERR_INVALID, "cannot resolve address '%s'", host);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return tt_error_set(TT_ERR_SYSTEM, "socket: %s", strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 256) != 0) {
+        int e = errno;
+        close(fd);
+        return tt_error_set(TT_ERR_SYSTEM, "cannot listen on %s:%d: %s", host, port, strerror(e));
+    }
+    set_nonblock(fd);
+    struct sockaddr_storage got;
+    socklen_t gl = sizeof got;
+    getsockname(fd, (struct sockaddr *)&got, &gl);
+    *port_out = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+                                                : ((struct sockaddr_in *)&got)->sin_port);
+    *fd_out = fd;
+    return TT_OK;
+}
+
+tt_status tt_get_unique_id(tt_unique_id *id, const char *addr)
+{
+    if (!id)
+        return tt_error_set(TT_ERR_INVALID, "tt_get_unique_id: NULL id");
+    const char *host = addr ? addr : "127.0.0.1";
+    int fd, port;
+    tt_status st = listen_on(host, 0, &fd, &port);
+    if (st != TT_OK)
+        return st;
+    uint64_t nonce = 0;
+    if (getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce)
+        nonce = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    pthread_mutex_lock(&prebound_mu);
+    int slot = -1;
+    for (int i = 0; i < 8; i++)
+        if (prebound[i].fd <= 0) {
+            slot = i;
+            break;
+        }
+    if (slot >= 0) {
+        prebound[slot].port = port;
+        prebound[slot].fd = fd;
+    }
+    pthread_mutex_unlock(&prebound_mu);
+    if (slot < 0) {
+        close(fd);
+        return tt_error_set(TT_ERR_LIMIT, "tt_get_unique_id: more than 8 unused ids in this process");
+    }
+    encode_id(id, host, port, nonce);
+    return TT_OK;
+}
+
+tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port)
+{
+    char host[64];
+    int port;
+    if (!id)
+        return tt_error_set(TT_ERR_INVALID, "tt_unique_id_from_addr: NULL id");
+    tt_status st = parse_host_port(host_port, host, sizeof host, &port);
+    if (st != TT_OK)
+        return st;
+    encode_id(id, host, port, 0);
+    return TT_OK;
+}
+
+/* Blocking-with-deadline full read/write on a non-blocking socket. */
+static tt_status io_full(int fd, void *buf, size_t len, int is_send, int64_t deadline,
+                         const char *what)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = is_send ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                            : recv(fd, (char *)buf + done, len - done, MSG_DONTWAIT);
+        if (r > 0) {
+            done += (size_t)r;
+            continue;
+        }
+        if (r == 0)
+            return tt_error_set(TT_ERR_REMOTE, "%s: connection closed by the other side", what);
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return tt_error_set(TT_ERR_REMOTE, "%s: %s", what, strerror(errno));
+        int64_t left = deadline - exec_now_ms();
+        if (left <= 0)
+            return tt_error_set(TT_ERR_TIMEOUT, "%s: timed out", what);
+        struct pollfd p = {fd, (short)(is_send ? POLLOUT : POLLIN), 0};
+        poll(&p, 1, left > 100 ? 100 : (int)left);
+    }
+    return TT_OK;
+}
+
+static tt_status connect_retry(const char *host, int port, int64_t deadline, int *out, const char *what)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    if (resolve(host, port, &ss, &sl) != 0)
+        return tt_error_set(TT_ERR_INVALID, "%s: cannot resolve '%s'", what, host);
+    int last_err = 0;
+    while (exec_now_ms() < deadline) {
+        int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return tt_error_set(TT_ERR_SYSTEM, "socket: %s", strerror(errno));
+        set_nonblock(fd);
+        int r = connect(fd, (struct sockaddr *)&ss, sl);
+        if (r != 0 && errno == EINPROGRESS) {
+            int64_t left = deadline - exec_now_ms();
+            struct pollfd p = {fd, POLLOUT, 0};
+            if (poll(&p, 1, left > 0 ? (int)left : 0) == 1) {
+                int err = 0;
+                socklen_t el = sizeof err;
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+                r = err ? -1 : 0;
+                errno = err ? err : ETIMEDOUT;
+            } else {
+                errno = ETIMEDOUT;
+                r = -1;
+            }
+        }
+        if (r == 0) {
+            *out = fd;
+            return TT_OK;
+        }
+        last_err = errno;
+        close(fd);
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return tt_error_set(TT_ERR_TIMEOUT, "%s: could not connect to %s:%d before the deadline (%s)",
+                        what, host, port, last_err ? strerror(last_err) : "timed out");
+}
+
+static tt_status accept_deadline(int lfd, int64_t deadline, int *out)
+{
+    for (;;) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd >= 0) {
+            set_nonblock(fd);
+            *out = fd;
+            return TT_OK;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return tt_error_set(TT_ERR_SYSTEM, "accept: %s", strerror(errno));
+        int64_t left = deadline - exec_now_ms();
+        if (left <= 0)
+            return tt_error_set(TT_ERR_TIMEOUT, "timed out");
+        struct pollfd p = {lfd, POLLIN, 0};
+        poll(&p, 1, left > 100 ? 100 : (int)left);
+    }
+}
+
+static void local_host_of(int fd, char *host, size_t n, const char *fallback)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+        getnameinfo((struct sockaddr *)&ss, sl, host, (socklen_t)n, NULL, 0, NI_NUMERICHOST) == 0)
+        return;
+    snprintf(host, n, "%s", fallback);
+}
+
+/* Rank 0: collect hellos, check, answer everyone. */
+static tt_status boot_master(tt_comm *comm, const exec_boot_id *id, boot_addr *table, int64_t deadline)
+{
+    int n = comm->nranks;
+    int lfd = exec_boot_take_listener(id->port), port;
+    if (lfd < 0) {
+        tt_status st = listen_on(id->host, id->port, &lfd, &port);
+        if (st != TT_OK)
+            return tt_error_prefix(st, "rank 0: rendezvous");
+    }
+    int *fds = calloc((size_t)n, sizeof *fds);
+    if (!fds) {
+        close(lfd);
+        return tt_error_set(TT_ERR_NOMEM, "rendezvous");
+    }
+    tt_status st = TT_OK;
+    char err[400] = "";
+    int got = 1;
+    while (got < n) {
+        int fd;
+        st = accept_deadline(lfd, deadline, &fd);
+        if (st != TT_OK) {
+            char miss[256] = "";
+            size_t len = 0;
+            for (int r = 1; r < n; r++)
+                if (!fds[r])
+                    len += (size_t)snprintf(miss + len, len < sizeof miss ? sizeof miss - len : 0,
+                                            "%s%d", len ? ", " : "", r);
+            snprintf(err, sizeof err, "rendezvous at %s:%d: timed out after %d ms: rank(s) %s never connected",
+                     id->host, id->port, comm->timeout_ms, miss);
+            st = TT_ERR_TIMEOUT;
+            break;
+        }
+        boot_hello h;
+        if (io_full(fd, &h, sizeof h, 0, deadline, "hello") != TT_OK || h.magic != BOOT_MAGIC ||
+            h.version != BOOT_VERSION || h.nonce != id->nonce) {
+            TT_WARN("exec", "rendezvous %s:%d: ignoring a connection that is not one of our ranks",
+                    id->host, id->port);
+            close(fd);
+            continue;
+        }
+        h.host[sizeof h.host - 1] = '\0';
+        if (h.nranks != n)
+            snprintf(err, sizeof err, "rendezvous: rank %d was started with %d ranks, rank 0 with %d",
+                     h.rank, h.nranks, n);
+        else if (h.rank <= 0 || h.rank >= n)
+            snprintf(err, sizeof err, "rendezvous: a process claims rank %d, valid ranks are 0..%d",
+                     h.rank, n - 1);
+        else if (fds[h.rank])
+            snprintf(err, sizeof err, "rendezvous: two processes claim rank %d", h.rank);
+        if (err[0]) {
+            boot_reply rep = {1, ""};
+            snprintf(rep.msg, sizeof rep.msg, "%s", err);
+            io_full(fd, &rep, sizeof rep, 1, deadline, "reply");
+            close(fd);
+            st = TT_ERR_MISMATCH;
+            break;
+        }
+        fds[h.rank] = fd;
+        memcpy(table[h.rank].host, h.host, sizeof h.host);
+        table[h.rank].port = h.port;
+        got++;
+    }
+    boot_reply rep = {st == TT_OK ? 0 : 1, ""};
+    snprintf(rep.msg, sizeof rep.msg, "%s", err);
+    for (int r = 1; r < n; r++) {
+        if (!fds[r])
+            continue;
+        if (io_full(fds[r], &rep, sizeof rep, 1, deadline, "reply") == TT_OK && st == TT_OK &&
+            io_full(fds[r], table, sizeof *table * (size_t)n, 1, deadline, "table") == TT_OK)
+            comm->ctl[r] = fds[r]; /* kept: the failure-report channel (exec_ctl.c) */
+        else
+            close(fds[r]);
+    }
+    free(fds);
+    close(lfd);
+    if (st != TT_OK)
+        return tt_error_set(st, "rank 0: %s", err);
+    return TT_OK;
+}
+
+static tt_status boot_worker(tt_comm *comm, const exec_boot_id *id, boot_addr *table,
+                             const char *my_host, int my_port, int64_t deadline)
+{
+    int fd;
+    char what[128];
+    snprintf(what, sizeof what, "rank %d: rendezvous with rank 0 at %s:%d", comm->rank, id->host, id->port);
+    tt_status st = connect_retry(id->host, id->port, deadline, &fd, what);
+    if (st != TT_OK)
+        return st;
+    boot_hello h = {BOOT_MAGIC, BOOT_VERSION, id->nonce, comm->rank, comm->nranks, "", my_port};
+    snprintf(h.host, sizeof h.host, "%s", my_host);
+    boot_reply rep;
+    st = io_full(fd, &h, sizeof h, 1, deadline, what);
+    if (st == TT_OK)
+        st = io_full(fd, &rep, sizeof rep, 0, deadline, what);
+    if (st == TT_OK && rep.status != 0) {
+        rep.msg[sizeof rep.msg - 1] = '\0';
+        st = tt_error_set(TT_ERR_MISMATCH, "rank %d: rank 0 refused the rendezvous: %s", comm->rank, rep.msg);
+    } else if (st == TT_OK) {
+        st = io_full(fd, table, sizeof *table * (size_t)comm->nranks, 0, deadline, what);
+    }
+    if (st == TT_OK)
+        comm->ctl[0] = fd; /* kept: the failure-report channel (exec_ctl.c) */
+    else
+        close(fd);
+    return st;
+}
+
+tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id)
+{
+    int n = comm->nranks, me = comm->rank;
+    int64_t deadline = exec_now_ms() + comm->timeout_ms;
+    boot_addr *table = calloc((size_t)n, sizeof *table);
+    if (!table)
+        return tt_error_set(TT_ERR_NOMEM, "rendezvous table");
+    /* data listener on the address that reaches the rendezvous */
+    char my_host[64];
+    snprintf(my_host, sizeof my_host, "%s", id->host);
+    if (me != 0) {
+        /* learn the local address towards rank 0 without a connection */
+        struct sockaddr_storage ss;
+        socklen_t sl;
+        if (resolve(id->host, id->port, &ss, &sl) == 0) {
+            int ufd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+            if (ufd >= 0 && connect(ufd, (struct sockaddr *)&ss, sl) == 0)
+                local_host_of(ufd, my_host, sizeof my_host, id->host);
+            if (ufd >= 0)
+                close(ufd);
+        }
+    }
+    int lfd, lport;
+    tt_status st = listen_on(my_host, 0, &lfd, &lport);
+    if (st != TT_OK) {
+        free(table);
+        return tt_error_prefix(st, "rank %d: data listener", me);
+    }
+    if (me == 0) {
+        snprintf(table[0].host, sizeof table[0].host, "%s", my_host);
+        table[0].port = lport;
+        st = boot_master(comm, id, table, deadline);
+    } else {
+        /* a little longer than rank 0's deadline, so that rank 0's verdict
+         * (e.g. "rank 2 never connected") arrives before this rank gives up */
+        st = boot_worker(comm, id, table, my_host, lport, deadline + 1000);
+    }
+    /* mesh: connect to lower ranks, accept higher ranks */
+    for (int p = 0; st == TT_OK && p < me; p++) {
+        char what[128];
+        int fd;
+        snprintf(what, sizeof what, "rank %d: connecting to rank %d", me, p);
+        table[p].host[sizeof table[p].host - 1] = '\0';
+        st = connect_retry(table[p].host, table[p].port, deadline, &fd, what);
+        if (st != TT_OK)
+            break;
+        boot_hello h = {BOOT_MAGIC, BOOT_VERSION, id->nonce, me, n, "", 0};
+        st = io_full(fd, &h, sizeof h, 1, deadline, what);
+        if (st == TT_OK && !(comm->conns[p] = exec_tcp_conn_new(fd, p)))
+            st = tt_error_set(TT_ERR_NOMEM, "tcp connection");
+        if (st != TT_OK)
+            close(fd);
+    }
+    for (int k = me + 1; st == TT_OK && k < n; k++) {
+        int fd;
+        st = accept_deadline(lfd, deadline, &fd);
+        if (st != TT_OK) {
+            char miss[256] = "";
+            size_t len = 0;
+            for (int r = me + 1; r < n; r++)
+                if (!comm->conns[r])
+                    len += (size_t)snprintf(miss + len, len < sizeof miss ? sizeof miss - len : 0,
+                                            "%s%d", len ? ", " : "", r);
+            st = tt_error_set(TT_ERR_TIMEOUT, "rank %d: rank(s) %s did not connect before the deadline",
+                              me, miss);
+            break;
+        }
+        boot_hello h;
+        st = io_full(fd, &h, sizeof h, 0, deadline, "mesh hello");
+        if (st == TT_OK && (h.magic != BOOT_MAGIC || h.nonce != id->nonce || h.rank <= me ||
+                            h.rank >= n || comm->conns[h.rank])) {
+            TT_WARN("exec", "rank %d: ignoring a stray connection on the data listener", me);
+            close(fd);
+            k--;
+            continue;
+        }
+        if (st == TT_OK && !(comm->conns[h.rank] = exec_tcp_conn_new(fd, h.rank)))
+            st = tt_error_set(TT_ERR_NOMEM, "tcp connection");
+        if (st != TT_OK)
+            close(fd);
+    }
+    close(lfd);
+    free(table);
+    return st;
+}

@@ -1,0 +1,272 @@
+/* exec_coll.c - the public collective calls: argument checks, plan
+ * resolution (requested vs. possible), the per-collective header exchange
+ * that detects disagreeing ranks, and dispatch to the algorithms. */
+#include "exec_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+tt_status exec_enqueue(tt_comm *comm, exec_op *op);
+
+static size_t env_chunk_bytes(void)
+{
+    const char *s = getenv("TOPOTUNE_CHUNK_BYTES");
+    uint64_t v;
+    if (s && *s && tt_parse_size(s, &v) == TT_OK && v >= 64 && v <= (1ull << 30))
+        return (size_t)v;
+    return EXEC_DEFAULT_CHUNK;
+}
+
+static int algo_supported(tt_coll coll, tt_algo a, int nranks)
+{
+    switch (a) {
+    case TT_ALGO_RING: return 1;
+    case TT_ALGO_TREE: return coll == TT_COLL_ALLREDUCE;
+    case TT_ALGO_RHD: return coll == TT_COLL_ALLREDUCE && (nranks & (nranks - 1)) == 0;
+    case TT_ALGO_HIER: return coll == TT_COLL_ALLREDUCE;
+    default: return 0;
+    }
+}
+
+tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, tt_dtype t,
+                               tt_plan *eff)
+{
+    if (!comm || !eff)
+        return tt_error_set(TT_ERR_INVALID, "tt_comm_resolve_plan: NULL argument");
+    const tt_plan *req = &comm->plan;
+    *eff = *req;
+    if (req->proto != TT_PROTO_DEFAULT && req->proto != TT_PROTO_SIMPLE)
+        return tt_error_set(TT_ERR_UNSUPPORTED,
+                            "protocol %s was requested but the %s transport runs only simple "
+                            "(LL/LL128 are GPU protocols)",
+                            tt_proto_name(req->proto), comm->tp->name);
+    eff->proto = TT_PROTO_SIMPLE;
+    if (req->channels > 1)
+        return tt_error_set(TT_ERR_UNSUPPORTED,
+                            "%d channels were requested but the %s transport runs 1 channel",
+                            req->channels, comm->tp->name);
+    eff->channels = 1;
+    eff->chunk_bytes = req->chunk_bytes ? req->chunk_bytes : env_chunk_bytes();
+    if (req->algo == TT_ALGO_DEFAULT) {
+        /* Assumption (docs/exec.md): tree (2 log n latency steps) wins for
+         * small AllReduce, ring (bandwidth-optimal) above 64 KiB. */
+        size_t bytes = count * tt_dtype_size(t);
+        eff->algo = (coll == TT_COLL_ALLREDUCE && comm->nranks > 2 && bytes <= EXEC_TREE_MAX_BYTES)
+                        ? TT_ALGO_TREE
+                        : TT_ALGO_RING;
+        return TT_OK;
+    }
+    if ((unsigned)req->algo >= TT_ALGO_COUNT)
+        return tt_error_set(TT_ERR_INVALID, "unknown algorithm %d", (int)req->algo);
+    if (!algo_supported(coll, req->algo, comm->nranks)) {
+        char avail[128] = "";
+        for (int a = 0; a < TT_ALGO_COUNT; a++)
+            if (algo_supported(coll, (tt_algo)a, comm->nranks)) {
+                if (avail[0]) strcat(avail, ", ");
+                strcat(avail, tt_algo_label((tt_algo)a));
+            }
+        const char *why = req->algo == TT_ALGO_RHD && coll == TT_COLL_ALLREDUCE
+                              ? " (halving-doubling needs a power-of-two rank count)"
+                              : "";
+        return tt_error_set(TT_ERR_UNSUPPORTED,
+                            "algorithm %s was requested for %s on %d ranks but cannot apply%s; available: %s",
+                            tt_algo_label(req->algo), tt_coll_label(coll), comm->nranks, why, avail);
+    }
+    return TT_OK;
+}
+
+static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *recvbuf, size_t count,
+                       tt_dtype t, tt_redop op, int root)
+{
+    if (!comm)
+        return tt_error_set(TT_ERR_INVALID, "%s: NULL communicator", tt_coll_label(coll));
+    const char *cn = tt_coll_label(coll);
+    if ((unsigned)t >= TT_NDTYPES)
+        return tt_error_set(TT_ERR_INVALID, "rank %d: %s: unknown data type %d", comm->rank, cn, (int)t);
+    if ((unsigned)op >= TT_NREDOPS)
+        return tt_error_set(TT_ERR_INVALID, "rank %d: %s: unknown reduction op %d", comm->rank, cn, (int)op);
+    if ((coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) && (root < 0 || root >= comm->nranks))
+        return tt_error_set(TT_ERR_INVALID, "rank %d: %s: root %d not in 0..%d", comm->rank, cn, root,
+                            comm->nranks - 1);
+    size_t es = tt_dtype_size(t);
+    if (count > ((size_t)1 << 62) / es / (size_t)comm->nranks)
+        return tt_error_set(TT_ERR_LIMIT, "rank %d: %s: count %zu too large", comm->rank, cn, count);
+    int needs_recv = !(coll == TT_COLL_REDUCE && comm->rank != root);
+    if (count && ((!sendbuf && !(coll == TT_COLL_BROADCAST && comm->rank != root)) || (needs_recv && !recvbuf)))
+        return tt_error_set(TT_ERR_INVALID, "rank %d: %s: NULL buffer", comm->rank, cn);
+    exec_op *o = calloc(1, sizeof *o);
+    if (!o)
+        return tt_error_set(TT_ERR_NOMEM, "rank %d: %s", comm->rank, cn);
+    o->coll = coll;
+    o->sendbuf = sendbuf;
+    o->recvbuf = recvbuf;
+    o->count = count;
+    o->dtype = t;
+    o->op = op;
+    o->root = (coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) ? root : -1;
+    tt_status st = tt_comm_resolve_plan(comm, coll, count, t, &o->plan);
+    if (st != TT_OK) {
+        free(o);
+        return tt_error_prefix(st, "rank %d: %s", comm->rank, cn);
+    }
+    o->seq = ++comm->issued;
+    return exec_enqueue(comm, o);
+}
+
+tt_status tt_allreduce(const void *s, void *r, size_t count, tt_dtype t, tt_redop op, tt_comm *comm)
+{
+    return issue(comm, TT_COLL_ALLREDUCE, s, r, count, t, op, -1);
+}
+tt_status tt_reducescatter(const void *s, void *r, size_t count, tt_dtype t, tt_redop op, tt_comm *comm)
+{
+    return issue(comm, TT_COLL_REDUCESCATTER, s, r, count, t, op, -1);
+}
+tt_status tt_allgather(const void *s, void *r, size_t count, tt_dtype t, tt_comm *comm)
+{
+    return issue(comm, TT_COLL_ALLGATHER, s, r, count, t, TT_SUM, -1);
+}
+tt_status tt_broadcast(const void *s, void *r, size_t count, tt_dtype t, int root, tt_comm *comm)
+{
+    return issue(comm, TT_COLL_BROADCAST, s, r, count, t, TT_SUM, root);
+}
+tt_status tt_reduce_coll(const void *s, void *r, size_t count, tt_dtype t, tt_redop op, int root,
+                         tt_comm *comm)
+{
+    return issue(comm, TT_COLL_REDUCE, s, r, count, t, op, root);
+}
+
+/* ---- header exchange --------------------------------------------------- */
+typedef struct {
+    uint32_t magic;
+    int32_t coll, dtype, op, root, algo;
+    uint64_t count, seq;
+} coll_header;
+#define HDR_MAGIC 0x54544843u
+
+static void describe(char *b, size_t n, const coll_header *h)
+{
+    snprintf(b, n, "%s #%llu (count %llu, %s, %s, root %d, %s)",
+             h->coll == -2 ? "barrier" : tt_coll_label((tt_coll)h->coll), (unsigned long long)h->seq,
+             (unsigned long long)h->count, tt_dtype_name((tt_dtype)h->dtype), tt_redop_name((tt_redop)h->op),
+             h->root, tt_algo_label((tt_algo)h->algo));
+}
+
+static tt_status compare(exec_ctx *ctx, const coll_header *mine, const coll_header *theirs, int peer)
+{
+    if (theirs->magic != HDR_MAGIC)
+        return exec_fail(ctx, TT_ERR_MISMATCH,
+                         "rank %d sent data that is not a collective header: the ranks are out of step "
+                         "(different collectives or buffer sizes)", peer);
+    if (memcmp(mine, theirs, sizeof *mine)) {
+        char a[256], b[256];
+        describe(a, sizeof a, mine);
+        describe(b, sizeof b, theirs);
+        return exec_fail(ctx, TT_ERR_MISMATCH, "rank %d called %s but this rank called %s", peer, b, a);
+    }
+    return TT_OK;
+}
+
+static tt_status exchange_headers(exec_ctx *ctx)
+{
+    tt_comm *c = ctx->comm;
+    const exec_op *op = ctx->op;
+    int n = c->nranks;
+    if (n == 1)
+        return TT_OK;
+    coll_header h = {HDR_MAGIC, op->internal ? -2 : (int32_t)op->coll, (int32_t)op->dtype, (int32_t)op->op,
+                     op->root, (int32_t)op->plan.algo, op->count, op->seq};
+    coll_header from_prev, from_next;
+    int next = (c->rank + 1) % n, prev = (c->rank + n - 1) % n;
+    ctx->phase = "header exchange";
+    tt_status st;
+    if (n == 2) {
+        st = exec_sendrecv(ctx, next, &h, sizeof h, prev, &from_prev, sizeof from_prev);
+        if (st == TT_OK)
+            st = compare(ctx, &h, &from_prev, prev);
+    } else {
+        exec_xfer_item it[4] = {{next, 1, &h, sizeof h, 0},
+                                {prev, 1, &h, sizeof h, 0},
+                                {prev, 0, &from_prev, sizeof from_prev, 0},
+                                {next, 0, &from_next, sizeof from_next, 0}};
+        st = exec_xfer(ctx, it, 4);
+        if (st == TT_OK)
+            st = compare(ctx, &h, &from_prev, prev);
+        if (st == TT_OK)
+            st = compare(ctx, &h, &from_next, next);
+    }
+    ctx->phase = NULL;
+    return st;
+}
+
+tt_status exec_run_op(tt_comm *comm, const exec_op *op)
+{
+    exec_ctx ctx = {comm, op, NULL, 0, 0};
+    tt_status st = exchange_headers(&ctx);
+    if (st != TT_OK)
+        return st;
+    size_t es = tt_dtype_size(op->dtype);
+    if (comm->nranks == 1) {
+        size_t bytes = op->count * es;
+        if (op->recvbuf && op->sendbuf && op->recvbuf != op->sendbuf && bytes)
+            memmove(op->recvbuf, op->sendbuf, bytes);
+        return TT_OK; /* avg over one rank: divide by 1 */
+    }
+    if (op->count == 0)
+        return TT_OK;
+    switch (op->coll) {
+    case TT_COLL_ALLREDUCE:
+        if (op->plan.algo == TT_ALGO_TREE)
+            return exec_tree_allreduce(&ctx);
+        if (op->plan.algo == TT_ALGO_RHD)
+            return exec_rhd_allreduce(&ctx);
+        if (op->plan.algo == TT_ALGO_HIER)
+            return exec_hier_allreduce(&ctx);
+        return exec_ring_allreduce(&ctx);
+    case TT_COLL_REDUCESCATTER: return exec_ring_reducescatter(&ctx);
+    case TT_COLL_ALLGATHER: return exec_ring_allgather(&ctx);
+    case TT_COLL_BROADCAST: return exec_ring_broadcast(&ctx);
+    case TT_COLL_REDUCE: return exec_ring_reduce(&ctx);
+    default: return exec_fail(&ctx, TT_ERR_INTERNAL, "unknown collective");
+    }
+}
+
+/* Barrier of tt_comm_destroy, run directly (the worker is idle): a header
+ * exchange with both ring neighbours, then two token passes round the ring
+ * started by rank 0.  When the second token reaches a rank, every rank has
+ * entered the barrier, so no rank closes its connections while a peer still
+ * runs a collective (peers' hang-ups are expected only inside this op). */
+tt_status exec_barrier(tt_comm *comm);
+tt_status exec_barrier(tt_comm *comm)
+{
+    exec_op op = {0};
+    op.coll = TT_COLL_ALLREDUCE;
+    op.dtype = TT_UINT8;
+    op.op = TT_SUM;
+    op.root = -1;
+    op.plan = TT_PLAN_DEFAULT;
+    op.plan.algo = TT_ALGO_RING;
+    op.plan.chunk_bytes = EXEC_DEFAULT_CHUNK;
+    op.count = 0;
+    op.seq = comm->issued + 1;
+    op.internal = 1;
+    exec_ctx ctx = {comm, &op, NULL, 0, 0};
+    tt_status st = exchange_headers(&ctx);
+    int n = comm->nranks, next = (comm->rank + 1) % n, prev = (comm->rank + n - 1) % n;
+    for (int pass = 0; st == TT_OK && pass < 2; pass++) {
+        unsigned char tok = 1;
+        ctx.phase = "destroy barrier";
+        ctx.step = pass + 1;
+        ctx.nsteps = 2;
+        if (comm->rank == 0) {
+            st = exec_send(&ctx, next, &tok, 1);
+            if (st == TT_OK)
+                st = exec_recv(&ctx, prev, &tok, 1);
+        } else {
+            st = exec_recv(&ctx, prev, &tok, 1);
+            if (st == TT_OK)
+                st = exec_send(&ctx, next, &tok, 1);
+        }
+    }
+    return st;
+}

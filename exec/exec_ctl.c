@@ -1,0 +1,95 @@
+/* exec_ctl.c - failure reports between process ranks.
+ *
+ * The rendezvous sockets stay open as a star around rank 0.  A rank whose
+ * collective fails writes its message (one fixed-size record) to rank 0;
+ * rank 0 fails in turn and writes its own message, which quotes the first,
+ * to every rank.  Ranks waiting in a collective watch these sockets, so a
+ * rank far from the trouble reports the original cause ("... timed out
+ * waiting for rank 3") instead of "lost connection to <the neighbour that
+ * just gave up>".  Best effort: records are written without blocking, and a
+ * socket that closes is ignored here (the data connections detect deaths). */
+#include "exec_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef struct {
+    int32_t origin;      /* reporting rank */
+    int32_t waited_for;  /* the rank it timed out waiting for, or -1 */
+    int32_t cause;       /* the rank whose failure started it (relays keep it) */
+    char msg[EXEC_CTL_MSG - 12];
+} ctl_rec;
+
+void exec_ctl_report(tt_comm *comm, const char *msg, int waited_for, int cause)
+{
+    if (!comm->ctl)
+        return;
+    ctl_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.origin = comm->rank;
+    rec.waited_for = waited_for;
+    rec.cause = cause;
+    snprintf(rec.msg, sizeof rec.msg, "%s", msg);
+    for (int r = 0; r < comm->nranks; r++) {
+        int fd = comm->ctl[r];
+        if (fd < 0)
+            continue;
+        /* the record is small: it fits a socket buffer; a short write is
+         * not retried (the peer may be gone) */
+        ssize_t w = send(fd, &rec, sizeof rec, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w;
+    }
+}
+
+tt_status exec_ctl_check(tt_comm *comm, int ignore_a, int ignore_b, int ignore_cause)
+{
+    if (!comm->ctl)
+        return TT_OK;
+    for (int r = 0; r < comm->nranks; r++) {
+        for (;;) { /* every record waiting on this socket */
+            int fd = comm->ctl[r];
+            if (fd < 0)
+                break;
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+                break;
+            ctl_rec rec;
+            size_t got = 0;
+            int64_t until = exec_now_ms() + 200; /* the rest of a record in flight */
+            while (got < sizeof rec) {
+                ssize_t n = recv(fd, (char *)&rec + got, sizeof rec - got, MSG_DONTWAIT);
+                if (n > 0) {
+                    got += (size_t)n;
+                    continue;
+                }
+                if (n == 0 || (errno != EAGAIN && errno != EINTR) || exec_now_ms() > until)
+                    break;
+                poll(&p, 1, 10);
+            }
+            if (got < sizeof rec) { /* closed or garbled: stop watching this socket */
+                close(fd);
+                comm->ctl[r] = -1;
+                break;
+            }
+            rec.msg[sizeof rec.msg - 1] = '\0';
+            /* "rank X timed out waiting for me" (or for the rank I wait for):
+             * my own timeout says as much or more */
+            if (rec.waited_for >= 0 && (rec.waited_for == ignore_a || rec.waited_for == ignore_b))
+                continue;
+            /* "rank X timed out waiting for me" while I still wait for
+             * someone: my wait is closer to the cause - the caller reports
+             * it now (TT_ERR_TIMEOUT) */
+            if (rec.waited_for == comm->rank)
+                return tt_error_set(TT_ERR_TIMEOUT, "rank %d timed out waiting for this rank", rec.origin);
+            if (ignore_cause >= 0 && rec.cause == ignore_cause) /* my own report, relayed back */
+                continue;
+            comm->ctl_cause = rec.cause;
+            return tt_error_set(TT_ERR_REMOTE, "aborted because another rank failed: %s", rec.msg);
+        }
+    }
+    return TT_OK;
+}

@@ -1,0 +1,157 @@
+/* exec_internal.h - private declarations shared by the exec/ files. */
+#ifndef EXEC_INTERNAL_H
+#define EXEC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "exec_transport.h"
+#include "tt_exec.h"
+
+#define EXEC_ERRMSG_MAX 1024
+/* Model/engineering assumptions (documented in docs/exec.md): */
+#define EXEC_DEFAULT_TIMEOUT_MS 30000      /* per-wait deadline without progress */
+#define EXEC_DEFAULT_CHUNK (512u * 1024u)  /* pipeline chunk */
+#define EXEC_TREE_MAX_BYTES (64u * 1024u)  /* default: tree AllReduce up to 64 KiB, ring above */
+
+/* State shared by the ranks of one process-local (threads) communicator. */
+typedef struct exec_world {
+    int nranks;
+    atomic_int refs;
+    atomic_int aborted;                /* set by the first rank that fails */
+    pthread_mutex_t mu;
+    char abort_msg[EXEC_ERRMSG_MAX];
+    atomic_uint_fast64_t *entered;     /* per rank: last collective seq entered */
+    void **rings;                      /* [src * nranks + dst] shm byte rings */
+    size_t ring_bytes;
+} exec_world;
+
+typedef struct exec_op {
+    tt_coll coll;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;        /* AllReduce/Bcast/Reduce: count; RS: recvcount; AG: sendcount */
+    tt_dtype dtype;
+    tt_redop op;
+    int root;
+    tt_plan plan;        /* resolved */
+    uint64_t seq;        /* 1-based collective number on this communicator */
+    int internal;        /* barrier of destroy: peers' hang-ups are expected */
+    struct exec_op *next;
+} exec_op;
+
+struct tt_comm {
+    int rank, nranks;
+    const exec_transport *tp;
+    exec_conn **conns;       /* [nranks], NULL at [rank] */
+    int timeout_ms;
+    tt_plan plan;
+    uint64_t issued;         /* collectives issued (seq of the last one) */
+
+    /* worker */
+    pthread_t worker;
+    int worker_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_idle;
+    exec_op *head, *tail;
+    int busy;                /* an op is running */
+    size_t queued;           /* ops queued or running */
+    int stop;
+    tt_status err;           /* sticky first failure */
+    char errmsg[EXEC_ERRMSG_MAX];
+
+    int *node;               /* [nranks]: node index of every rank (same host = same node) */
+    int nnodes;
+
+    int *ctl;                /* [nranks] failure-report sockets (rank 0: to every rank,
+                                others: to rank 0), -1 when none; see exec_ctl.c */
+    int ctl_cause;           /* cause rank of the last report accepted */
+
+    exec_world *world;       /* threads mode */
+    /* tcp mode */
+    const void *boot;        /* exec_boot_id during init */
+
+    /* scratch of the worker */
+    unsigned char *scratch;
+    size_t scratch_bytes;
+};
+
+/* Context of one running collective, for messages and deadlines. */
+typedef struct {
+    tt_comm *comm;
+    const exec_op *op;
+    const char *phase;   /* "reduce-scatter", "all-gather", ... */
+    int step, nsteps;    /* 1-based step within phase */
+} exec_ctx;
+
+typedef struct {
+    int peer;
+    int is_send;
+    void *buf;
+    size_t len;
+    size_t done;
+} exec_xfer_item;
+
+/* Progress all items to completion, or fail with a message naming rank,
+ * collective, step and peer.  Fails when no byte moved for timeout_ms. */
+tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n);
+tt_status exec_sendrecv(exec_ctx *ctx, int speer, const void *sbuf, size_t slen, int rpeer,
+                        void *rbuf, size_t rlen);
+tt_status exec_send(exec_ctx *ctx, int peer, const void *buf, size_t len);
+tt_status exec_recv(exec_ctx *ctx, int peer, void *buf, size_t len);
+/* Prefix "rank R: Coll #seq (algo) step s/n phase: " to the current message. */
+tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Scratch buffer of the running collective (grown on demand). */
+void *exec_scratch(tt_comm *comm, size_t bytes);
+int64_t exec_now_ms(void);
+int64_t exec_now_us(void);
+size_t exec_chunk_elems(const exec_op *op);
+
+/* Algorithms: run op on comm (inside the worker). */
+tt_status exec_ring_allreduce(exec_ctx *ctx);
+tt_status exec_ring_reducescatter(exec_ctx *ctx);
+tt_status exec_ring_allgather(exec_ctx *ctx);
+tt_status exec_ring_broadcast(exec_ctx *ctx);
+tt_status exec_ring_reduce(exec_ctx *ctx);
+tt_status exec_tree_allreduce(exec_ctx *ctx);
+tt_status exec_rhd_allreduce(exec_ctx *ctx);
+tt_status exec_hier_allreduce(exec_ctx *ctx);
+tt_status exec_ring_allreduce_members(exec_ctx *ctx, unsigned char *buf, const int *members, int m,
+                                      int pos, int avg_div);
+
+/* Failure reports between processes (exec_ctl.c). */
+#define EXEC_CTL_MSG 512
+/* waited_for: the rank this one timed out waiting for, or -1. */
+void exec_ctl_report(tt_comm *comm, const char *msg, int waited_for, int cause);
+/* A report that arrived on a control socket: TT_ERR_REMOTE with the
+ * message set, else TT_OK.  Non-blocking.  Reports from ranks that timed out
+ * waiting for rank ignore_a or ignore_b are skipped (-1, -1: take all). */
+tt_status exec_ctl_check(tt_comm *comm, int ignore_a, int ignore_b, int ignore_cause);
+
+/* Run one op (header exchange + algorithm); called by the worker. */
+tt_status exec_run_op(tt_comm *comm, const exec_op *op);
+
+/* Communicator plumbing */
+tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transport *tp);
+tt_status exec_comm_start(tt_comm *comm);    /* connect_all + worker */
+void exec_comm_free(tt_comm *comm);
+void exec_world_release(exec_world *w);
+
+/* bootstrap (tcp) */
+typedef struct {
+    char host[64];
+    int port;
+    uint64_t nonce;
+} exec_boot_id;
+tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out);
+int exec_boot_take_listener(int port);  /* fd pre-bound by tt_get_unique_id, or -1 */
+tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id);
+exec_conn *exec_tcp_conn_new(int fd, int peer);
+int exec_tcp_conn_fd(exec_conn *c);
+/* After the TCP mesh: move same-host pairs to shared memory (unless
+ * TOPOTUNE_TRANSPORT=tcp). */
+tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce);
+
+#endif

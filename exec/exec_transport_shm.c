@@ -1,0 +1,393 @@
+/* exec_transport_shm.c - host shared-memory transport: one single-producer/
+ * single-consumer byte ring per directed pair of ranks.  Head and tail are
+ * free-running 64-bit byte counters; the producer publishes with a release
+ * store and the consumer reads with an acquire load, so no lock is taken on
+ * the data path.
+ *
+ * Thread ranks: the rings live in the process (exec_world.rings).
+ * Process ranks on one host: after the TCP rendezvous, each pair of ranks on
+ * the same machine (same boot id and host name) moves its data to a POSIX
+ * shared-memory segment holding the pair's two rings.  The lower rank creates
+ * the segment (shm_open + posix_fallocate, so a full /dev/shm is an error now,
+ * not a SIGBUS later), the higher rank maps it and acknowledges over TCP, and
+ * the lower rank unlinks the name at once: from then on no name is left in
+ * /dev/shm whatever happens to the processes (kill -9 included).  Every error
+ * path before that unlinks too.  The TCP connection stays open as the
+ * liveness channel (a peer's hang-up is seen by check_peer). */
+#include "exec_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    _Alignas(64) atomic_uint_fast64_t head; /* bytes written */
+    _Alignas(64) atomic_uint_fast64_t tail; /* bytes read */
+    _Alignas(64) size_t cap;                /* power of two */
+    unsigned char data[];
+} shm_ring;
+
+typedef struct {
+    exec_conn base;
+    shm_ring *tx, *rx;
+    void *map;          /* process mode: the mapped segment */
+    size_t map_len;
+    exec_conn *tcp;     /* process mode: liveness channel */
+    pid_t pid;
+} shm_conn;
+
+void *exec_shm_ring_new(size_t cap)
+{
+    shm_ring *r = aligned_alloc(64, (sizeof(shm_ring) + cap + 63) & ~(size_t)63);
+    if (!r)
+        return NULL;
+    atomic_init(&r->head, 0);
+    atomic_init(&r->tail, 0);
+    r->cap = cap;
+    return r;
+}
+
+static tt_status shm_send_some(exec_conn *c, const void *buf, size_t len, size_t *moved)
+{
+    shm_ring *r = ((shm_conn *)c)->tx;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    size_t room = r->cap - (size_t)(head - tail);
+    size_t n = len < room ? len : room;
+    if (n) {
+        size_t off = (size_t)head & (r->cap - 1);
+        size_t first = r->cap - off < n ? r->cap - off : n;
+        memcpy(r->data + off, buf, first);
+        memcpy(r->data, (const char *)buf + first, n - first);
+        atomic_store_explicit(&r->head, head + n, memory_order_release);
+    }
+    *moved = n;
+    return TT_OK;
+}
+
+static tt_status shm_recv_some(exec_conn *c, void *buf, size_t len, size_t *moved)
+{
+    shm_ring *r = ((shm_conn *)c)->rx;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    size_t avail = (size_t)(head - tail);
+    size_t n = len < avail ? len : avail;
+    if (n) {
+        size_t off = (size_t)tail & (r->cap - 1);
+        size_t first = r->cap - off < n ? r->cap - off : n;
+        memcpy(buf, r->data + off, first);
+        memcpy((char *)buf + first, r->data, n - first);
+        atomic_store_explicit(&r->tail, tail + n, memory_order_release);
+    }
+    *moved = n;
+    return TT_OK;
+}
+
+static int shm_poll_fd(exec_conn *c) { return -1; }
+
+static void shm_close(exec_conn *c)
+{
+    shm_conn *s = (shm_conn *)c;
+    if (s->map)
+        munmap(s->map, s->map_len);
+    if (s->tcp)
+        s->tcp->tp->close(s->tcp);
+    free(s);
+}
+
+static tt_status shm_check_peer(exec_conn *c)
+{
+    shm_conn *s = (shm_conn *)c;
+    if (!s->tcp)
+        return TT_OK;
+    struct pollfd p = {exec_tcp_conn_fd(s->tcp), POLLRDHUP, 0};
+    if ((poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) ||
+        (s->pid > 0 && kill(s->pid, 0) != 0 && errno == ESRCH))
+        return tt_error_set(TT_ERR_REMOTE, "lost rank %d (process %d died or aborted)", c->peer, (int)s->pid);
+    return TT_OK;
+}
+
+static tt_status shm_connect_all(tt_comm *comm)
+{
+    exec_world *w = comm->world;
+    if (!w)
+        return tt_error_set(TT_ERR_INTERNAL, "shm transport without a process-local world");
+    for (int p = 0; p < comm->nranks; p++) {
+        if (p == comm->rank)
+            continue;
+        shm_conn *c = calloc(1, sizeof *c);
+        if (!c)
+            return tt_error_set(TT_ERR_NOMEM, "rank %d: shm connection to rank %d", comm->rank, p);
+        c->base.tp = &exec_transport_shm;
+        c->base.peer = p;
+        c->tx = w->rings[(size_t)comm->rank * w->nranks + p];
+        c->rx = w->rings[(size_t)p * w->nranks + comm->rank];
+        comm->conns[p] = &c->base;
+    }
+    return TT_OK;
+}
+
+const exec_transport exec_transport_shm = {
+    .name = "shm",
+    .connect_all = shm_connect_all,
+    .send_some = shm_send_some,
+    .recv_some = shm_recv_some,
+    .poll_fd = shm_poll_fd,
+    .check_peer = shm_check_peer,
+    .close = shm_close,
+};
+
+/* ---- process mode ------------------------------------------------------ */
+
+typedef struct {
+    char boot_id[40];
+    char host[64];
+    int32_t pid;
+} shm_ident;
+
+typedef struct {
+    int32_t status; /* 0 = segment ready, else no shm for this pair */
+    char name[60];
+    char err[192];
+} shm_offer;
+
+static size_t ring_span(size_t cap) { return (sizeof(shm_ring) + cap + 63) & ~(size_t)63; }
+
+/* blocking-with-deadline transfer on a connection (setup only) */
+static tt_status io(exec_conn *c, void *buf, size_t len, int is_send, int64_t deadline, int me)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t m = 0;
+        tt_status st = is_send ? c->tp->send_some(c, (char *)buf + done, len - done, &m)
+                               : c->tp->recv_some(c, (char *)buf + done, len - done, &m);
+        if (st != TT_OK)
+            return tt_error_prefix(st, "rank %d: shared-memory setup with rank %d", me, c->peer);
+        done += m;
+        if (!m) {
+            if (exec_now_ms() > deadline)
+                return tt_error_set(TT_ERR_TIMEOUT, "rank %d: shared-memory setup with rank %d timed out",
+                                    me, c->peer);
+            struct pollfd p = {exec_tcp_conn_fd(c), (short)(is_send ? POLLOUT : POLLIN), 0};
+            poll(&p, 1, 50);
+        }
+    }
+    return TT_OK;
+}
+
+static void read_boot_id(char *out, size_t n)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    out[0] = '\0';
+    if (f) {
+        if (!fgets(out, (int)n, f))
+            out[0] = '\0';
+        fclose(f);
+    }
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* Lower rank of a pair: create, size, map and initialise the segment. */
+static tt_status create_segment(const char *name, size_t cap, void **map, size_t *len)
+{
+    *len = 2 * ring_span(cap);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0)
+        return tt_error_set(TT_ERR_SYSTEM, "shm_open(%s): %s", name, strerror(errno));
+    int e = posix_fallocate(fd, 0, (off_t)*len);
+    if (e) {
+        close(fd);
+        shm_unlink(name);
+        return tt_error_set(TT_ERR_SYSTEM,
+                            "/dev/shm has no room for %zu bytes (%s): a container's /dev/shm may be too small; "
+                            "enlarge it, lower TOPOTUNE_SHM_RING_BYTES or set TOPOTUNE_TRANSPORT=tcp",
+                            *len, strerror(e));
+    }
+    *map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (*map == MAP_FAILED) {
+        shm_unlink(name);
+        return tt_error_set(TT_ERR_SYSTEM, "mmap of %s: %s", name, strerror(errno));
+    }
+    for (int i = 0; i < 2; i++) {
+        shm_ring *r = (shm_ring *)((char *)*map + i * ring_span(cap));
+        atomic_init(&r->head, 0);
+        atomic_init(&r->tail, 0);
+        r->cap = cap;
+    }
+    return TT_OK;
+}
+
+static tt_status open_segment(const char *name, size_t cap, void **map, size_t *len)
+{
+    *len = 2 * ring_span(cap);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0)
+        return tt_error_set(TT_ERR_SYSTEM, "shm_open(%s): %s", name, strerror(errno));
+    struct stat stt;
+    if (fstat(fd, &stt) != 0 || (size_t)stt.st_size != *len) {
+        close(fd);
+        return tt_error_set(TT_ERR_MISMATCH, "segment %s has the wrong size (ranks use different "
+                            "TOPOTUNE_SHM_RING_BYTES?)", name);
+    }
+    *map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (*map == MAP_FAILED)
+        return tt_error_set(TT_ERR_SYSTEM, "mmap of %s: %s", name, strerror(errno));
+    return TT_OK;
+}
+
+static tt_status wrap(tt_comm *comm, int p, void *map, size_t len, size_t cap, pid_t pid)
+{
+    shm_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        munmap(map, len);
+        return tt_error_set(TT_ERR_NOMEM, "shm connection");
+    }
+    shm_ring *lo_to_hi = map, *hi_to_lo = (shm_ring *)((char *)map + ring_span(cap));
+    int lower = comm->rank < p;
+    c->base.tp = &exec_transport_shm;
+    c->base.peer = p;
+    c->tx = lower ? lo_to_hi : hi_to_lo;
+    c->rx = lower ? hi_to_lo : lo_to_hi;
+    c->map = map;
+    c->map_len = len;
+    c->tcp = comm->conns[p];
+    c->pid = pid;
+    comm->conns[p] = &c->base;
+    return TT_OK;
+}
+
+tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce)
+{
+    const char *tr = getenv("TOPOTUNE_TRANSPORT");
+    int tcp_only = tr && !strcmp(tr, "tcp");
+    if (tr && *tr && !tcp_only && strcmp(tr, "auto") && strcmp(tr, "shm")) {
+        return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_TRANSPORT='%s' (valid: auto, shm, tcp)", tr);
+    }
+    int n = comm->nranks, me = comm->rank;
+    int64_t deadline = exec_now_ms() + comm->timeout_ms;
+    size_t cap = 1u << 20;
+    const char *rb = getenv("TOPOTUNE_SHM_RING_BYTES");
+    uint64_t v;
+    if (rb && tt_parse_size(rb, &v) == TT_OK && v >= 4096 && v <= (1ull << 30) && !(v & (v - 1)))
+        cap = (size_t)v;
+    shm_ident mine = {{0}, {0}, (int32_t)getpid()};
+    read_boot_id(mine.boot_id, sizeof mine.boot_id);
+    gethostname(mine.host, sizeof mine.host - 1);
+    shm_ident *theirs = calloc((size_t)n, sizeof *theirs);
+    void **maps = calloc((size_t)n, sizeof *maps);
+    char (*names)[60] = calloc((size_t)n, sizeof *names);
+    if (!theirs || !maps || !names) {
+        free(theirs);
+        free(maps);
+        free(names);
+        return tt_error_set(TT_ERR_NOMEM, "shared-memory setup");
+    }
+    size_t len = 2 * ring_span(cap);
+    tt_status st = TT_OK;
+    /* 1. who is on this machine */
+    for (int p = 0; st == TT_OK && p < n; p++)
+        if (p != me)
+            st = io(comm->conns[p], &mine, sizeof mine, 1, deadline, me);
+    for (int p = 0; st == TT_OK && p < n; p++)
+        if (p != me)
+            st = io(comm->conns[p], &theirs[p], sizeof theirs[p], 0, deadline, me);
+    /* node of every rank: the lowest rank with the same machine identity */
+    if (st == TT_OK) {
+        theirs[me] = mine;
+        int nn = 0;
+        for (int r = 0; r < n; r++) {
+            comm->node[r] = -1;
+            for (int q = 0; q < r && comm->node[r] < 0; q++)
+                if (theirs[q].boot_id[0] && !strncmp(theirs[q].boot_id, theirs[r].boot_id, sizeof mine.boot_id) &&
+                    !strncmp(theirs[q].host, theirs[r].host, sizeof mine.host))
+                    comm->node[r] = comm->node[q];
+            if (comm->node[r] < 0)
+                comm->node[r] = nn++;
+        }
+        comm->nnodes = nn;
+    }
+    if (tcp_only) {
+        free(theirs);
+        free(maps);
+        free(names);
+        return st;
+    }
+#define LOCAL(p) (comm->node[p] == comm->node[me])
+    /* 2. lower rank of each local pair offers a segment */
+    for (int p = me + 1; st == TT_OK && p < n; p++) {
+        if (!LOCAL(p))
+            continue;
+        shm_offer off = {0, "", ""};
+        snprintf(names[p], sizeof names[p], "/tt-%016llx-%d-%d-%d", (unsigned long long)nonce, (int)getpid(),
+                 me, p);
+        size_t l;
+        if (create_segment(names[p], cap, &maps[p], &l) != TT_OK) {
+            off.status = 1;
+            snprintf(off.err, sizeof off.err, "%s", tt_error_message());
+            names[p][0] = '\0';
+            st = tt_error_prefix(TT_ERR_SYSTEM, "rank %d: shared memory with rank %d", me, p);
+        } else {
+            snprintf(off.name, sizeof off.name, "%s", names[p]);
+        }
+        tt_status s2 = io(comm->conns[p], &off, sizeof off, 1, deadline, me);
+        if (st == TT_OK)
+            st = s2;
+    }
+    /* 3. higher rank maps and acknowledges */
+    for (int p = 0; st == TT_OK && p < me; p++) {
+        if (!LOCAL(p))
+            continue;
+        shm_offer off;
+        st = io(comm->conns[p], &off, sizeof off, 0, deadline, me);
+        if (st != TT_OK)
+            break;
+        off.name[sizeof off.name - 1] = off.err[sizeof off.err - 1] = '\0';
+        size_t l;
+        char ack = 0;
+        if (off.status != 0)
+            st = tt_error_set(TT_ERR_REMOTE, "rank %d: rank %d could not set up shared memory: %s", me, p, off.err);
+        else if (open_segment(off.name, cap, &maps[p], &l) != TT_OK)
+            st = tt_error_prefix(TT_ERR_SYSTEM, "rank %d: shared memory with rank %d", me, p);
+        else
+            ack = 1;
+        tt_status s2 = io(comm->conns[p], &ack, 1, 1, deadline, me);
+        if (st == TT_OK)
+            st = s2;
+    }
+    /* 4. lower rank: acknowledged -> unlink the name (also on every error) */
+    for (int p = me + 1; p < n; p++) {
+        if (!names[p][0])
+            continue;
+        char ack = 0;
+        if (st == TT_OK) {
+            st = io(comm->conns[p], &ack, 1, 0, deadline, me);
+            if (st == TT_OK && !ack)
+                st = tt_error_set(TT_ERR_REMOTE, "rank %d: rank %d could not map the shared memory", me, p);
+        }
+        shm_unlink(names[p]);
+    }
+    /* 5. switch the local pairs over */
+    for (int p = 0; p < n; p++) {
+        if (!maps[p])
+            continue;
+        if (st == TT_OK)
+            st = wrap(comm, p, maps[p], len, cap, theirs[p].pid);
+        else
+            munmap(maps[p], len);
+    }
+#undef LOCAL
+    free(theirs);
+    free(maps);
+    free(names);
+    return st;
+}

@@ -1,0 +1,338 @@
+/* exec_xfer.c - the progress engine: drives sends and receives on several
+ * connections at once, with a deadline, abort checks and failure messages
+ * that name the rank, collective, step and peer. */
+#include "exec_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+int64_t exec_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t exec_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
+{
+    char what[EXEC_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const exec_op *op = ctx->op;
+    if (ctx->phase && ctx->nsteps > 0)
+        return tt_error_set(code, "rank %d: %s #%llu (%s) step %d/%d %s: %s", ctx->comm->rank,
+                            op->internal ? "barrier" : tt_coll_label(op->coll),
+                            (unsigned long long)op->seq, tt_algo_label(op->plan.algo), ctx->step,
+                            ctx->nsteps, ctx->phase, what);
+    return tt_error_set(code, "rank %d: %s #%llu (%s)%s%s: %s", ctx->comm->rank,
+                        op->internal ? "barrier" : tt_coll_label(op->coll),
+                        (unsigned long long)op->seq, tt_algo_label(op->plan.algo),
+                        ctx->phase ? " step " : "", ctx->phase ? ctx->phase : "", what);
+}
+
+void *exec_scratch(tt_comm *comm, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (bytes > comm->scratch_bytes) {
+        unsigned char *p = realloc(comm->scratch, bytes);
+        if (!p)
+            return NULL;
+        comm->scratch = p;
+        comm->scratch_bytes = bytes;
+    }
+    return comm->scratch;
+}
+
+size_t exec_chunk_elems(const exec_op *op)
+{
+    size_t e = tt_dtype_size(op->dtype);
+    size_t c = op->plan.chunk_bytes / e;
+    return c ? c : 1;
+}
+
+/* Threads mode: name the ranks that have not entered this collective. */
+static void describe_missing(exec_ctx *ctx, char *buf, size_t n)
+{
+    exec_world *w = ctx->comm->world;
+    buf[0] = '\0';
+    if (!w || ctx->op->internal)
+        return;
+    size_t len = 0;
+    int found = 0;
+    for (int r = 0; r < w->nranks; r++) {
+        uint64_t e = atomic_load(&w->entered[r]);
+        if (e < ctx->op->seq) {
+            len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%srank %d never entered %s #%llu (last entered #%llu)",
+                                    found ? "; " : " (", r, tt_coll_label(ctx->op->coll),
+                                    (unsigned long long)ctx->op->seq, (unsigned long long)e);
+            found = 1;
+        }
+    }
+    if (found && len + 2 < n)
+        strcat(buf, ")");
+}
+
+static tt_status check_abort(exec_ctx *ctx)
+{
+    exec_world *w = ctx->comm->world;
+    if (w && atomic_load(&w->aborted)) {
+        char msg[EXEC_ERRMSG_MAX];
+        pthread_mutex_lock(&w->mu);
+        snprintf(msg, sizeof msg, "%s", w->abort_msg);
+        pthread_mutex_unlock(&w->mu);
+        return exec_fail(ctx, TT_ERR_REMOTE, "aborted because another rank failed: %s", msg);
+    }
+    return TT_OK;
+}
+
+/* TOPOTUNE_SPIN_US: how long a wait busy-polls before yielding (default 20). */
+static int64_t spin_us = 20;
+static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+static void spin_init(void)
+{
+    const char *s = getenv("TOPOTUNE_SPIN_US");
+    long long v;
+    if (s && *s && tt_parse_ll(s, &v) == TT_OK && v >= 0 && v <= 10000000)
+        spin_us = v;
+}
+
+tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
+{
+    pthread_once(&spin_once, spin_init);
+    tt_comm *comm = ctx->comm;
+    int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
+    int64_t last_progress = exec_now_ms(), last_progress_us = exec_now_us();
+    unsigned idle = 0;
+    struct pollfd pfd[2 * comm->nranks]; /* data + failure-report sockets; nranks <= 1024 */
+    int pfd_peer[2 * comm->nranks];
+
+    for (;;) {
+        int pending = 0, moved_any = 0;
+        for (int i = 0; i < n; i++) {
+            exec_xfer_item *it = &items[i];
+            if (it->done >= it->len)
+                continue;
+            /* items on the same connection and direction go in list order */
+            int blocked = 0;
+            for (int j = 0; j < i; j++)
+                if (items[j].peer == it->peer && items[j].is_send == it->is_send &&
+                    items[j].done < items[j].len)
+                    blocked = 1;
+            if (blocked) {
+                pending++;
+                continue;
+            }
+            exec_conn *c = comm->conns[it->peer];
+            size_t moved = 0;
+            tt_status st = it->is_send
+                               ? c->tp->send_some(c, (char *)it->buf + it->done, it->len - it->done, &moved)
+                               : c->tp->recv_some(c, (char *)it->buf + it->done, it->len - it->done, &moved);
+            if (st != TT_OK)
+                return exec_fail(ctx, st, "%s rank %d: %s", it->is_send ? "sending to" : "receiving from",
+                                 it->peer, tt_error_message());
+            it->done += moved;
+            if (moved)
+                moved_any = 1;
+            if (it->done < it->len)
+                pending++;
+        }
+        if (!pending)
+            return TT_OK;
+        if (moved_any) {
+            last_progress_us = exec_now_us();
+            last_progress = last_progress_us / 1000;
+            idle = 0;
+            continue;
+        }
+        tt_status st = check_abort(ctx);
+        if (st != TT_OK)
+            return st;
+        int64_t now = exec_now_ms();
+        if (now - last_progress >= timeout) {
+            char who[256] = "", missing[512];
+            size_t len = 0;
+            for (int i = 0; i < n; i++)
+                if (items[i].done < items[i].len)
+                    len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                            "%s%s rank %d (%zu of %zu bytes)", len ? ", " : "",
+                                            items[i].is_send ? "sending to" : "waiting for",
+                                            items[i].peer, items[i].done, items[i].len);
+            describe_missing(ctx, missing, sizeof missing);
+            /* processes: tell the others at once, then give a report from a
+             * rank that hit the cause at the same moment 200 ms to arrive
+             * (skipping ranks that were waiting for this one) */
+            int waited = -1;
+            for (int i = 0; i < n && waited < 0; i++)
+                if (items[i].done < items[i].len)
+                    waited = items[i].peer;
+            if (comm->ctl && !comm->world) {
+                char mine[EXEC_ERRMSG_MAX];
+                snprintf(mine, sizeof mine, "rank %d: %s #%llu: timed out %s", comm->rank,
+                         ctx->op->internal ? "barrier" : tt_coll_label(ctx->op->coll),
+                         (unsigned long long)ctx->op->seq, who);
+                exec_ctl_report(comm, mine, waited, comm->rank);
+            }
+            for (int k = 0; comm->ctl && !comm->world && k < 20; k++) {
+                if (exec_ctl_check(comm, comm->rank, waited, comm->rank) != TT_OK) {
+                    char rep[EXEC_ERRMSG_MAX];
+                    snprintf(rep, sizeof rep, "%s", tt_error_message());
+                    return exec_fail(ctx, TT_ERR_REMOTE, "%s (this rank timed out %s)", rep, who);
+                }
+                struct timespec ts = {0, 10 * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+            return exec_fail(ctx, TT_ERR_TIMEOUT, "timed out after %lld ms %s%s", (long long)timeout,
+                             who, missing);
+        }
+        /* idle: poll descriptors (tcp); spin/yield/sleep when a shared-memory
+         * connection is involved (its data does not wake poll()) */
+        int np = 0, spin = 0;
+        for (int i = 0; i < n; i++)
+            if (items[i].done < items[i].len && comm->conns[items[i].peer]->tp->poll_fd(comm->conns[items[i].peer]) < 0)
+                spin = 1;
+        for (int p = 0; p < comm->nranks; p++) {
+            exec_conn *c = comm->conns[p];
+            if (!c)
+                continue;
+            int fd = c->tp->poll_fd(c);
+            if (fd < 0)
+                continue;
+            short ev = 0;
+            for (int i = 0; i < n; i++)
+                if (items[i].peer == p && items[i].done < items[i].len)
+                    ev |= items[i].is_send ? POLLOUT : POLLIN;
+            /* A peer hanging up while this rank is inside a collective means
+             * that peer died or aborted (graceful close happens only after
+             * the barrier of tt_comm_destroy). */
+            if (!ev && ctx->op->internal)
+                continue;
+            pfd[np].fd = fd;
+            pfd[np].events = ev | POLLRDHUP;
+            pfd[np].revents = 0;
+            pfd_peer[np++] = p;
+        }
+        int ndata = np;
+        for (int p = 0; comm->ctl && p < comm->nranks; p++)
+            if (comm->ctl[p] >= 0) {
+                pfd[np].fd = comm->ctl[p];
+                pfd[np].events = POLLIN;
+                pfd[np].revents = 0;
+                pfd_peer[np++] = -1;
+            }
+        idle++;
+        if (np > 0 && (!spin || (idle & 63) == 0)) {
+            int64_t left = timeout - (now - last_progress);
+            int wait = spin ? 0 : left < 100 ? (int)left : 100;
+            int r = poll(pfd, (nfds_t)np, wait < 0 ? 0 : wait);
+            if (r < 0 && errno != EINTR)
+                return exec_fail(ctx, TT_ERR_SYSTEM, "poll: %s", strerror(errno));
+            /* a failure report names the first cause: it wins over hang-ups */
+            tt_status cst = r > 0 ? exec_ctl_check(comm, -1, -1, -1) : TT_OK;
+            if (cst == TT_ERR_TIMEOUT) { /* someone timed out waiting for me: say what I wait for */
+                char rep[256], who[256] = "";
+                size_t len = 0;
+                snprintf(rep, sizeof rep, "%s", tt_error_message());
+                for (int i = 0; i < n; i++)
+                    if (items[i].done < items[i].len)
+                        len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                                "%s%s rank %d", len ? ", " : "",
+                                                items[i].is_send ? "sending to" : "waiting for", items[i].peer);
+                return exec_fail(ctx, TT_ERR_TIMEOUT, "%s for %lld ms (%s)", who,
+                                 (long long)(exec_now_ms() - last_progress), rep);
+            }
+            if (cst != TT_OK)
+                return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());
+            char gone[256] = "";
+            size_t len = 0;
+            for (int i = 0; r > 0 && i < ndata; i++) {
+                int involved = pfd[i].events & (POLLIN | POLLOUT);
+                if ((pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
+                    !(involved && (pfd[i].revents & POLLIN)))
+                    len += (size_t)snprintf(gone + len, len < sizeof gone ? sizeof gone - len : 0,
+                                            "%srank %d", len ? ", " : "", pfd_peer[i]);
+            }
+            if (len)
+                return exec_fail(ctx, TT_ERR_REMOTE,
+                                 "lost connection to %s (process died or aborted)", gone);
+        }
+        if (spin || np == 0) {
+            if ((idle & 255) == 0) {
+                /* name every peer found gone, not only the first: when one
+                 * rank dies, its neighbours may abort too */
+                char gone[256] = "";
+                size_t len = 0;
+                for (int p = 0; p < comm->nranks; p++) {
+                    exec_conn *c = comm->conns[p];
+                    if (!c || !c->tp->check_peer)
+                        continue;
+                    int involved = 0;
+                    for (int i = 0; i < n; i++)
+                        involved |= items[i].peer == p && items[i].done < items[i].len;
+                    if (!involved && ctx->op->internal)
+                        continue;
+                    if (c->tp->check_peer(c) != TT_OK)
+                        len += (size_t)snprintf(gone + len, len < sizeof gone ? sizeof gone - len : 0,
+                                                "%srank %d", len ? ", " : "", p);
+                }
+                if (len)
+                    return exec_fail(ctx, TT_ERR_REMOTE,
+                                     "lost connection to %s (process died or aborted)", gone);
+            }
+            /* Spin for TOPOTUNE_SPIN_US (20) without progress, then yield
+             * the CPU (other ranks may share it) up to 2 ms more, then sleep
+             * 50 us per poll so that idle waits cost little CPU.
+             * Engineering choice. */
+            int64_t quiet_us = exec_now_us() - last_progress_us;
+            if (quiet_us < spin_us)
+                cpu_relax();
+            else if (quiet_us < spin_us + 2000)
+                sched_yield();
+            else {
+                struct timespec ts = {0, 50000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+}
+
+tt_status exec_sendrecv(exec_ctx *ctx, int speer, const void *sbuf, size_t slen, int rpeer,
+                        void *rbuf, size_t rlen)
+{
+    exec_xfer_item it[2] = {{speer, 1, (void *)sbuf, slen, 0}, {rpeer, 0, rbuf, rlen, 0}};
+    return exec_xfer(ctx, it, 2);
+}
+
+tt_status exec_send(exec_ctx *ctx, int peer, const void *buf, size_t len)
+{
+    exec_xfer_item it = {peer, 1, (void *)buf, len, 0};
+    return exec_xfer(ctx, &it, 1);
+}
+
+tt_status exec_recv(exec_ctx *ctx, int peer, void *buf, size_t len)
+{
+    exec_xfer_item it = {peer, 0, buf, len, 0};
+    return exec_xfer(ctx, &it, 1);
+}

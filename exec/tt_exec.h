@@ -1,0 +1,179 @@
+/*
+ * tt_exec.h - the topotune executor: communicators, collectives, plans.
+ *
+ * A communicator (tt_comm) joins `nranks` ranks.  Ranks live either
+ *   - as threads of one process (tt_comm_init_threads: one communicator per
+ *     rank, host shared-memory transport), or
+ *   - in separate processes that meet through a TCP rendezvous
+ *     (tt_comm_init_rank with a tt_unique_id, or tt_comm_init_env with the
+ *     RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT variables torchrun sets).
+ *
+ * Every collective call is ASYNCHRONOUS: it checks its arguments, queues the
+ * operation on the communicator's worker thread and returns.  Operations of
+ * one communicator run in the order they were issued.  tt_comm_wait() blocks
+ * until every queued operation finished and returns the first failure.
+ * Because calls never block, one thread may drive the communicators of all
+ * its ranks (issue on each, then wait on each).  tt_group_start/end batch the
+ * calls of the calling thread: they are handed to the workers together at
+ * the outermost tt_group_end().
+ *
+ * Buffers must stay valid and untouched until tt_comm_wait() returns.  Like
+ * NCCL, one communicator is used by one thread at a time.
+ *
+ * Failures never hang: every wait has a deadline (TOPOTUNE_TIMEOUT_MS,
+ * default 30000, or tt_comm_set_timeout).  A failure names the rank, the
+ * collective (with its sequence number), the algorithm step and the peer,
+ * e.g. "rank 1: AllReduce #4 (ring) step 2/3 reduce-scatter: timed out after
+ * 2000 ms waiting for rank 3 (0 of 4000 bytes) (rank 3 never entered
+ * AllReduce #4 (last entered #3))".  After a
+ * failure the communicator is in an error state: later calls fail at once
+ * with the first error; destroy it.  Ranks agree on each collective through
+ * a small header exchanged with both ring neighbours; disagreeing
+ * count, type, op, root, collective kind, algorithm or sequence gives
+ * TT_ERR_MISMATCH naming both ranks and both values.
+ */
+#ifndef TT_EXEC_H
+#define TT_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tt_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    TT_INT8 = 0, TT_UINT8, TT_INT32, TT_UINT32, TT_INT64, TT_UINT64,
+    TT_HALF, TT_BFLOAT16, TT_FLOAT, TT_DOUBLE,
+    TT_NDTYPES
+} tt_dtype;
+
+/* avg = sum over ranks, then divided by nranks.  Floating types divide in
+ * float (half/bfloat16) or the type itself; integer types use C integer
+ * division of the wrapped sum (truncation toward zero). */
+typedef enum { TT_SUM = 0, TT_PROD, TT_MIN, TT_MAX, TT_AVG, TT_NREDOPS } tt_redop;
+
+/* tt_coll, tt_algo (ring, tree, rhd = halving-doubling, hier = hierarchical; NCCL-only ids
+ * such as nvls are refused with a message) and tt_proto (simple on host transports; ll/ll128
+ * are GPU protocols) come from tt_common.h, shared with the tuning tables. */
+
+/* How to run a collective.  A field left at its default lets the executor
+ * choose.  A request that cannot be honoured (tree for AllGather, LL on the
+ * host, ...) makes the collective call fail with TT_ERR_UNSUPPORTED and a
+ * message saying what was asked and what is available - it is never ignored. */
+typedef struct {
+    tt_algo algo;
+    tt_proto proto;
+    int channels;        /* 0 = default; host transports run 1 channel */
+    size_t chunk_bytes;  /* pipeline chunk; 0 = default (TOPOTUNE_CHUNK_BYTES or 512 KiB) */
+} tt_plan;
+
+#define TT_PLAN_DEFAULT ((tt_plan){TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, 0})
+
+typedef struct tt_comm tt_comm;
+
+/* ---- names ---------------------------------------------------------- */
+size_t tt_dtype_size(tt_dtype t);
+const char *tt_dtype_name(tt_dtype t);     /* "float", "bfloat16", ... */
+const char *tt_redop_name(tt_redop op);    /* "sum", ... */
+/* Collective, algorithm and protocol names: tt_coll_label/tt_algo_label/tt_proto_name and
+ * the parsers in tt_common.h.  Parse names (case-insensitive); TT_ERR_INVALID lists the
+ * valid names in the message. */
+tt_status tt_dtype_parse(const char *s, tt_dtype *out);
+tt_status tt_redop_parse(const char *s, tt_redop *out);
+
+/* ---- reduction kernels (also used by tests and the GPU helper's host
+ * fallbacks) --------------------------------------------------------- */
+/* dst[i] = dst[i] (op) src[i] for i < count; buffers may be unaligned.
+ * TT_AVG accumulates like TT_SUM (finish with tt_reduce_finish_avg). */
+tt_status tt_reduce(void *dst, const void *src, size_t count, tt_dtype t, tt_redop op);
+/* dst[i] /= divisor (the avg step).  Integers: truncating division. */
+tt_status tt_reduce_finish_avg(void *buf, size_t count, tt_dtype t, int divisor);
+float tt_half_to_float(uint16_t h);
+uint16_t tt_float_to_half(float f);        /* round to nearest even */
+float tt_bf16_to_float(uint16_t b);
+uint16_t tt_float_to_bf16(float f);        /* round to nearest even, NaN kept */
+
+/* ---- verifiable data (exact checks, as nccl-tests does) -----------------
+ * Element i of rank r gets a small integer chosen by (seed, r, index0 + i):
+ * -8..8 (0..16 for unsigned types), 1 or 2 for prod.  Every partial result
+ * of any reduction order is then exactly representable in every type (for
+ * up to 64 ranks), so results compare bit for bit (tolerance 0, avg too:
+ * the executor divides the exact sum once, like the expected value). */
+void tt_verify_fill(void *buf, size_t count, tt_dtype t, tt_redop op, int rank, uint64_t seed,
+                    size_t index0);
+/* The reduction of all ranks' inputs (avg divided by nranks) into out. */
+tt_status tt_verify_expected(void *out, size_t count, tt_dtype t, tt_redop op, int nranks,
+                             uint64_t seed, size_t index0);
+/* Number of elements of got that differ (bitwise) from want. */
+size_t tt_verify_count_wrong(const void *got, const void *want, size_t count, tt_dtype t);
+
+/* ---- communicators -------------------------------------------------- */
+/* nranks ranks as threads of this process: fills comms[0..nranks-1].  The
+ * ranks share memory through the host shm transport. */
+tt_status tt_comm_init_threads(int nranks, tt_comm **comms);
+
+/* TCP rendezvous.  The id names the rendezvous address; rank 0 listens on
+ * it, the other ranks connect to it (retrying until the deadline). */
+typedef struct { char bytes[128]; } tt_unique_id;
+/* Make an id for a fresh rendezvous: binds a free port on `addr` (NULL =
+ * 127.0.0.1) in this process; pass the id to every rank (rank 0 must run in
+ * this process).  */
+tt_status tt_get_unique_id(tt_unique_id *id, const char *addr);
+/* An id for a fixed "host:port" (rank 0 binds it in tt_comm_init_rank). */
+tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port);
+tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, int rank);
+/* RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun's variables).  When
+ * RANK/WORLD_SIZE are unset, the launcher's are used: OMPI_COMM_WORLD_RANK/
+ * _SIZE (Open MPI mpirun), PMI_RANK/PMI_SIZE (MPICH), SLURM_PROCID/
+ * SLURM_NTASKS (srun); MASTER_ADDR and MASTER_PORT are still needed (e.g.
+ * mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).  No MPI library is used. */
+tt_status tt_comm_init_env(tt_comm **comm);
+
+/* Waits for queued work (bounded by the deadline), stops the worker, closes
+ * every connection and frees everything.  NULL is a no-op. */
+tt_status tt_comm_destroy(tt_comm *comm);
+int tt_comm_rank(const tt_comm *comm);
+int tt_comm_nranks(const tt_comm *comm);
+const char *tt_comm_transport(const tt_comm *comm); /* "shm", "tcp" or "shm+tcp" */
+/* Per-wait deadline in milliseconds (default TOPOTUNE_TIMEOUT_MS or 30000). */
+void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
+/* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */
+void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan);
+/* The algorithm a collective with these arguments would use under the
+ * current plan, or TT_ERR_UNSUPPORTED explaining why the plan cannot apply. */
+tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count,
+                               tt_dtype t, tt_plan *effective);
+
+/* ---- collectives (asynchronous; complete at tt_comm_wait) ---------------
+ * In place: AllReduce/Broadcast/Reduce sendbuf == recvbuf;
+ * ReduceScatter sendbuf + rank*recvcount*size == recvbuf;
+ * AllGather recvbuf + rank*sendcount*size == sendbuf. */
+tt_status tt_allreduce(const void *sendbuf, void *recvbuf, size_t count, tt_dtype t,
+                       tt_redop op, tt_comm *comm);
+tt_status tt_reducescatter(const void *sendbuf, void *recvbuf, size_t recvcount, tt_dtype t,
+                           tt_redop op, tt_comm *comm);
+tt_status tt_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, tt_dtype t,
+                       tt_comm *comm);
+tt_status tt_broadcast(const void *sendbuf, void *recvbuf, size_t count, tt_dtype t, int root,
+                       tt_comm *comm);
+/* recvbuf is used only on the root. */
+tt_status tt_reduce_coll(const void *sendbuf, void *recvbuf, size_t count, tt_dtype t,
+                         tt_redop op, int root, tt_comm *comm);
+
+/* Block until every queued operation of `comm` finished; the first failure
+ * (status + message, set in the calling thread). */
+tt_status tt_comm_wait(tt_comm *comm);
+/* Non-blocking: 1 when nothing is queued or running, else 0. */
+int tt_comm_idle(tt_comm *comm);
+
+/* Batch the calls of this thread (nestable). */
+void tt_group_start(void);
+tt_status tt_group_end(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
