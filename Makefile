@@ -174,6 +174,6 @@ check-asan:
 	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	CFLAGS="-O1 -g -fno-sanitize-recover=undefined" $(MAKE) check BUILD=$(ASAN_BUILD) SANITIZE=1 NVCC=
+	CFLAGS="-O2 -g -fno-sanitize-recover=undefined" $(MAKE) check BUILD=$(ASAN_BUILD) SANITIZE=1 NVCC=
 check-valgrind: all tests
 	BUILD=$(BUILD) scripts/valgrind-tests.sh
