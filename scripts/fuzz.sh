@@ -87,7 +87,8 @@ printf '%s\n' $LIB_SRCS | xargs -P "$FUZZ_JOBS" -I{} sh -c '
   fi' || { echo "fuzz: library build failed" >&2; exit 1; }
 lib="$FUZZ_BUILD/libtopotune-fuzz$suffix.a"
 rm -f "$lib"
-ar rcs "$lib" "$objdir"/*.o
+# only the objects of today's sources (a removed source must not linger in the archive)
+ar rcs "$lib" $(for src in $LIB_SRCS; do echo "$objdir/$(echo "$src" | tr / _).o"; done)
 for t in "${targets[@]}"; do
   $FUZZ_CC $BASE $SAN -fsanitize=fuzzer -o "$FUZZ_BUILD/bin/$t" "tests/fuzz/$t.c" \
     "$lib" $PKG_LIBS -ldl -lm || { echo "fuzz: $t does not build" >&2; exit 1; }

@@ -12,8 +12,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export TOPOTUNE_ROOT="$ROOT"
 command -v valgrind >/dev/null || { echo "valgrind: not installed (apt-get install valgrind)" >&2; exit 1; }
-# Default skips: none so far; the executor's multi-process tests would go here
-# if they are merged and prove too slow (each fork runs under valgrind).
+# Default skips: none (the executor's thread/TCP tests take ~40-80 s under memcheck, which fits).
 VALGRIND_SKIP=${VALGRIND_SKIP-}
 # hwloc's libpciaccess plugin leaks once unloaded (third-party; see check-asan in the Makefile).
 export HWLOC_COMPONENTS=${HWLOC_COMPONENTS:--pci}
