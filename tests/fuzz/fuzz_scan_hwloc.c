@@ -22,13 +22,15 @@
  * fuzzes topotune's handling of what hwloc accepts, not hwloc.  The check is
  * textual (hwloc files carry a DOCTYPE our own reader refuses, and it must
  * hold for malformed text too), over every "<object" tag up to its '>':
- *  - " cpuset=" needs "complete_cpuset=", " nodeset=" needs "complete_nodeset=";
+ *  - an attribute cpuset needs complete_cpuset, nodeset needs complete_nodeset;
  *  - every attribute whose name ends in "set" holds 0xHEX(,0xHEX)*. */
-static int fsh_tag_has(const char *tag, size_t n, const char *attr)
+/* Whether the tag names attribute `name` (preceded by white space, followed
+ * by '='; "PUcomplete_cpuset=" does not name complete_cpuset). */
+static int fsh_has_attr(const char *tag, size_t n, const char *name)
 {
-    size_t k = strlen(attr);
-    for (size_t i = 0; i + k <= n; i++)
-        if (!memcmp(tag + i, attr, k))
+    size_t k = strlen(name);
+    for (size_t i = 1; i + k < n; i++)
+        if (isspace((unsigned char)tag[i - 1]) && !memcmp(tag + i, name, k) && tag[i + k] == '=')
             return 1;
     return 0;
 }
@@ -75,8 +77,8 @@ static int fsh_hwloc_safe(const uint8_t *data, size_t size)
             continue;
         gt = memchr(p, '>', (size_t)(end - p));
         n = gt ? (size_t)(gt - p) : (size_t)(end - p);
-        if ((fsh_tag_has(p, n, " cpuset=") && !fsh_tag_has(p, n, "complete_cpuset=")) ||
-            (fsh_tag_has(p, n, " nodeset=") && !fsh_tag_has(p, n, "complete_nodeset=")) ||
+        if ((fsh_has_attr(p, n, "cpuset") && !fsh_has_attr(p, n, "complete_cpuset")) ||
+            (fsh_has_attr(p, n, "nodeset") && !fsh_has_attr(p, n, "complete_nodeset")) ||
             !fsh_bitmaps_ok(p, n))
             return 0;
     }
