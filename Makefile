@@ -55,7 +55,8 @@ ifneq ($(NVCC),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   ifneq ($(CU_SRCS),)
     # static runtime: tools run where libcudart.so is not on the loader path
-    LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt
+    # -lstdc++: the host side of .cu files is C++ (guards of kernel stubs, new)
+    LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
   endif
 endif
 
@@ -131,6 +132,7 @@ install: all
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
+	install -m 755 $(TUNER_PLUGIN) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libtopotune.so.0 $(DESTDIR)$(PREFIX)/lib/libtopotune.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/topotune/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*TT_VERSION_STRING "\(.*\)"/\1/p' common/tt_common.h)|' \
@@ -139,6 +141,7 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/libtopotune.a $(DESTDIR)$(PREFIX)/lib/libtopotune.so $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
+	rm -f $(DESTDIR)$(PREFIX)/lib/libnccl-tuner-topotune.so
 	rm -rf $(DESTDIR)$(PREFIX)/include/topotune $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc
 
 deps:

@@ -716,8 +716,17 @@ static int write_json(const opts *o, const shared *sh, int nranks, const char *t
     return 0;
 }
 
+/* GPU-mode hook (added by the GPU executor, bin/cli_gpu.c): -g N, --engine,
+ * --gpu-copy-bench run there; it returns -1 for host-mode command lines. */
+extern int topo_exec_gpu_main(int argc, char **argv) __attribute__((weak));
+
 int main(int argc, char **argv)
 {
+    if (topo_exec_gpu_main) {
+        int grc = topo_exec_gpu_main(argc, argv);
+        if (grc >= 0)
+            return grc;
+    }
     opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)

@@ -6,6 +6,9 @@
  *             [--calibration FILE] [--format json|nccl-csv|table|env]
  *             [--collective NAME|all] [--min-size S] [--max-size S] [--nccl-only]
  *             [--explain SIZE] [-o OUT]
+ *   topo-tune --calibrate FILE... --input TOPO [cluster options] [-o calib.json]
+ *   topo-tune --judge-choices FILE... (--table TABLE.json | --input TOPO) [--tolerance X]
+ *   topo-tune --expect --input TOPO [--measured FILE...]   (exit 0 PASS, 1 WARN, 2 FAIL)
  *
  * Exit codes: 0 success, 2 bad input / usage / I/O error.  See docs/cli-topo-tune.md.
  */
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_calib.h"
 #include "cli_common.h"
 #include "tt_topo.h"
 #include "tt_tune.h"
@@ -38,6 +42,14 @@ static void usage(void)
            "      --nccl-only           only algorithms NCCL can run (implied by nccl-csv)\n"
            "  -e, --explain SIZE        list every candidate at SIZE with its time or why it is off\n"
            "  -o, --output FILE         write there (atomically) instead of stdout\n"
+           "measurements (topo-exec -J, nccl-tests output or -J; docs/calibration.md):\n"
+           "      --calibrate FILE...   fit the model constants; writes a calibration file (-o), reports errors\n"
+           "      --judge-choices FILE...  was the table's choice the fastest measured candidate? (exit 1 if not)\n"
+           "      --table FILE          table to judge (topo-tune -f json); default: built from --input\n"
+           "      --tolerance X         a choice within X of the fastest is right (default 0.05)\n"
+           "      --among-measured      judge the model's choice among the measured candidates only\n"
+           "      --expect              expected busbw per size with PASS/FAIL bands\n"
+           "      --measured FILE...    with --expect: judge a run per size (exit 0 PASS, 1 WARN, 2 FAIL)\n"
            "  -h, --help, -V, --version\n");
 }
 
@@ -152,7 +164,8 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out)
 int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
-    enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN };
+    enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -163,11 +176,18 @@ int main(int argc, char **argv)
         {"min-size", required_argument, NULL, OPT_MIN}, {"max-size", required_argument, NULL, OPT_MAX},
         {"nccl-only", no_argument, NULL, OPT_NCCL_ONLY}, {"bench", no_argument, NULL, OPT_BENCH},
         {"gen-nvswitch-domain", required_argument, NULL, OPT_GEN},
+        {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"judge-choices", no_argument, NULL, OPT_JUDGE},
+        {"expect", no_argument, NULL, OPT_EXPECT},      {"measured", no_argument, NULL, OPT_MEASURED},
+        {"table", required_argument, NULL, OPT_TABLE},  {"tolerance", required_argument, NULL, OPT_TOL},
+        {"among-measured", no_argument, NULL, OPT_AMONG},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
     const char *coll_s = "all";
     int nodes = 1, gpn = -1, nics = -1, rails = -1, nccl_only = 0, fmt = 0, bench = 0;
+    int mode = 0, measured = 0, among = 0; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT */
+    const char *table = NULL;
+    double tolerance = 0.05;
     double nic_speed = -1;
     uint64_t min_size = TT_TUNE_MIN_SIZE, max_size = TT_TUNE_MAX_SIZE;
     static const char *const formats[] = {"table", "json", "nccl-csv", "env", NULL};
@@ -200,6 +220,20 @@ int main(int argc, char **argv)
         }
         case OPT_NCCL_ONLY: nccl_only = 1; break;
         case OPT_BENCH: bench = 1; break;
+        case OPT_CALIBRATE:
+        case OPT_JUDGE:
+        case OPT_EXPECT:
+            if (mode && mode != c)
+                return tt_cli_usage_error("--calibrate, --judge-choices and --expect exclude each other");
+            mode = c;
+            break;
+        case OPT_MEASURED: measured = 1; break;
+        case OPT_TABLE: table = optarg; break;
+        case OPT_AMONG: among = 1; break;
+        case OPT_TOL:
+            if (tt_parse_double(optarg, &tolerance) != TT_OK || !(tolerance >= 0) || tolerance > 10)
+                return tt_cli_usage_error("--tolerance '%s' must be a number in 0..10 (0.05 = 5%%)", optarg);
+            break;
         case OPT_GEN: { /* hidden: fixture generator, N SM100 GPUs on one NVSwitch */
             int n;
             if (parse_int("--gen-nvswitch-domain", optarg, 1, 1024, &n)) return TT_CLI_EXIT_ERROR;
@@ -214,8 +248,38 @@ int main(int argc, char **argv)
         default: return TT_CLI_EXIT_ERROR;
         }
     }
-    if (optind < argc) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if (measured && mode != OPT_EXPECT) return tt_cli_usage_error("--measured goes with --expect");
+    if ((table || tolerance != 0.05 || among) && mode != OPT_JUDGE)
+        return tt_cli_usage_error("--table, --tolerance and --among-measured go with --judge-choices");
+    if (among && table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");
+    int nfiles = argc - optind;
+    if (nfiles > 0 && !mode) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if (mode == OPT_EXPECT && nfiles > 0 && !measured)
+        return tt_cli_usage_error("files after --expect need --measured");
+    if (mode == OPT_EXPECT && measured && nfiles == 0) return tt_cli_usage_error("--measured needs a file");
+    if ((mode == OPT_CALIBRATE || mode == OPT_JUDGE) && nfiles == 0)
+        return tt_cli_usage_error("%s needs measurement files", mode == OPT_CALIBRATE ? "--calibrate" : "--judge-choices");
+    if (mode && (explain || fmt)) return tt_cli_usage_error("--explain and --format do not apply to measurement modes");
+    if (mode && model_s && strcmp(model_s, "topotune"))
+        return tt_cli_usage_error("measurement modes use the topotune model (--model topotune)");
     if (bench) return run_bench(input);
+    if (mode == OPT_JUDGE && table && !input) {
+        tt_cli_calib_args ja;
+        memset(&ja, 0, sizeof ja);
+        tt_model_params_default(&ja.params);
+        ja.files = (const char *const *)argv + optind;
+        ja.nfiles = nfiles;
+        ja.mopts = TT_MEASURE_OPTS_DEFAULT;
+        if (strcmp(coll_s, "all")) {
+            tt_coll cc;
+            if (tt_coll_parse(coll_s, &cc) != TT_OK) return tt_cli_usage_error("--collective: %s", tt_error_message());
+            ja.mopts.coll = cc;
+        }
+        ja.outpath = outpath;
+        ja.table = table;
+        ja.tolerance = tolerance;
+        return tt_cli_judge(&ja);
+    }
     if (!input) return tt_cli_usage_error("--input FILE is required");
     tt_model_kind model;
     if (tt_model_parse(model_s, &model) != TT_OK) return tt_cli_usage_error("%s", tt_error_message());
@@ -257,6 +321,30 @@ int main(int argc, char **argv)
     }
     if (nic_speed > 0) cl.nic_gbps = nic_speed;
     if (rails > 0) cl.rails = rails;
+    if (mode) {
+        tt_cli_calib_args ca;
+        memset(&ca, 0, sizeof ca);
+        ca.topo = topo;
+        ca.cl = cl;
+        ca.gpn_given = gpn > 0;
+        ca.params = params;
+        ca.files = (const char *const *)argv + optind;
+        ca.nfiles = nfiles;
+        ca.mopts = TT_MEASURE_OPTS_DEFAULT;
+        if (colls != (1u << TT_COLL_COUNT) - 1)
+            for (int k = 0; k < TT_COLL_COUNT; k++)
+                if (colls == 1u << k) ca.mopts.coll = k;
+        ca.outpath = outpath;
+        ca.table = table;
+        ca.tolerance = tolerance;
+        ca.among_measured = among;
+        ca.colls = colls;
+        ca.min_size = min_size;
+        ca.max_size = max_size;
+        ca.nccl_only = nccl_only;
+        rc = mode == OPT_CALIBRATE ? tt_cli_calibrate(&ca) : mode == OPT_JUDGE ? tt_cli_judge(&ca) : tt_cli_expect(&ca);
+        goto done;
+    }
     if ((st = tt_tune_ctx_new(topo, &cl, model, &params, &ctx)) != TT_OK) goto fail;
     if (explain) {
         st = tt_tune_write_explain(ctx, colls, explain_bytes, &out);

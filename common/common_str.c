@@ -273,6 +273,24 @@ tt_status tt_write_file_atomic(const char *path, const char *data, size_t len)
             return tt_error_set(TT_ERR_IO, "writing to standard output failed: %s", strerror(errno));
         return TT_OK;
     }
+    {
+        /* Not a regular file (/dev/null, a FIFO, a terminal): write straight through; a
+         * rename would replace the device node with a file. */
+        struct stat st;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+            FILE *f = fopen(path, "wb");
+            if (!f)
+                return tt_error_set(TT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+            if (fwrite(data, 1, len, f) != len) {
+                int e = errno;
+                fclose(f);
+                return tt_error_set(TT_ERR_IO, "%s: write failed: %s", path, strerror(e));
+            }
+            if (fclose(f) != 0)
+                return tt_error_set(TT_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+            return TT_OK;
+        }
+    }
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
         return tt_error_set(TT_ERR_INVALID, "output path too long: %s", path);
     fd = mkstemp(tmp);

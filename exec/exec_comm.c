@@ -28,17 +28,19 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
     tt_comm *c = calloc(1, sizeof *c);
     if (!c || !(c->conns = calloc((size_t)nranks, sizeof *c->conns)) ||
         !(c->node = calloc((size_t)nranks, sizeof *c->node)) ||
-        !(c->ctl = malloc((size_t)nranks * sizeof *c->ctl))) {
+        !(c->ctl = malloc((size_t)nranks * sizeof *c->ctl)) ||
+        !(c->ctl_waits = malloc((size_t)nranks * sizeof *c->ctl_waits))) {
         if (c) {
             free(c->conns);
             free(c->node);
+            free(c->ctl);
         }
         free(c);
         return tt_error_set(TT_ERR_NOMEM, "communicator");
     }
     c->nnodes = 1;
     for (int r = 0; r < nranks; r++)
-        c->ctl[r] = -1;
+        c->ctl[r] = c->ctl_waits[r] = -1;
     c->rank = rank;
     c->nranks = nranks;
     c->tp = tp;
@@ -168,6 +170,7 @@ void exec_comm_free(tt_comm *comm)
         if (comm->ctl[r] >= 0)
             close(comm->ctl[r]);
     free(comm->ctl);
+    free(comm->ctl_waits);
     free(comm->node);
     free(comm->scratch);
     exec_world_release(comm->world);

@@ -7,7 +7,14 @@
  * rank far from the trouble reports the original cause ("... timed out
  * waiting for rank 3") instead of "lost connection to <the neighbour that
  * just gave up>".  Best effort: records are written without blocking, and a
- * socket that closes is ignored here (the data connections detect deaths). */
+ * socket that closes is ignored here (the data connections detect deaths).
+ *
+ * Timeouts: a rank that times out reports which rank it waits for; rank 0
+ * relays every report to all ranks; a rank inside a collective that sees such
+ * a report reports its own wait at once.  Within a short grace every rank so
+ * learns the whole wait-for chain ("2 waits for 1, 1 for 0, 0 for 3") and
+ * names its end - the rank that reports nothing, i.e. the stuck one - instead
+ * of its own neighbour. */
 #include "exec_internal.h"
 
 #include <errno.h>
@@ -45,7 +52,33 @@ void exec_ctl_report(tt_comm *comm, const char *msg, int waited_for, int cause)
     }
 }
 
-tt_status exec_ctl_check(tt_comm *comm, int ignore_a, int ignore_b, int ignore_cause)
+/* Rank 0: pass a report from rank `from` on to every other rank. */
+static void relay(tt_comm *comm, const ctl_rec *rec, int from)
+{
+    for (int r = 1; r < comm->nranks; r++) {
+        int fd = comm->ctl[r];
+        if (fd < 0 || r == from)
+            continue;
+        ssize_t w = send(fd, rec, sizeof *rec, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w;
+    }
+}
+
+int exec_ctl_chain_end(tt_comm *comm, int from, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%d", from);
+    int x = from, steps = 0;
+    while (comm->ctl_waits && comm->ctl_waits[x] >= 0 && steps++ < comm->nranks) {
+        x = comm->ctl_waits[x];
+        if (len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, " -> %d", x);
+        if (x == from)
+            break; /* a cycle: every rank waits for another one */
+    }
+    return x == from ? -1 : x;
+}
+
+tt_status exec_ctl_check(tt_comm *comm, int ignore_cause)
 {
     if (!comm->ctl)
         return TT_OK;
@@ -76,16 +109,18 @@ tt_status exec_ctl_check(tt_comm *comm, int ignore_a, int ignore_b, int ignore_c
                 break;
             }
             rec.msg[sizeof rec.msg - 1] = '\0';
-            /* "rank X timed out waiting for me" (or for the rank I wait for):
-             * my own timeout says as much or more */
-            if (rec.waited_for >= 0 && (rec.waited_for == ignore_a || rec.waited_for == ignore_b))
-                continue;
-            /* "rank X timed out waiting for me" while I still wait for
-             * someone: my wait is closer to the cause - the caller reports
-             * it now (TT_ERR_TIMEOUT) */
-            if (rec.waited_for == comm->rank)
-                return tt_error_set(TT_ERR_TIMEOUT, "rank %d timed out waiting for this rank", rec.origin);
-            if (ignore_cause >= 0 && rec.cause == ignore_cause) /* my own report, relayed back */
+            if (rec.origin < 0 || rec.origin >= comm->nranks || rec.waited_for >= comm->nranks)
+                continue; /* garbled */
+            if (comm->rank == 0 && rec.origin != 0)
+                relay(comm, &rec, r);
+            if (rec.origin == comm->rank)
+                continue; /* my own report, relayed back */
+            if (rec.waited_for >= 0) { /* a wait that timed out: learn it, let the caller report its own */
+                comm->ctl_waits[rec.origin] = rec.waited_for;
+                return tt_error_set(TT_ERR_TIMEOUT, "rank %d timed out waiting for rank %d", rec.origin,
+                                    rec.waited_for);
+            }
+            if (ignore_cause >= 0 && rec.cause == ignore_cause)
                 continue;
             comm->ctl_cause = rec.cause;
             return tt_error_set(TT_ERR_REMOTE, "aborted because another rank failed: %s", rec.msg);

@@ -67,6 +67,8 @@ struct tt_comm {
     int *ctl;                /* [nranks] failure-report sockets (rank 0: to every rank,
                                 others: to rank 0), -1 when none; see exec_ctl.c */
     int ctl_cause;           /* cause rank of the last report accepted */
+    int *ctl_waits;          /* [nranks] rank r's reported wait target (-1: none known): the
+                                wait-for chain that names a stuck rank (exec_ctl.c) */
 
     exec_world *world;       /* threads mode */
     /* tcp mode */
@@ -125,10 +127,17 @@ tt_status exec_ring_allreduce_members(exec_ctx *ctx, unsigned char *buf, const i
 #define EXEC_CTL_MSG 512
 /* waited_for: the rank this one timed out waiting for, or -1. */
 void exec_ctl_report(tt_comm *comm, const char *msg, int waited_for, int cause);
-/* A report that arrived on a control socket: TT_ERR_REMOTE with the
- * message set, else TT_OK.  Non-blocking.  Reports from ranks that timed out
- * waiting for rank ignore_a or ignore_b are skipped (-1, -1: take all). */
-tt_status exec_ctl_check(tt_comm *comm, int ignore_a, int ignore_b, int ignore_cause);
+/* Read one report from the control sockets (non-blocking; rank 0 relays every
+ * report to the other ranks).  TT_OK: nothing (new) arrived.  TT_ERR_TIMEOUT:
+ * a rank reported a wait that timed out (recorded in ctl_waits; the message
+ * says who): this rank should report its own wait.  TT_ERR_REMOTE: a rank
+ * failed, message set.  Reports of this rank itself and reports whose cause is
+ * ignore_cause (>= 0) are skipped. */
+tt_status exec_ctl_check(tt_comm *comm, int ignore_cause);
+/* Follow the reported waits from `from`: the last rank of the chain (one that
+ * reported no wait of its own), or -1 when the chain is `from` alone.  The
+ * chain is written as "2 -> 1 -> 0 -> 3" into buf. */
+int exec_ctl_chain_end(tt_comm *comm, int from, char *buf, size_t cap);
 
 /* Run one op (header exchange + algorithm); called by the worker. */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);

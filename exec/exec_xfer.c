@@ -119,6 +119,66 @@ static void spin_init(void)
         spin_us = v;
 }
 
+/* The wait of this rank ran out (waited_ms without progress), or another rank
+ * reported a timed-out wait (trigger).  Between processes: report which rank
+ * this one waits for, collect the others' reports for a short grace, and name
+ * the end of the wait-for chain - the rank everybody is waiting for. */
+static tt_status fail_timeout(exec_ctx *ctx, exec_xfer_item *items, int n, int64_t waited_ms,
+                              const char *trigger)
+{
+    tt_comm *comm = ctx->comm;
+    char who[256] = "", missing[512];
+    size_t len = 0;
+    int waited = -1;
+    for (int i = 0; i < n; i++)
+        if (items[i].done < items[i].len) {
+            len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                    "%s%s rank %d (%zu of %zu bytes)", len ? ", " : "",
+                                    items[i].is_send ? "sending to" : "waiting for", items[i].peer,
+                                    items[i].done, items[i].len);
+            if (waited < 0)
+                waited = items[i].peer;
+        }
+    describe_missing(ctx, missing, sizeof missing);
+    char why[320] = "";
+    if (trigger)
+        snprintf(why, sizeof why, " (%s)", trigger);
+    if (!comm->ctl || comm->world)
+        return exec_fail(ctx, TT_ERR_TIMEOUT, "timed out after %lld ms %s%s%s", (long long)waited_ms, who,
+                         missing, why);
+    char mine[EXEC_ERRMSG_MAX];
+    snprintf(mine, sizeof mine, "rank %d: %s #%llu: timed out %s", comm->rank,
+             ctx->op->internal ? "barrier" : tt_coll_label(ctx->op->coll),
+             (unsigned long long)ctx->op->seq, who);
+    comm->ctl_waits[comm->rank] = waited;
+    exec_ctl_report(comm, mine, waited, comm->rank);
+    /* grace: a quarter of the deadline, 200 ms to 2 s (an engineering choice, docs/exec.md) */
+    int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
+    int64_t grace = timeout / 4 < 200 ? 200 : timeout / 4 > 2000 ? 2000 : timeout / 4;
+    int64_t until = exec_now_ms() + grace;
+    while (exec_now_ms() < until) {
+        tt_status st = exec_ctl_check(comm, comm->rank);
+        if (st == TT_ERR_REMOTE) { /* a rank finished its own report first: quote it */
+            char rep[EXEC_ERRMSG_MAX];
+            snprintf(rep, sizeof rep, "%s", tt_error_message());
+            return exec_fail(ctx, TT_ERR_REMOTE, "%s (this rank timed out %s)", rep, who);
+        }
+        if (st == TT_OK) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    char chain[256];
+    int end = waited >= 0 ? exec_ctl_chain_end(comm, comm->rank, chain, sizeof chain) : -1;
+    if (end >= 0 && end != waited)
+        return exec_fail(ctx, TT_ERR_TIMEOUT,
+                         "timed out after %lld ms %s%s; wait chain %s: all waiting for rank %d, which "
+                         "reports nothing (stuck, stopped or overloaded)",
+                         (long long)waited_ms, who, missing, chain, end);
+    return exec_fail(ctx, TT_ERR_TIMEOUT, "timed out after %lld ms %s%s%s", (long long)waited_ms, who,
+                     missing, why);
+}
+
 tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
 {
     pthread_once(&spin_once, spin_init);
@@ -171,42 +231,8 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
         if (st != TT_OK)
             return st;
         int64_t now = exec_now_ms();
-        if (now - last_progress >= timeout) {
-            char who[256] = "", missing[512];
-            size_t len = 0;
-            for (int i = 0; i < n; i++)
-                if (items[i].done < items[i].len)
-                    len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
-                                            "%s%s rank %d (%zu of %zu bytes)", len ? ", " : "",
-                                            items[i].is_send ? "sending to" : "waiting for",
-                                            items[i].peer, items[i].done, items[i].len);
-            describe_missing(ctx, missing, sizeof missing);
-            /* processes: tell the others at once, then give a report from a
-             * rank that hit the cause at the same moment 200 ms to arrive
-             * (skipping ranks that were waiting for this one) */
-            int waited = -1;
-            for (int i = 0; i < n && waited < 0; i++)
-                if (items[i].done < items[i].len)
-                    waited = items[i].peer;
-            if (comm->ctl && !comm->world) {
-                char mine[EXEC_ERRMSG_MAX];
-                snprintf(mine, sizeof mine, "rank %d: %s #%llu: timed out %s", comm->rank,
-                         ctx->op->internal ? "barrier" : tt_coll_label(ctx->op->coll),
-                         (unsigned long long)ctx->op->seq, who);
-                exec_ctl_report(comm, mine, waited, comm->rank);
-            }
-            for (int k = 0; comm->ctl && !comm->world && k < 20; k++) {
-                if (exec_ctl_check(comm, comm->rank, waited, comm->rank) != TT_OK) {
-                    char rep[EXEC_ERRMSG_MAX];
-                    snprintf(rep, sizeof rep, "%s", tt_error_message());
-                    return exec_fail(ctx, TT_ERR_REMOTE, "%s (this rank timed out %s)", rep, who);
-                }
-                struct timespec ts = {0, 10 * 1000000L};
-                nanosleep(&ts, NULL);
-            }
-            return exec_fail(ctx, TT_ERR_TIMEOUT, "timed out after %lld ms %s%s", (long long)timeout,
-                             who, missing);
-        }
+        if (now - last_progress >= timeout)
+            return fail_timeout(ctx, items, n, now - last_progress, NULL);
         /* idle: poll descriptors (tcp); spin/yield/sleep when a shared-memory
          * connection is involved (its data does not wake poll()) */
         int np = 0, spin = 0;
@@ -250,18 +276,11 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             if (r < 0 && errno != EINTR)
                 return exec_fail(ctx, TT_ERR_SYSTEM, "poll: %s", strerror(errno));
             /* a failure report names the first cause: it wins over hang-ups */
-            tt_status cst = r > 0 ? exec_ctl_check(comm, -1, -1, -1) : TT_OK;
-            if (cst == TT_ERR_TIMEOUT) { /* someone timed out waiting for me: say what I wait for */
-                char rep[256], who[256] = "";
-                size_t len = 0;
+            tt_status cst = r > 0 ? exec_ctl_check(comm, -1) : TT_OK;
+            if (cst == TT_ERR_TIMEOUT) { /* another rank timed out: report my own wait too */
+                char rep[256];
                 snprintf(rep, sizeof rep, "%s", tt_error_message());
-                for (int i = 0; i < n; i++)
-                    if (items[i].done < items[i].len)
-                        len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
-                                                "%s%s rank %d", len ? ", " : "",
-                                                items[i].is_send ? "sending to" : "waiting for", items[i].peer);
-                return exec_fail(ctx, TT_ERR_TIMEOUT, "%s for %lld ms (%s)", who,
-                                 (long long)(exec_now_ms() - last_progress), rep);
+                return fail_timeout(ctx, items, n, exec_now_ms() - last_progress, rep);
             }
             if (cst != TT_OK)
                 return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());

@@ -173,6 +173,52 @@ int tt_comm_idle(tt_comm *comm);
 void tt_group_start(void);
 tt_status tt_group_end(void);
 
+/* ==== GPU ranks (CUDA executor) =========================================
+ * Added by the GPU executor (exec_cuda_*.cu; exec_gpu_stub.c answers
+ * TT_ERR_UNSUPPORTED in builds without CUDA).  Separate from tt_comm: one
+ * tt_gpu_comm drives every GPU rank of this process; each collective call
+ * takes one send and one receive buffer per rank (device memory of that
+ * rank's GPU) and is asynchronous (tt_gpu_comm_sync waits, with the
+ * deadline).  Ranks placed on the same GPU are VIRTUAL ranks: separate
+ * buffers and connections, the same kernels, one launch.  Transport per pair:
+ * same GPU, CUDA peer access (P2P/NVLink or P2P/PCIe), or host-staged through
+ * mapped pinned memory (TOPOTUNE_GPU_TRANSPORT=host forces it).  AllReduce
+ * only (ring, tree; protocols simple and ll).  See docs/gpu-executor.md. */
+typedef struct tt_gpu_comm tt_gpu_comm;
+/* Number of usable CUDA devices, or 0 with the reason in why. */
+int tt_gpu_available(char *why, size_t whylen);
+/* nranks ranks; rank r on devices[r] (NULL: r % device count). */
+tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices);
+tt_status tt_gpu_comm_destroy(tt_gpu_comm *g);
+int tt_gpu_comm_nranks(const tt_gpu_comm *g);
+int tt_gpu_comm_is_virtual(const tt_gpu_comm *g);   /* 1 when ranks share a GPU */
+int tt_gpu_comm_device(const tt_gpu_comm *g, int rank);
+int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
+const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
+void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);
+/* The plan a GPU collective would run (req may be NULL = default). */
+tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
+                                   const tt_plan *req, tt_plan *effective);
+tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                           size_t count, tt_dtype t, tt_redop op, const tt_plan *plan);
+/* Wait for every launched collective; a stuck rank gives TT_ERR_TIMEOUT
+ * naming rank, channel, peer and step.  Failures are sticky. */
+tt_status tt_gpu_comm_sync(tt_gpu_comm *g);
+tt_status tt_gpu_alloc(tt_gpu_comm *g, int rank, size_t bytes, void **ptr);
+void tt_gpu_free(tt_gpu_comm *g, int rank, void *ptr);
+tt_status tt_gpu_memcpy(void *dst, const void *src, size_t bytes);  /* any direction (UVA) */
+tt_status tt_gpu_memset(void *dst, int byte, size_t bytes);
+/* dst = src0 op src1 (src1 NULL: copy) on device memory of `device`. */
+tt_status tt_gpu_reduce_copy(int device, void *dst, const void *src0, const void *src1, size_t count,
+                             tt_dtype t, tt_redop op);
+/* GB/s (bytes read + written / median time) of cudaMemcpy device-to-device
+ * [0], reduce-copy as a copy [1] and float a+b->c [2] on `bytes` buffers;
+ * variant 0/1: tiled round robin, unroll 4 (= tt_gpu_reduce_copy) / 8;
+ * 2/3: contiguous share per block, unroll 4 / 8; 4/5: 2/3 + streaming hints. */
+tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int blocks_per_sm, int variant,
+                            double gbs[3]);
+/* ==== end of GPU ranks ================================================== */
+
 #ifdef __cplusplus
 }
 #endif

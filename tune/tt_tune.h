@@ -244,6 +244,163 @@ typedef struct {
 tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded *out);
 void tt_tune_loaded_free(tt_tune_loaded *t);
 
+
+/* ---- measurements (tune_measure*.c) ----
+ * Results of real runs, read from topo-exec -J JSON, nccl-tests -J JSON or nccl-tests /
+ * topo-exec text tables (comment lines, several tables concatenated, MPI rank prefixes such as
+ * "[1,0]<stdout>:" or "0: ").  One row per (size, table); time_us is the faster of the
+ * out-of-place and in-place placements that were measured. */
+typedef struct {
+    tt_coll coll;
+    uint64_t bytes;        /* nccl-tests size column (NCCL nBytes) */
+    int nranks;            /* 0 = unknown */
+    int nodes;             /* distinct hosts; 0 = unknown */
+    int algo;              /* tt_algo, or -1 = not recorded (NCCL's own choice) */
+    int proto;             /* tt_proto, or -1 = not recorded */
+    int channels;          /* 0 = not recorded */
+    double time_oop_us;    /* out-of-place time, < 0 when absent */
+    double time_ip_us;     /* in-place time, < 0 when absent */
+    double time_us;        /* min of the two present ones (> 0) */
+    double busbw;          /* busbw at time_us, as the file gives it (GB/s) */
+    char where[112];       /* "file:line" or "file: results[i]" */
+} tt_measurement;
+
+typedef struct {
+    tt_measurement *m;
+    int n, cap;
+} tt_measure_set;
+
+/* Defaults for what a file may not say (text tables without a header, ...). */
+typedef struct {
+    int coll;    /* tt_coll or -1: the file must name it */
+    int nranks;  /* 0: from the file */
+    int nodes;   /* 0: from the file */
+} tt_measure_opts;
+#define TT_MEASURE_OPTS_DEFAULT ((tt_measure_opts){-1, 0, 0})
+
+/* Append the rows of one file (format detected from the content).  Malformed input gives
+ * TT_ERR_PARSE naming file:line (text) or the JSON member; nothing is appended then. */
+tt_status tt_measure_load(const char *path, const tt_measure_opts *opts, tt_measure_set *set);
+tt_status tt_measure_parse(const char *text, size_t len, const char *name, const tt_measure_opts *opts,
+                           tt_measure_set *set);
+void tt_measure_set_free(tt_measure_set *set);
+/* Algorithm names of tune and of topo-exec ("halving-doubling" = rhd, "hierarchical" = hier). */
+tt_status tt_measure_algo_parse(const char *s, tt_algo *out);
+
+/* ---- calibration (tune_calibrate.c) ----
+ * Fits the topotune model's constants to measurements: robust (Cauchy loss on log(pred/meas),
+ * annealed scale 100% -> 10%), bounded (latencies >= 0.001 us, bandwidth never above what the
+ * topology's links carry), with a weak pull towards the starting values so that constants the
+ * data cannot separate stay where they were.  Fitted: alpha and bandwidth (efficiency, or beta
+ * when the start has beta set) of every link class the data exercises, base_us of every
+ * protocol seen, NVLS efficiency/alpha when NVLS rows exist.  Each measurement is evaluated
+ * with the cluster (nodes, ranks per node) it was taken on; rows with an unknown algorithm
+ * or protocol are compared with the model's best NCCL candidate. */
+#define TT_CALIB_MAX_PARAMS 24
+typedef struct {
+    int npoints;                     /* rows used */
+    int nskipped;                    /* rows the model cannot evaluate (reason logged) */
+    int nparams;
+    char name[TT_CALIB_MAX_PARAMS][40];
+    double before[TT_CALIB_MAX_PARAMS], after[TT_CALIB_MAX_PARAMS], lo[TT_CALIB_MAX_PARAMS],
+        hi[TT_CALIB_MAX_PARAMS];
+    /* |pred - meas| / meas over the rows used */
+    double med_before, worst_before, med_after, worst_after;
+    /* per row (index into the measure set; -1 = skipped) */
+    int *row;
+    double *pred_before, *pred_after;
+    int nrows;
+} tt_calib_report;
+
+tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measure_set *ms,
+                       const tt_model_params *start, tt_model_params *fitted, tt_calib_report *rep);
+void tt_calib_report_free(tt_calib_report *rep);
+/* Model prediction for one measured row (its cluster, algorithm/protocol or best NCCL choice). */
+tt_status tt_calib_predict(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
+                           const tt_measurement *m, double *pred_us);
+/* A complete calibration file (every member), readable by tt_model_params_parse. */
+tt_status tt_model_params_write_json(const tt_model_params *p, const char *comment, tt_strbuf *out);
+/* Robust straight line time = a + bytes / (1000 b) (Theil-Sen: median of pairwise slopes);
+ * a >= 0.  Needs >= 2 distinct sizes. */
+tt_status tt_fit_alpha_beta(const double *bytes, const double *us, int n, double *a_us, double *b_GBps);
+
+/* ---- judging a table's choices against measurements (tune_judge.c) ----
+ * For every (collective, size, ranks) where the table's candidate and at least one other
+ * were measured: right when the table's candidate is within `tol` of the fastest measured
+ * (time <= best * (1 + tol)), else wrong by table/best - 1.  Wrong sizes with the same
+ * faster candidate that follow each other form a range to fix. */
+typedef struct {
+    tt_coll coll;
+    uint64_t bytes;
+    int nranks;
+    int table_algo, table_proto;     /* the table's choice at this size */
+    double table_us;                 /* its measured time, < 0 when it was not measured */
+    int best_algo, best_proto;       /* fastest measured */
+    double best_us;
+    int ncand;                       /* candidates measured at this size */
+    double loss;                     /* table_us / best_us - 1 (0 when right by definition) */
+    int verdict;                     /* 0 right, 1 wrong, 2 table choice not measured */
+} tt_judge_row;
+
+typedef struct {
+    tt_coll coll;
+    uint64_t lo, hi;                 /* first and last measured size of the range */
+    int nranks;
+    int table_algo, table_proto, best_algo, best_proto;
+    double worst_loss;
+} tt_judge_fix;
+
+typedef struct {
+    tt_judge_row *rows;
+    int n;
+    tt_judge_fix *fix;
+    int nfix;
+    int nright, nwrong, nunmeasured;
+} tt_judge_report;
+
+tt_status tt_tune_judge(const tt_tune_entry *entries, int nentries, const tt_measure_set *ms, double tol,
+                        tt_judge_report *out);
+/* The same judgement where the "table's choice" at each measured size is the model's fastest
+ * among the candidates that were measured there (evaluated as tt_calib_predict does): does the
+ * (calibrated) model rank what the executor can run correctly?  Rows are judged per rank count. */
+tt_status tt_tune_judge_model(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
+                              const tt_measure_set *ms, double tol, tt_judge_report *out);
+void tt_judge_report_free(tt_judge_report *r);
+tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *out);
+
+/* ---- expected-performance envelope (tune_expect.c) ----
+ * Per size the model's busbw for the fastest NCCL candidate and a band around it.  MODEL
+ * ASSUMPTION (docs/calibration.md): bandwidth-bound sizes PASS at >= pass_ratio of the
+ * prediction (0.80), FAIL below fail_ratio (0.60); latency-bound sizes (latency part above
+ * half of the predicted time) use the wider small_pass/small_fail (0.50/0.25). */
+typedef struct {
+    double pass_ratio, fail_ratio, small_pass_ratio, small_fail_ratio;
+} tt_expect_bands;
+#define TT_EXPECT_BANDS_DEFAULT ((tt_expect_bands){0.80, 0.60, 0.50, 0.25})
+
+typedef enum { TT_EXPECT_PASS = 0, TT_EXPECT_WARN = 1, TT_EXPECT_FAIL = 2 } tt_expect_verdict;
+
+typedef struct {
+    tt_coll coll;
+    uint64_t bytes;
+    tt_algo algo;
+    tt_proto proto;
+    double pred_us, pred_busbw;      /* model */
+    double pass_busbw, fail_busbw;   /* PASS at >= pass_busbw, FAIL below fail_busbw */
+    int latency_bound;
+    /* judged rows only */
+    double meas_busbw, ratio;        /* meas / pred */
+    tt_expect_verdict verdict;
+    char where[112];
+} tt_expect_row;
+
+/* One row for the size (nccl_only choice). */
+tt_status tt_expect_row_compute(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes,
+                                const tt_expect_bands *b, tt_expect_row *out);
+/* Judge one measurement (its busbw recomputed from time_us with the context's ranks). */
+tt_status tt_expect_judge(const tt_tune_ctx *ctx, const tt_measurement *m, const tt_expect_bands *b,
+                          tt_expect_row *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -213,4 +213,13 @@ run "$TD" --help
 [ "$RC" -eq 0 ] && grep -q '^Exit codes:' "$TMP/out" && grep -q -- '--validate' "$TMP/out" && ok "--help documents options and exit codes" || not_ok "--help (exit $RC)"
 run "$TD" --version
 [ "$RC" -eq 0 ] && grep -Eq '^topo-dump \(topotune\) [0-9]+\.[0-9]+\.[0-9]+$' "$TMP/out" && ok "--version" || not_ok "--version: $(cat "$TMP/out")"
+# -o to something that is not a regular file (a FIFO here; /dev/null in real use) writes through it and
+# leaves the special file in place instead of renaming a temporary file over it
+mkfifo "$TMP/fifo"
+(timeout 20 cat "$TMP/fifo" > "$TMP/fifo.out") &
+reader=$!
+run timeout 20 "$TD" -q -i "$FIX/pcie-4gpu.xml" -f nccl -o "$TMP/fifo"
+wait $reader
+[ "$RC" -eq 0 ] && [ -p "$TMP/fifo" ] && grep -q '<system version="1">' "$TMP/fifo.out" \
+  && ok "-o FIFO: written through, still a FIFO" || not_ok "-o FIFO (exit $RC; $(ls -l "$TMP/fifo"))"
 finish

@@ -1,0 +1,273 @@
+/*
+ * cli_calib.c - topo-tune's measurement modes (docs/calibration.md):
+ *   --calibrate FILE...        fit the model constants, write a calibration file, report the
+ *                              prediction error before and after;
+ *   --judge-choices FILE...    was the table's choice the fastest measured candidate?
+ *   --expect [--measured F]    expected busbw envelope; PASS/WARN/FAIL of a measured run.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_calib.h"
+#include "cli_common.h"
+
+static tt_status load_all(const tt_cli_calib_args *a, tt_measure_set *ms)
+{
+    if (a->nfiles == 0) return tt_error_set(TT_ERR_INVALID, "no measurement file given");
+    for (int i = 0; i < a->nfiles; i++) {
+        tt_status st = tt_measure_load(a->files[i], &a->mopts, ms);
+        if (st != TT_OK) return st;
+    }
+    return TT_OK;
+}
+
+static int emit(const char *path, tt_strbuf *sb)
+{
+    tt_status st = tt_strbuf_status(sb);
+    if (st == TT_OK) st = tt_cli_write_output(path, sb->data ? sb->data : "", sb->len);
+    return st == TT_OK ? 0 : tt_cli_fail(st);
+}
+
+static const char *cand_name(const tt_measurement *m, char *b, size_t n)
+{
+    snprintf(b, n, "%s/%s", m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : "nccl",
+             m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "any");
+    return b;
+}
+
+/* robust alpha-beta per (collective, algorithm, protocol, ranks) */
+static void report_alpha_beta(const tt_measure_set *ms, tt_strbuf *r)
+{
+    char *done = calloc((size_t)ms->n, 1);
+    double *x = malloc(sizeof(double) * (size_t)ms->n), *y = malloc(sizeof(double) * (size_t)ms->n);
+    if (!done || !x || !y) goto out;
+    tt_strbuf_printf(r, "\n# robust straight line per group (Theil-Sen): time = a + bytes / (1000 b)\n");
+    tt_strbuf_printf(r, "%-14s %6s %-16s %6s %12s %12s\n", "collective", "ranks", "algo/proto", "sizes", "a (us)", "b (GB/s)");
+    for (int i = 0; i < ms->n; i++) {
+        if (done[i]) continue;
+        const tt_measurement *m = &ms->m[i];
+        int n = 0;
+        for (int j = i; j < ms->n; j++) {
+            const tt_measurement *q = &ms->m[j];
+            if (done[j] || q->coll != m->coll || q->algo != m->algo || q->proto != m->proto || q->nranks != m->nranks) continue;
+            done[j] = 1;
+            x[n] = (double)q->bytes;
+            y[n] = q->time_us;
+            n++;
+        }
+        char cb[48];
+        double av, bv;
+        if (tt_fit_alpha_beta(x, y, n, &av, &bv) == TT_OK)
+            tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12.2f %12.4g\n", tt_coll_name(m->coll), m->nranks,
+                             cand_name(m, cb, sizeof cb), n, av, bv);
+        else
+            tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12s %12s\n", tt_coll_name(m->coll), m->nranks,
+                             cand_name(m, cb, sizeof cb), n, "-", "-");
+    }
+out:
+    free(done);
+    free(x);
+    free(y);
+}
+
+int tt_cli_calibrate(const tt_cli_calib_args *a)
+{
+    tt_measure_set ms = {0};
+    tt_calib_report rep;
+    tt_model_params fitted;
+    tt_strbuf js, r;
+    tt_strbuf_init(&js);
+    tt_strbuf_init(&r);
+    int rc = TT_CLI_EXIT_ERROR;
+    tt_status st = load_all(a, &ms);
+    if (st != TT_OK) { rc = tt_cli_fail(st); goto out0; }
+    if ((st = tt_calibrate(a->topo, &a->cl, &ms, &a->params, &fitted, &rep)) != TT_OK) { rc = tt_cli_fail(st); goto out0; }
+    tt_strbuf_printf(&r, "# calibration of the topotune model: %d rows used, %d skipped, %d parameters, start: %s\n",
+                     rep.npoints, rep.nskipped, rep.nparams, a->params.source);
+    tt_strbuf_printf(&r, "%-28s %12s %12s   %s\n", "parameter", "before", "after", "bounds");
+    for (int j = 0; j < rep.nparams; j++)
+        tt_strbuf_printf(&r, "%-28s %12.6g %12.6g   [%g, %g]%s\n", rep.name[j], rep.before[j], rep.after[j], rep.lo[j],
+                         rep.hi[j], fabs(rep.after[j] - rep.hi[j]) < 1e-9 * rep.hi[j] || fabs(rep.after[j] - rep.lo[j]) < 1e-12 ? "  at bound" : "");
+    tt_strbuf_printf(&r, "\n# per row: |pred - meas| / meas\n%-14s %6s %-14s %12s %12s %12s %8s %12s %8s\n", "collective",
+                     "ranks", "algo/proto", "bytes", "meas us", "before us", "err", "after us", "err");
+    for (int i = 0; i < ms.n; i++) {
+        const tt_measurement *m = &ms.m[i];
+        char cb[48];
+        if (rep.row[i] < 0) {
+            tt_strbuf_printf(&r, "%-14s %6d %-14s %12llu %12.2f   skipped (%s)\n", tt_coll_name(m->coll), m->nranks,
+                             cand_name(m, cb, sizeof cb), (unsigned long long)m->bytes, m->time_us, m->where);
+            continue;
+        }
+        double eb = fabs(rep.pred_before[i] - m->time_us) / m->time_us, ea = fabs(rep.pred_after[i] - m->time_us) / m->time_us;
+        tt_strbuf_printf(&r, "%-14s %6d %-14s %12llu %12.2f %12.2f %7.1f%% %12.2f %7.1f%%\n", tt_coll_name(m->coll),
+                         m->nranks, cand_name(m, cb, sizeof cb), (unsigned long long)m->bytes, m->time_us,
+                         rep.pred_before[i], eb * 100, rep.pred_after[i], ea * 100);
+    }
+    tt_strbuf_printf(&r, "\n# error over %d rows: median %.1f%% -> %.1f%%, worst %.1f%% -> %.1f%%\n", rep.npoints,
+                     rep.med_before * 100, rep.med_after * 100, rep.worst_before * 100, rep.worst_after * 100);
+    report_alpha_beta(&ms, &r);
+    char comment[512];
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tmv);
+    int off = snprintf(comment, sizeof comment, "topo-tune --calibrate, %s, %d rows (median error %.1f%% -> %.1f%%) from",
+                       date, rep.npoints, rep.med_before * 100, rep.med_after * 100);
+    for (int i = 0; i < a->nfiles && off > 0 && (size_t)off < sizeof comment - 1; i++)
+        off += snprintf(comment + off, sizeof comment - (size_t)off, " %s", a->files[i]);
+    if ((st = tt_model_params_write_json(&fitted, comment, &js)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+    if ((rc = emit(a->outpath, &js)) != 0) goto out;
+    /* the report goes to stdout when the file went elsewhere, else to stderr */
+    if (a->outpath && strcmp(a->outpath, "-")) {
+        if ((rc = emit(NULL, &r)) != 0) goto out;
+    } else {
+        fputs(r.data ? r.data : "", stderr);
+    }
+    rc = TT_CLI_EXIT_OK;
+out:
+    tt_calib_report_free(&rep);
+out0:
+    tt_strbuf_free(&js);
+    tt_strbuf_free(&r);
+    tt_measure_set_free(&ms);
+    return rc;
+}
+
+int tt_cli_judge(const tt_cli_calib_args *a)
+{
+    tt_measure_set ms = {0};
+    tt_judge_report rep = {0};
+    tt_tune_loaded ld = {0};
+    tt_tune_table tab = {0};
+    tt_tune_ctx *ctx = NULL;
+    tt_strbuf out;
+    tt_strbuf_init(&out);
+    int rc = TT_CLI_EXIT_ERROR;
+    tt_status st = load_all(a, &ms);
+    if (st != TT_OK) { rc = tt_cli_fail(st); goto out; }
+    const tt_tune_entry *entries;
+    int nentries;
+    if (a->table) {
+        char *buf = NULL;
+        size_t len;
+        if ((st = tt_read_file(a->table, 64u << 20, &buf, &len)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+        st = tt_tune_table_parse(buf, a->table, &ld);
+        free(buf);
+        if (st != TT_OK) { rc = tt_cli_fail(st); goto out; }
+        entries = ld.entries;
+        nentries = ld.n;
+        for (int i = 0; i < ms.n; i++)
+            if (ms.m[i].nranks > 0 && ld.ranks > 0 && ms.m[i].nranks != ld.ranks) {
+                rc = tt_cli_fail(tt_error_set(TT_ERR_INVALID, "%s: measured with %d ranks, the table %s is for %d",
+                                              ms.m[i].where, ms.m[i].nranks, a->table, ld.ranks));
+                goto out;
+            }
+    } else if (a->among_measured) {
+        entries = NULL;
+        nentries = 0;
+    } else {
+        tt_cluster c = a->cl;
+        if (!a->gpn_given && ms.m[0].nranks > 0 && ms.m[0].nranks % c.nodes == 0) c.gpus_per_node = ms.m[0].nranks / c.nodes;
+        if ((st = tt_tune_ctx_new(a->topo, &c, TT_MODEL_TOPOTUNE, &a->params, &ctx)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+        if ((st = tt_tune_table_build(ctx, (1u << TT_COLL_COUNT) - 1, a->min_size, a->max_size, a->nccl_only, &tab)) != TT_OK) {
+            rc = tt_cli_fail(st);
+            goto out;
+        }
+        entries = tab.entries;
+        nentries = tab.n;
+    }
+    if (a->among_measured) st = tt_tune_judge_model(a->topo, &a->cl, &a->params, &ms, a->tolerance, &rep);
+    else st = tt_tune_judge(entries, nentries, &ms, a->tolerance, &rep);
+    if (st != TT_OK) { rc = tt_cli_fail(st); goto out; }
+    if ((st = tt_judge_write_text(&rep, a->tolerance, &out)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+    if ((rc = emit(a->outpath, &out)) != 0) goto out;
+    rc = rep.nwrong ? TT_CLI_EXIT_WARN : TT_CLI_EXIT_OK;
+out:
+    tt_judge_report_free(&rep);
+    tt_tune_loaded_free(&ld);
+    tt_tune_table_free(&tab);
+    tt_tune_ctx_free(ctx);
+    tt_strbuf_free(&out);
+    tt_measure_set_free(&ms);
+    return rc;
+}
+
+static const char *vname(tt_expect_verdict v) { return v == TT_EXPECT_PASS ? "PASS" : v == TT_EXPECT_WARN ? "WARN" : "FAIL"; }
+
+int tt_cli_expect(const tt_cli_calib_args *a)
+{
+    tt_measure_set ms = {0};
+    tt_tune_ctx *ctx = NULL;
+    tt_strbuf out;
+    tt_strbuf_init(&out);
+    tt_expect_bands b = TT_EXPECT_BANDS_DEFAULT;
+    int rc = TT_CLI_EXIT_ERROR;
+    tt_status st;
+    tt_cluster c = a->cl;
+    if (a->nfiles) {
+        if ((st = load_all(a, &ms)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+        const tt_measurement *m0 = &ms.m[0];
+        if (!a->gpn_given && m0->nranks > 0) {
+            if (m0->nodes > 0 && c.nodes == 1) c.nodes = m0->nodes;
+            if (m0->nranks % c.nodes) {
+                rc = tt_cli_fail(tt_error_set(TT_ERR_INVALID, "%s: %d ranks do not split over %d nodes", m0->where,
+                                              m0->nranks, c.nodes));
+                goto out;
+            }
+            c.gpus_per_node = m0->nranks / c.nodes;
+        }
+    }
+    if ((st = tt_tune_ctx_new(a->topo, &c, TT_MODEL_TOPOTUNE, &a->params, &ctx)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+    tt_strbuf_printf(&out,
+                     "# expected busbw, %d node(s) x %d GPU(s), topotune model (%s); PASS >= %.0f%% of the prediction, FAIL < "
+                     "%.0f%% (latency-bound sizes: %.0f%% / %.0f%%)\n",
+                     c.nodes, c.gpus_per_node, a->params.source, b.pass_ratio * 100, b.fail_ratio * 100,
+                     b.small_pass_ratio * 100, b.small_fail_ratio * 100);
+    if (!a->nfiles) {
+        tt_strbuf_printf(&out, "%-14s %12s  %-16s %12s %12s %12s %12s\n", "collective", "bytes", "algo/proto", "pred us",
+                         "pred busbw", "pass >=", "fail <");
+        for (int cc = 0; cc < TT_COLL_COUNT; cc++) {
+            static const tt_coll order[] = {TT_COLL_ALLREDUCE, TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER, TT_COLL_BROADCAST,
+                                            TT_COLL_REDUCE};
+            tt_coll co = order[cc];
+            if (!(a->colls & (1u << co))) continue;
+            for (uint64_t s = a->min_size; s <= a->max_size && s; s *= 2) {
+                tt_expect_row row;
+                if ((st = tt_expect_row_compute(ctx, co, s, &b, &row)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+                char cb[40];
+                snprintf(cb, sizeof cb, "%s/%s", tt_algo_name(row.algo), tt_proto_name(row.proto));
+                tt_strbuf_printf(&out, "%-14s %12llu  %-16s %12.2f %12.3f %12.3f %12.3f%s\n", tt_coll_name(co),
+                                 (unsigned long long)s, cb, row.pred_us, row.pred_busbw, row.pass_busbw, row.fail_busbw,
+                                 row.latency_bound ? "  latency-bound" : "");
+                if (s > UINT64_MAX / 2) break;
+            }
+        }
+        rc = emit(a->outpath, &out);
+        if (rc == 0) rc = TT_CLI_EXIT_OK;
+        goto out;
+    }
+    int worst = TT_EXPECT_PASS, counts[3] = {0};
+    tt_strbuf_printf(&out, "%-14s %12s %12s %12s %12s %8s  %-7s %s\n", "collective", "bytes", "meas busbw", "pred busbw",
+                     "pass >=", "ratio", "verdict", "row");
+    for (int i = 0; i < ms.n; i++) {
+        tt_expect_row row;
+        if ((st = tt_expect_judge(ctx, &ms.m[i], &b, &row)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+        counts[row.verdict]++;
+        if ((int)row.verdict > worst) worst = row.verdict;
+        tt_strbuf_printf(&out, "%-14s %12llu %12.3f %12.3f %12.3f %7.0f%%  %-7s %s%s\n", tt_coll_name(row.coll),
+                         (unsigned long long)row.bytes, row.meas_busbw, row.pred_busbw, row.pass_busbw, row.ratio * 100,
+                         vname(row.verdict), row.where, row.ratio > 1.25 ? " (above the model: recalibrate)" : "");
+    }
+    tt_strbuf_printf(&out, "# %d PASS, %d WARN, %d FAIL -> %s\n", counts[0], counts[1], counts[2], vname(worst));
+    if ((rc = emit(a->outpath, &out)) != 0) goto out;
+    rc = worst; /* 0 PASS, 1 WARN, 2 FAIL */
+out:
+    tt_tune_ctx_free(ctx);
+    tt_strbuf_free(&out);
+    tt_measure_set_free(&ms);
+    return rc;
+}

@@ -1,0 +1,503 @@
+/*
+ * cli_gpu.c - topo-exec's GPU mode (linked into the tools as a bin/cli_*.c
+ * helper; topo-exec calls topo_exec_gpu_main() through a weak hook).
+ *
+ *   topo-exec -g N [...]          N ranks on GPUs (on one GPU: N VIRTUAL ranks)
+ *   topo-exec -g N --engine nccl  the same sweep through libnccl.so.2 (dlopen)
+ *   topo-exec --gpu-copy-bench SIZE   reduce-copy vs cudaMemcpy device-to-device
+ *
+ * Output follows nccl-tests' table (size, count, type, redop, root, time,
+ * algbw, busbw, #wrong out of place and in place).  AllReduce only.
+ */
+#include <dlfcn.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tt_common.h"
+#include "tt_exec.h"
+
+int topo_exec_gpu_main(int argc, char **argv);
+
+enum { GX_OK = 0, GX_RUNTIME = 1, GX_USAGE = 2, GX_WRONG = 7 };
+
+typedef struct {
+    uint64_t minb, maxb, stepb, check_max;
+    long long factor;
+    int iters, warmup, check, ngpus, channels;
+    tt_dtype dtype;
+    tt_redop op;
+    tt_plan plan;
+    int nccl;
+    uint64_t copy_bench;
+} gopts;
+
+static double gnow(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int gbad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int gbad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "topo-exec: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return GX_USAGE;
+}
+
+static int gint(const char *name, const char *s, long long lo, long long hi, long long *out)
+{
+    if (tt_parse_ll(s, out) != TT_OK || *out < lo || *out > hi)
+        return gbad("%s '%s' must be an integer in %lld..%lld", name, s, lo, hi);
+    return 0;
+}
+
+/* Is this a GPU-mode command line?  (--host always means host ranks.) */
+static int wants_gpu(int argc, char **argv)
+{
+    int gpu = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--host") || !strncmp(a, "--host=", 7)) return 0;
+        if (!strcmp(a, "-g") || !strncmp(a, "--ngpus", 7) || !strncmp(a, "--engine", 8) ||
+            !strncmp(a, "--gpu-copy-bench", 16) || (a[0] == '-' && a[1] == 'g' && a[2] >= '0' && a[2] <= '9'))
+            gpu = 1;
+    }
+    return gpu;
+}
+
+static int parse(int argc, char **argv, gopts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->minb = o->maxb = 32u << 20;
+    o->stepb = 1u << 20;
+    o->factor = 1;
+    o->iters = 20;
+    o->warmup = 1;
+    o->check = 1;
+    o->check_max = 256u << 20;
+    o->dtype = TT_FLOAT;
+    o->op = TT_SUM;
+    o->plan = TT_PLAN_DEFAULT;
+    enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG };
+    static const struct option lo[] = {
+        {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
+        {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
+        {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"ngpus", 1, 0, 'g'}, {"timeout", 1, 0, 'T'},
+        {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"engine", 1, 0, O_ENGINE},
+        {"channels", 1, 0, O_CHAN}, {"gpu-copy-bench", 1, 0, O_COPY}, {"check-max", 1, 0, O_CHKMAX},
+        {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
+    const char *algo_s = NULL, *proto_s = NULL;
+    long long v;
+    uint64_t u;
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:c:o:d:g:T:", lo, NULL)) != -1) {
+        switch (ch) {
+        case 't': {
+            tt_coll c;
+            if (tt_coll_parse(optarg, &c) != TT_OK) return gbad("-t: %s", tt_error_message());
+            if (c != TT_COLL_ALLREDUCE)
+                return gbad("-t %s: GPU mode runs all_reduce only; use --host N for the other collectives", optarg);
+            break;
+        }
+        case 'b': case 'e': case 'i': case O_COPY: case O_CHKMAX:
+            if (tt_parse_size(optarg, &u) != TT_OK || u == 0)
+                return gbad("'%s' is not a positive size (number with optional K/M/G)", optarg);
+            if (ch == 'b') o->minb = u;
+            else if (ch == 'e') o->maxb = u;
+            else if (ch == 'i') o->stepb = u;
+            else if (ch == O_COPY) o->copy_bench = u;
+            else o->check_max = u;
+            break;
+        case 'f': if (gint("-f", optarg, 1, 1 << 20, &o->factor)) return GX_USAGE; break;
+        case 'n': if (gint("-n", optarg, 1, 1 << 30, &v)) return GX_USAGE; o->iters = (int)v; break;
+        case 'w': if (gint("-w", optarg, 0, 1 << 30, &v)) return GX_USAGE; o->warmup = (int)v; break;
+        case 'c': if (gint("-c", optarg, 0, 1 << 20, &v)) return GX_USAGE; o->check = (int)v; break;
+        case 'o': if (tt_redop_parse(optarg, &o->op) != TT_OK) return gbad("-o: %s", tt_error_message()); break;
+        case 'd': if (tt_dtype_parse(optarg, &o->dtype) != TT_OK) return gbad("-d: %s", tt_error_message()); break;
+        case 'g': if (gint("-g", optarg, 1, 64, &v)) return GX_USAGE; o->ngpus = (int)v; break;
+        case 'T': {
+            if (gint("-T (seconds)", optarg, 1, 86400, &v)) return GX_USAGE;
+            char b[32];
+            snprintf(b, sizeof b, "%lld", v * 1000);
+            setenv("TOPOTUNE_TIMEOUT_MS", b, 1);
+            break;
+        }
+        case O_ALGO: algo_s = optarg; break;
+        case O_PROTO: proto_s = optarg; break;
+        case O_ENGINE:
+            if (!strcmp(optarg, "nccl")) o->nccl = 1;
+            else if (strcmp(optarg, "topotune")) return gbad("--engine '%s': valid values are topotune, nccl", optarg);
+            break;
+        case O_CHAN: if (gint("--channels", optarg, 1, 64, &v)) return GX_USAGE; o->channels = (int)v; break;
+        case O_NOPROG: break;
+        case ':': return gbad("option %s needs a value", argv[optind - 1]);
+        default:
+            return gbad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return gbad("unexpected argument '%s'", argv[optind]);
+    if (!algo_s && getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) algo_s = getenv("NCCL_ALGO");
+    if (!proto_s && getenv("NCCL_PROTO") && *getenv("NCCL_PROTO")) proto_s = getenv("NCCL_PROTO");
+    if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK) return gbad("--algo: %s", tt_error_message());
+    if (proto_s && tt_proto_parse(proto_s, &o->plan.proto) != TT_OK) return gbad("--proto: %s", tt_error_message());
+    o->plan.channels = o->channels;
+    if (o->maxb < o->minb) return gbad("-e (maxbytes) is smaller than -b (minbytes)");
+    if (!o->copy_bench && o->ngpus == 0) o->ngpus = 1;
+    return 0;
+}
+
+static void fmtnum(char *b, size_t n, int w, double v)
+{
+    for (int prec = 2; prec >= 0; prec--) {
+        snprintf(b, n, "%*.*f", w, prec, v);
+        if ((int)strlen(b) <= w) return;
+    }
+    snprintf(b, n, "%*.1e", w, v);
+}
+
+/* ---- NCCL through dlopen (no build-time dependency) -------------------- */
+typedef struct { char internal[128]; } nccl_uid;
+typedef struct {
+    void *h;
+    int (*comm_init_all)(void **comms, int ndev, const int *devlist);
+    int (*all_reduce)(const void *, void *, size_t, int, int, void *, void *);
+    int (*comm_destroy)(void *);
+    const char *(*err_string)(int);
+    int (*get_version)(int *);
+    int (*group_start)(void);
+    int (*group_end)(void);
+} nccl_api;
+
+static int nccl_load(nccl_api *n, char *why, size_t wl)
+{
+    memset(n, 0, sizeof *n);
+    n->h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!n->h) {
+        snprintf(why, wl, "cannot load libnccl.so.2: %s", dlerror());
+        return -1;
+    }
+    *(void **)&n->comm_init_all = dlsym(n->h, "ncclCommInitAll");
+    *(void **)&n->all_reduce = dlsym(n->h, "ncclAllReduce");
+    *(void **)&n->comm_destroy = dlsym(n->h, "ncclCommDestroy");
+    *(void **)&n->err_string = dlsym(n->h, "ncclGetErrorString");
+    *(void **)&n->get_version = dlsym(n->h, "ncclGetVersion");
+    *(void **)&n->group_start = dlsym(n->h, "ncclGroupStart");
+    *(void **)&n->group_end = dlsym(n->h, "ncclGroupEnd");
+    if (!n->comm_init_all || !n->all_reduce || !n->comm_destroy || !n->err_string || !n->group_start ||
+        !n->group_end) {
+        snprintf(why, wl, "libnccl.so.2 lacks ncclCommInitAll/ncclAllReduce/ncclCommDestroy/ncclGetErrorString/"
+                          "ncclGroupStart/ncclGroupEnd");
+        dlclose(n->h);
+        return -1;
+    }
+    return 0;
+}
+/* NCCL's enum values (nccl.h): types int8 uint8 int32 uint32 int64 uint64
+ * float16 float32 float64 bfloat16; ops sum prod max min avg */
+static int nccl_type(tt_dtype t)
+{
+    static const int m[TT_NDTYPES] = {0, 1, 2, 3, 4, 5, 6, 9, 7, 8};
+    return m[t];
+}
+static int nccl_op(tt_redop o)
+{
+    static const int m[TT_NREDOPS] = {0, 1, 3, 2, 4};
+    return m[o];
+}
+
+/* CUDA runtime calls the NCCL engine needs (present in CUDA builds; weak so
+ * that builds without CUDA still link). */
+extern int cudaDeviceSynchronize(void) __attribute__((weak));
+extern int cudaSetDevice(int) __attribute__((weak));
+
+/* NCCL mode: wait for every rank's GPU */
+static void nccl_sync(tt_gpu_comm *g, int n)
+{
+    for (int r = 0; r < n; r++) {
+        if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
+        if (cudaDeviceSynchronize) cudaDeviceSynchronize();
+    }
+}
+
+static int copy_bench(const gopts *o)
+{
+    char why[256];
+    int n = tt_gpu_available(why, sizeof why);
+    if (!n) {
+        fprintf(stderr, "topo-exec: --gpu-copy-bench: %s\n", why);
+        return GX_USAGE;
+    }
+    printf("# reduce-copy vs cudaMemcpy device-to-device on device 0, %llu bytes per buffer, median of %d\n",
+           (unsigned long long)o->copy_bench, o->iters);
+    printf("# GB/s = (bytes read + bytes written) / time\n");
+    printf("# variant: tiled = 32/64 KiB tiles round robin over blocks (tt_gpu_reduce_copy: tiled u4, 1 block/SM);\n"
+           "#          contig = one contiguous share per block (the layout of collective channels);\n"
+           "#          u4/u8 = 16-byte accesses in flight per thread; stream = evict-first cache hints\n");
+    printf("# variant              blocks/SM   memcpy(GB/s)   copy(GB/s)  copy/memcpy   a+b->c(GB/s)  a+b/memcpy\n");
+    static const char *vn[] = {"tiled u4 (default)", "tiled u8", "contig u4", "contig u8", "contig u4 stream",
+                               "contig u8 stream"};
+    for (int var = 0; var < 6; var++)
+    for (int bps = 1; bps <= 4; bps *= 2) {
+        double g[3];
+        if (tt_gpu_bench_copy(0, (size_t)o->copy_bench, o->iters, bps, var, g) != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            return GX_RUNTIME;
+        }
+        printf("  %-18s %11d  %13.1f  %11.1f  %10.1f%%  %13.1f  %9.1f%%\n", vn[var], bps, g[0], g[1], 100 * g[1] / g[0], g[2],
+               100 * g[2] / g[0]);
+    }
+    return GX_OK;
+}
+
+int topo_exec_gpu_main(int argc, char **argv)
+{
+    if (!wants_gpu(argc, argv)) return -1;
+    gopts o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc;
+    if (!getenv("NCCL_NVLS_ENABLE")) setenv("NCCL_NVLS_ENABLE", "0", 1); /* never NVLink SHARP here */
+    if (o.copy_bench) return copy_bench(&o);
+    char why[256];
+    int ndev = tt_gpu_available(why, sizeof why);
+    if (!ndev) {
+        /* a usage error, as before the GPU executor existed: this machine (or
+         * build) cannot run GPU ranks; the message names the way out */
+        fprintf(stderr, "topo-exec: -g %d: %s; use --host N for host ranks\n", o.ngpus, why);
+        return GX_USAGE;
+    }
+    int n = o.ngpus;
+    size_t es = tt_dtype_size(o.dtype);
+    nccl_api nc;
+    void *ncomms[64] = {0};
+    tt_gpu_comm *g = NULL;
+    int virt = 0;
+    tt_status st = tt_gpu_comm_init(&g, n, NULL);
+    if (st != TT_OK) {
+        fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+        return GX_RUNTIME;
+    }
+    virt = tt_gpu_comm_is_virtual(g);
+    if (o.nccl) {
+        if (virt) {
+            fprintf(stderr, "topo-exec: --engine nccl: NCCL runs one rank per GPU; -g %d needs %d GPUs but this "
+                            "machine has %d\n", n, n, ndev);
+            tt_gpu_comm_destroy(g);
+            return GX_USAGE;
+        }
+        if (nccl_load(&nc, why, sizeof why)) {
+            fprintf(stderr, "topo-exec: --engine nccl: %s\n", why);
+            tt_gpu_comm_destroy(g);
+            return GX_RUNTIME;
+        }
+        if (o.plan.algo != TT_ALGO_DEFAULT) setenv("NCCL_ALGO", o.plan.algo == TT_ALGO_TREE ? "Tree" : "Ring", 1);
+        if (o.plan.proto != TT_PROTO_DEFAULT)
+            setenv("NCCL_PROTO", o.plan.proto == TT_PROTO_LL ? "LL" : o.plan.proto == TT_PROTO_LL128 ? "LL128" : "Simple", 1);
+        int devs[64];
+        for (int r = 0; r < n; r++) devs[r] = tt_gpu_comm_device(g, r);
+        int e = nc.comm_init_all(ncomms, n, devs);
+        if (e) {
+            fprintf(stderr, "topo-exec: ncclCommInitAll: %s\n", nc.err_string(e));
+            tt_gpu_comm_destroy(g);
+            return GX_RUNTIME;
+        }
+    } else {
+        tt_plan eff;
+        if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, (size_t)(o.maxb / es), o.dtype, &o.plan, &eff) != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            tt_gpu_comm_destroy(g);
+            return GX_USAGE;
+        }
+    }
+    /* buffers: send, receive of the largest size per rank */
+    size_t maxcount = (size_t)(o.maxb / es);
+    void *sb[64] = {0}, *rb[64] = {0};
+    unsigned char *h = malloc(maxcount * es + 16), *want = malloc(maxcount * es + 16), *got = malloc(maxcount * es + 16);
+    rc = GX_OK;
+    if (!h || !want || !got) {
+        fprintf(stderr, "topo-exec: out of host memory for %zu-byte buffers\n", maxcount * es);
+        rc = GX_RUNTIME;
+        goto out;
+    }
+    for (int r = 0; r < n; r++)
+        if (tt_gpu_alloc(g, r, maxcount * es + 16, &sb[r]) != TT_OK ||
+            tt_gpu_alloc(g, r, maxcount * es + 16, &rb[r]) != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            rc = GX_RUNTIME;
+            goto out;
+        }
+    const uint64_t seed = 12345;
+    for (int r = 0; r < n; r++) {
+        tt_verify_fill(h, maxcount, o.dtype, o.op, r, seed, 0);
+        if (tt_gpu_memcpy(sb[r], h, maxcount * es) != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            rc = GX_RUNTIME;
+            goto out;
+        }
+    }
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    printf("# topo-exec (topotune %s) collective: all_reduce, engine %s\n", TT_VERSION_STRING,
+           o.nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor");
+    printf("# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
+           "validation: %d (sizes up to %llu bytes)\n", n, (unsigned long long)o.minb, (unsigned long long)o.maxb,
+           (unsigned long long)(o.factor > 1 ? (uint64_t)o.factor : o.stepb), o.factor > 1 ? "factor" : "bytes",
+           o.warmup, o.iters, o.check, (unsigned long long)o.check_max);
+    if (virt)
+        printf("# VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real kernels; "
+               "bandwidths are NOT those of %d GPUs\n", n, ndev == 1 ? "1" : "some", n);
+    printf("#\n# Using devices\n");
+    for (int r = 0; r < n; r++)
+        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [gpu%s] %s -> rank %d\n", r, (int)getpid(), host,
+               tt_gpu_comm_device(g, r), virt ? ", virtual" : "", tt_gpu_comm_link(g, r, (r + 1) % n), (r + 1) % n);
+    printf("# plan: algo %s, proto %s, channels %s\n",
+           o.plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o.plan.algo),
+           o.plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o.plan.proto),
+           o.channels ? "as given" : "default");
+    printf("#\n#                                                    out-of-place                       in-place\n");
+    printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
+    printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
+    fflush(stdout);
+    double busf = 2.0 * (n - 1) / n, bwsum = 0;
+    int nbw = 0, oob = 0;
+    for (uint64_t bytes = o.minb; bytes <= o.maxb && rc == GX_OK;
+         bytes = o.factor > 1 ? bytes * (uint64_t)o.factor : bytes + o.stepb) {
+        size_t count = (size_t)(bytes / es);
+        double tus[2];
+        long long wrong[2];
+        tt_plan eff = o.plan;
+        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &o.plan, &eff) != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            rc = GX_USAGE;
+            break;
+        }
+        for (int ip = 0; ip < 2 && rc == GX_OK; ip++) {
+            const void *s[64];
+            void *d[64];
+            for (int r = 0; r < n; r++) {
+                d[r] = rb[r];
+                s[r] = ip ? rb[r] : sb[r];
+            }
+            /* one AllReduce of the whole batch on every rank */
+            int runs = 0;
+            double t0 = 0;
+            int total = o.warmup + o.iters;
+            for (int it = 0; it < total && rc == GX_OK; it++) {
+                if (it == o.warmup) {
+                    if (o.nccl) nccl_sync(g, n);
+                    else if (tt_gpu_comm_sync(g) != TT_OK) break;
+                    t0 = gnow();
+                }
+                if (o.nccl) {
+                    /* one thread drives every GPU: the calls of one collective must be
+                     * grouped, or the first rank's call waits for the others */
+                    nc.group_start();
+                    for (int r = 0; r < n; r++) {
+                        if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
+                        int e = nc.all_reduce(s[r], d[r], count, nccl_type(o.dtype), nccl_op(o.op), ncomms[r], NULL);
+                        if (e) {
+                            fprintf(stderr, "topo-exec: ncclAllReduce: %s\n", nc.err_string(e));
+                            rc = GX_RUNTIME;
+                        }
+                    }
+                    int e = nc.group_end();
+                    if (e && rc == GX_OK) {
+                        fprintf(stderr, "topo-exec: ncclGroupEnd: %s\n", nc.err_string(e));
+                        rc = GX_RUNTIME;
+                    }
+                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK) {
+                    rc = GX_RUNTIME;
+                }
+                runs++;
+            }
+            if (rc == GX_OK) {
+                if (o.nccl) nccl_sync(g, n);
+                else if (tt_gpu_comm_sync(g) != TT_OK) rc = GX_RUNTIME;
+            }
+            if (rc != GX_OK) {
+                if (!o.nccl) fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+                break;
+            }
+            tus[ip] = (gnow() - t0) * 1e6 / o.iters;
+            /* correctness: a fresh run on restored inputs */
+            wrong[ip] = -1;
+            if (o.check && bytes <= o.check_max) {
+                for (int r = 0; r < n; r++) {
+                    tt_gpu_memset(rb[r], 0xEE, count * es);
+                    if (ip) tt_gpu_memcpy(rb[r], sb[r], count * es);
+                }
+                if (o.nccl) {
+                    nc.group_start();
+                    for (int r = 0; r < n; r++) {
+                        if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
+                        nc.all_reduce(s[r], d[r], count, nccl_type(o.dtype), nccl_op(o.op), ncomms[r], NULL);
+                    }
+                    nc.group_end();
+                    nccl_sync(g, n);
+                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK ||
+                           tt_gpu_comm_sync(g) != TT_OK) {
+                    fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+                    rc = GX_RUNTIME;
+                    break;
+                }
+                tt_verify_expected(want, count, o.dtype, o.op, n, seed, 0);
+                wrong[ip] = 0;
+                for (int r = 0; r < n; r++) {
+                    tt_gpu_memcpy(got, rb[r], count * es);
+                    wrong[ip] += (long long)tt_verify_count_wrong(got, want, count, o.dtype);
+                }
+                if (wrong[ip]) oob++;
+            }
+            if (ip) /* leave the receive buffers as a fresh input would */
+                for (int r = 0; r < n; r++) tt_gpu_memcpy(rb[r], sb[r], count * es);
+        }
+        if (rc != GX_OK) break;
+        printf("%12llu  %12zu  %8s  %6s  %6d", (unsigned long long)(count * es), count, tt_dtype_name(o.dtype),
+               tt_redop_name(o.op), -1);
+        for (int ip = 0; ip < 2; ip++) {
+            char t[32], a[32], b[32];
+            double algbw = tus[ip] > 0 ? (double)(count * es) / tus[ip] / 1e3 : 0;
+            fmtnum(t, sizeof t, 7, tus[ip]);
+            fmtnum(a, sizeof a, 6, algbw);
+            fmtnum(b, sizeof b, 6, algbw * busf);
+            bwsum += algbw * busf;
+            nbw++;
+            if (wrong[ip] < 0) printf("  %7s  %6s  %6s  %6s", t, a, b, "N/A");
+            else printf("  %7s  %6s  %6s  %6lld", t, a, b, wrong[ip]);
+        }
+        if (o.nccl) printf("  nccl\n");
+        else printf("  %s/%s/%d\n", tt_algo_label(eff.algo), tt_proto_name(eff.proto), eff.channels);
+        fflush(stdout);
+        if (o.factor <= 1 && o.stepb == 0) break;
+    }
+    if (rc == GX_OK) {
+        printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
+        printf("# Avg bus bandwidth    : %g %s\n", nbw ? bwsum / nbw : 0, virt ? "(virtual ranks)" : "");
+        printf("#\n# Collective test concluded: all_reduce\n");
+        if (oob) rc = GX_WRONG;
+    }
+out:
+    for (int r = 0; r < n; r++) {
+        tt_gpu_free(g, r, sb[r]);
+        tt_gpu_free(g, r, rb[r]);
+        if (o.nccl && ncomms[r]) nc.comm_destroy(ncomms[r]);
+    }
+    free(h);
+    free(want);
+    free(got);
+    tt_gpu_comm_destroy(g);
+    return rc;
+}

@@ -1,0 +1,219 @@
+/*
+ * exec_cuda_coll.cuh - the GPU executor's kernels: AllReduce (ring and
+ * binary tree, Simple and LL protocols, several channels) and the
+ * standalone reduce-copy.  One kernel per (data type, operation); the
+ * algorithm and protocol are chosen at run time inside it.
+ *
+ * Grid: one thread block per (local rank, channel); block b serves local
+ * rank b / nch, channel b % nch.  All the blocks of one launch are resident
+ * at once (the host checks occupancy), so virtual ranks on one GPU - all in
+ * the same launch - can wait on each other.
+ */
+#ifndef EXEC_CUDA_COLL_CUH
+#define EXEC_CUDA_COLL_CUH
+#include <cuda_runtime.h>
+
+#include "exec_cuda_prims.cuh"
+
+template <class Tag, int OP, int PROTO>
+__device__ __forceinline__ bool do_step(const Ctx &x, int nr, const int *rr, const typename Tr<Tag>::S *in,
+                                        int ns, const int *sr, typename Tr<Tag>::S *out, size_t n, int div)
+{
+    if (PROTO == TT_PROTO_SIMPLE) return simple_step<Tag, OP>(x, nr, rr, in, ns, sr, out, n, div);
+    return ll_step<Tag, OP>(x, nr, rr, in, ns, sr, out, n, div);
+}
+
+/* Elements of the channel's share: 16-byte multiples, so every chunk starts
+ * at the same offset modulo 16 as the buffer. */
+template <class S>
+__device__ __forceinline__ void chan_range(size_t count, int c, int nch, size_t *lo, size_t *hi)
+{
+    const size_t A = 16 / sizeof(S);
+    size_t per = (count + nch - 1) / nch;
+    per = (per + A - 1) / A * A;
+    *lo = min(count, (size_t)c * per);
+    *hi = min(count, *lo + per);
+}
+
+template <class Tag, int OP, int PROTO>
+__device__ void ring_allreduce(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out,
+                               size_t count, int nch, int n, int r, int div)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t A = 16 / sizeof(S);
+    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    size_t lo, hi;
+    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const int R[1] = {GPU_CONN_RING};
+    for (size_t base = lo; base < hi;) {
+        size_t rem = hi - base;
+        size_t cs = (rem + n - 1) / n;
+        cs = (cs + A - 1) / A * A;
+        if (cs > chunk) cs = chunk;
+        auto seg = [&](int j, size_t *len) -> size_t {
+            size_t off = base + (size_t)j * cs;
+            *len = off < hi ? min(cs, hi - off) : 0;
+            return off;
+        };
+        size_t len, off;
+        /* reduce-scatter */
+        off = seg(r, &len);
+        if (!do_step<Tag, OP, PROTO>(x, 0, R, in + off, 1, R, nullptr, len, 0)) return;
+        for (int s = 1; s <= n - 2; s++) {
+            off = seg((r - s + n) % n, &len);
+            if (!do_step<Tag, OP, PROTO>(x, 1, R, in + off, 1, R, nullptr, len, 0)) return;
+        }
+        /* the last reduction gives the final segment: keep it and send it */
+        off = seg((r + 1) % n, &len);
+        if (!do_step<Tag, OP, PROTO>(x, 1, R, in + off, 1, R, out + off, len, div)) return;
+        /* all-gather */
+        for (int s = 1; s <= n - 2; s++) {
+            off = seg((r + 1 - s + n) % n, &len);
+            if (!do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 1, R, out + off, len, 0)) return;
+        }
+        off = seg((r + 2) % n, &len);
+        if (!do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 0, R, out + off, len, 0)) return;
+        base += (size_t)n * cs;
+    }
+}
+
+/* Binary tree in heap order (parent (r-1)/2, children 2r+1, 2r+2).  The
+ * root reduces its children's chunks into its own and sends the result
+ * straight down.  Other ranks split their warps: the first half sends
+ * chunks up (own + children's), the second half forwards results down, so
+ * both directions stream at once (and the up/down credit cycle cannot
+ * deadlock). */
+template <class Tag, int OP, int PROTO>
+__device__ void tree_allreduce(Ctx x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out, size_t count,
+                               int nch, int n, int r, int div)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    size_t lo, hi;
+    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    int nchild = (2 * r + 1 < n) + (2 * r + 2 < n);
+    const int C[2] = {GPU_CONN_CHILD0, GPU_CONN_CHILD1};
+    const int P[1] = {GPU_CONN_PARENT};
+    if (r == 0) {
+        for (size_t off = lo; off < hi; off += chunk) {
+            size_t len = min(chunk, hi - off);
+            if (!do_step<Tag, OP, PROTO>(x, nchild, C, in + off, nchild, C, out + off, len, div)) return;
+        }
+        return;
+    }
+    int half = x.nthr / 2;
+    bool up = x.tid < half;
+    x.nthr = half;
+    x.bar = up ? 1 : 2;
+    if (!up) x.tid -= half;
+    for (size_t off = lo; off < hi; off += chunk) {
+        size_t len = min(chunk, hi - off);
+        bool ok = up ? do_step<Tag, OP, PROTO>(x, nchild, C, in + off, 1, P, nullptr, len, 0)
+                     : do_step<Tag, OP, PROTO>(x, 1, P, nullptr, nchild, C, out + off, len, 0);
+        if (!ok) return;
+    }
+}
+
+template <class Tag, int OP>
+__global__ void __launch_bounds__(GPU_THREADS) allreduce_kernel(gpu_kargs a)
+{
+    typedef typename Tr<Tag>::S S;
+    __shared__ ull ss[GPU_NCONN], rs[GPU_NCONN];
+    int li = blockIdx.x / a.nch, c = blockIdx.x % a.nch;
+    gpu_chan *ch = a.chans + (size_t)li * a.chstride + c;
+    if (threadIdx.x < GPU_NCONN) {
+        ss[threadIdx.x] = ch->send_step[threadIdx.x];
+        rs[threadIdx.x] = ch->recv_step[threadIdx.x];
+    }
+    __syncthreads();
+    Ctx x;
+    x.ch = ch;
+    x.rank = a.rank[li];
+    x.chan = c;
+    x.proto = a.proto;
+    x.tid = threadIdx.x;
+    x.nthr = blockDim.x;
+    x.bar = 1;
+    x.ss = ss;
+    x.rs = rs;
+    x.timeout = a.timeout_ns;
+    x.abort = a.abort;
+    x.err = a.err;
+    const S *in = (const S *)a.send[li];
+    S *out = (S *)a.recv[li];
+    if (x.rank == a.stall_rank) {
+        /* testing aid (TOPOTUNE_GPU_TEST_STALL_RANK): behave like a rank that
+         * never entered the collective, so its peers hit their deadline */
+    } else if (a.nranks == 1) {
+        size_t lo, hi;
+        chan_range<S>(a.count, c, a.nch, &lo, &hi);
+        const S *src[1] = {in + lo};
+        S *dst[1] = {out + lo};
+        if (hi > lo) reduce_copy<Tag, OP>(x.tid, x.nthr, 1, src, 0, 1, dst, hi - lo, a.avg_div);
+    } else if (a.algo == TT_ALGO_TREE) {
+        if (a.proto == TT_PROTO_SIMPLE) tree_allreduce<Tag, OP, TT_PROTO_SIMPLE>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
+        else tree_allreduce<Tag, OP, TT_PROTO_LL>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
+    } else {
+        if (a.proto == TT_PROTO_SIMPLE) ring_allreduce<Tag, OP, TT_PROTO_SIMPLE>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
+        else ring_allreduce<Tag, OP, TT_PROTO_LL>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
+    }
+    __syncthreads();
+    if (threadIdx.x < GPU_NCONN) {
+        ch->send_step[threadIdx.x] = ss[threadIdx.x];
+        ch->recv_step[threadIdx.x] = rs[threadIdx.x];
+    }
+}
+
+/* Reduce-copy over the whole grid, contiguous layout: block b takes one
+ * contiguous 16-byte-aligned share (the layout of a collective's channels).
+ * Kept as a benchmark variant. */
+template <class Tag, int OP, int U = 4, int HINT = 0>
+__global__ void __launch_bounds__(GPU_THREADS) reduce_copy_block_kernel(void *dst, const void *s0, const void *s1,
+                                                                         size_t count)
+{
+    typedef typename Tr<Tag>::S S;
+    size_t lo, hi;
+    chan_range<S>(count, blockIdx.x, gridDim.x, &lo, &hi);
+    if (hi <= lo) return;
+    const S *src[2] = {(const S *)s0 + lo, s1 ? (const S *)s1 + lo : nullptr};
+    S *d[1] = {(S *)dst + lo};
+    reduce_copy<Tag, OP, U, HINT>(threadIdx.x, blockDim.x, s1 ? 2 : 1, src, 0, 1, d, hi - lo, 0);
+}
+
+/* Standalone reduce-copy (tt_gpu_reduce_copy): blocks take tiles of
+ * U x threads x 16 bytes round robin, each through the same reduce_copy.
+ * Measured faster than the contiguous layout on H200 (benchmarks-gpu.md). */
+template <class Tag, int OP, int U = 4>
+__global__ void __launch_bounds__(GPU_THREADS) reduce_copy_kernel(void *dst, const void *s0, const void *s1,
+                                                                   size_t count)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t tile = (size_t)U * GPU_THREADS * (16 / sizeof(S));
+    for (size_t lo = (size_t)blockIdx.x * tile; lo < count; lo += (size_t)gridDim.x * tile) {
+        size_t n = count - lo < tile ? count - lo : tile;
+        const S *src[2] = {(const S *)s0 + lo, s1 ? (const S *)s1 + lo : nullptr};
+        S *d[1] = {(S *)dst + lo};
+        reduce_copy<Tag, OP, U, 0>(threadIdx.x, blockDim.x, s1 ? 2 : 1, src, 0, 1, d, n, 0);
+    }
+}
+
+typedef void (*exec_ar_fn)(gpu_kargs);
+typedef void (*exec_rc_fn)(void *, const void *, const void *, size_t);
+
+/* the kernels of one type, ops sum prod min max (avg runs sum + division) */
+template <class Tag> static void exec_fill_row(exec_ar_fn *ar, exec_rc_fn *rc)
+{
+    ar[TT_SUM] = allreduce_kernel<Tag, TT_SUM>;
+    ar[TT_PROD] = allreduce_kernel<Tag, TT_PROD>;
+    ar[TT_MIN] = allreduce_kernel<Tag, TT_MIN>;
+    ar[TT_MAX] = allreduce_kernel<Tag, TT_MAX>;
+    rc[TT_SUM] = reduce_copy_kernel<Tag, TT_SUM>;
+    rc[TT_PROD] = reduce_copy_kernel<Tag, TT_PROD>;
+    rc[TT_MIN] = reduce_copy_kernel<Tag, TT_MIN>;
+    rc[TT_MAX] = reduce_copy_kernel<Tag, TT_MAX>;
+}
+/* instantiated in exec_cuda_kern_int.cu / exec_cuda_kern_float.cu (two
+ * files so that a parallel build compiles them at once) */
+void exec_gpu_fill_int(exec_ar_fn (*ar)[4], exec_rc_fn (*rc)[4]);
+void exec_gpu_fill_float(exec_ar_fn (*ar)[4], exec_rc_fn (*rc)[4]);
+#endif

@@ -1,0 +1,642 @@
+/*
+ * exec_cuda_comm.cu - host side of the GPU executor: GPU communicators of
+ * one process, the transport chosen per pair (same device = virtual ranks,
+ * CUDA peer access, host-staged through mapped pinned memory), buffers
+ * allocated once at creation, plans, launches, deadlines and the
+ * reduce-copy benchmark.
+ */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "exec_gpu_internal.h"
+#include "tt_common.h"
+#include "tt_exec.h"
+
+#define SUBSYS "gpu"
+/* Model assumptions (docs/gpu-executor.md): protocol and algorithm switch
+ * points, bytes per channel. */
+#define GPU_LL_MAX_BYTES (64u * 1024u)     /* LL up to 64 KiB, Simple above */
+#define GPU_TREE_MAX_BYTES (64u * 1024u)   /* tree up to 64 KiB on > 2 ranks, ring above */
+#define GPU_BYTES_PER_CHANNEL (256u * 1024u)
+#define GPU_HOST_STAGED_CHANNELS 4
+
+namespace {
+
+enum { LINK_LOCAL = 0, LINK_P2P_NVLINK, LINK_P2P_PCIE, LINK_HOST };
+const char *link_name(int l)
+{
+    switch (l) {
+    case LINK_LOCAL: return "local (same GPU, virtual ranks)";
+    case LINK_P2P_NVLINK: return "P2P/NVLink";
+    case LINK_P2P_PCIE: return "P2P/PCIe";
+    default: return "host-staged (pinned host memory)";
+    }
+}
+
+struct dev_group {
+    int device;
+    std::vector<int> ranks;   /* global ranks on this device, local index order */
+    cudaStream_t stream;
+    gpu_chan *dchans;         /* [ranks.size() * nch_max] on the device */
+    char *pool;               /* device pool of buffers and words */
+    size_t pool_bytes, pool_used;
+};
+
+tt_status cuda_fail(cudaError_t e, const char *what)
+{
+    return tt_error_set(TT_ERR_SYSTEM, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+}  // namespace
+
+struct tt_gpu_comm {
+    int nranks, nch_max, timeout_ms, is_virtual, force_host;
+    int stall_rank;                /* TOPOTUNE_GPU_TEST_STALL_RANK (testing aid), -1 */
+    std::vector<int> dev;          /* device of every rank */
+    std::vector<int> group_of;     /* device group of every rank */
+    std::vector<int> local_of;     /* local index within the group */
+    std::vector<dev_group> groups;
+    std::vector<int> link;         /* [from * n + to] */
+    std::vector<gpu_chan> hchans;  /* [rank * nch_max + c] host mirror used while building */
+    char *hpool;                   /* host-staged pool (mapped pinned) */
+    size_t hpool_bytes, hpool_used;
+    volatile int *abort_word;      /* mapped pinned */
+    gpu_err *err;                  /* mapped pinned */
+    uint64_t seq;
+    tt_status sticky;
+    char sticky_msg[1024];
+    char last_algo[32];
+};
+
+extern "C" int tt_gpu_available(char *why, size_t whylen)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= 0) {
+        if (why && whylen)
+            snprintf(why, whylen, "no usable GPU (cudaGetDeviceCount: %s)",
+                     e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        cudaGetLastError();
+        return 0;
+    }
+    if (why && whylen) snprintf(why, whylen, "%d CUDA device(s)", n);
+    return n;
+}
+
+static int env_timeout_ms(void)
+{
+    const char *s = getenv("TOPOTUNE_TIMEOUT_MS");
+    long long v;
+    if (s && tt_parse_ll(s, &v) == TT_OK && v >= 1 && v <= 86400000) return (int)v;
+    return 30000;
+}
+
+/* Bytes of the receiver-side block of one connection. */
+static const size_t RECV_BLOCK = (size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES +
+                                 (size_t)GPU_LL_SLOTS * GPU_LL_SLOT_LINES * 16 + 256;
+
+/* Who sends into recv role `role` of rank r (and with which send role). */
+static int sender_of(int n, int r, int role, int *srole)
+{
+    switch (role) {
+    case GPU_CONN_RING: *srole = GPU_CONN_RING; return n >= 2 ? (r - 1 + n) % n : -1;
+    case GPU_CONN_PARENT:
+        if (r == 0) return -1;
+        *srole = ((r - 1) % 2) ? GPU_CONN_CHILD1 : GPU_CONN_CHILD0;
+        return (r - 1) / 2;
+    case GPU_CONN_CHILD0:
+    case GPU_CONN_CHILD1: {
+        int c = 2 * r + 1 + (role - GPU_CONN_CHILD0);
+        *srole = GPU_CONN_PARENT;
+        return c < n ? c : -1;
+    }
+    }
+    return -1;
+}
+
+static void gpu_free_all(tt_gpu_comm *g)
+{
+    for (auto &gr : g->groups) {
+        cudaSetDevice(gr.device);
+        if (gr.stream) cudaStreamDestroy(gr.stream);
+        if (gr.dchans) cudaFree(gr.dchans);
+        if (gr.pool) cudaFree(gr.pool);
+    }
+    if (g->hpool) cudaFreeHost(g->hpool);
+    if (g->abort_word) cudaFreeHost((void *)g->abort_word);
+    if (g->err) cudaFreeHost(g->err);
+    delete g;
+}
+
+static pthread_mutex_t peer_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char peer_enabled[64][64];
+
+extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices)
+{
+    *out = NULL;
+    char why[256];
+    int ndev = tt_gpu_available(why, sizeof why);
+    if (!ndev) return tt_error_set(TT_ERR_UNSUPPORTED, "GPU communicator: %s", why);
+    if (nranks < 1 || nranks > GPU_MAX_RANKS)
+        return tt_error_set(TT_ERR_INVALID, "GPU communicator: %d ranks (allowed 1..%d)", nranks, GPU_MAX_RANKS);
+    tt_gpu_comm *g = new tt_gpu_comm();
+    g->nranks = nranks;
+    g->timeout_ms = env_timeout_ms();
+    g->stall_rank = -1;
+    const char *sr = getenv("TOPOTUNE_GPU_TEST_STALL_RANK");
+    long long srv;
+    if (sr && *sr && tt_parse_ll(sr, &srv) == TT_OK && srv >= 0 && srv < nranks) g->stall_rank = (int)srv;
+    const char *tp = getenv("TOPOTUNE_GPU_TRANSPORT");
+    if (tp && *tp && strcmp(tp, "auto") != 0) {
+        if (strcmp(tp, "host") == 0) g->force_host = 1;
+        else {
+            delete g;
+            return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_GPU_TRANSPORT='%s': valid values are auto, host", tp);
+        }
+    }
+    g->dev.resize(nranks);
+    for (int r = 0; r < nranks; r++) {
+        g->dev[r] = devices ? devices[r] : r % ndev;
+        if (g->dev[r] < 0 || g->dev[r] >= ndev) {
+            delete g;
+            return tt_error_set(TT_ERR_INVALID, "GPU communicator: rank %d asks for device %d but only %d exist",
+                                r, devices[r], ndev);
+        }
+    }
+    /* group ranks by device */
+    g->group_of.resize(nranks);
+    g->local_of.resize(nranks);
+    for (int r = 0; r < nranks; r++) {
+        int gi = -1;
+        for (size_t k = 0; k < g->groups.size(); k++)
+            if (g->groups[k].device == g->dev[r]) gi = (int)k;
+        if (gi < 0) {
+            dev_group ng{};
+            ng.device = g->dev[r];
+            g->groups.push_back(ng);
+            gi = (int)g->groups.size() - 1;
+        }
+        g->group_of[r] = gi;
+        g->local_of[r] = (int)g->groups[gi].ranks.size();
+        g->groups[gi].ranks.push_back(r);
+        if (g->groups[gi].ranks.size() > 1) g->is_virtual = 1;
+    }
+    /* channels: every block of one device must be resident at once */
+    size_t maxloc = 0;
+    for (auto &gr : g->groups) maxloc = std::max(maxloc, gr.ranks.size());
+    int sms = 1 << 30;
+    for (auto &gr : g->groups) {
+        int v = 0;
+        cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, gr.device);
+        sms = std::min(sms, v);
+    }
+    cudaSetDevice(g->groups[0].device);
+    int occ = 1 << 30;
+    for (int t = 0; t < TT_NDTYPES; t++)
+        for (int o = 0; o < TT_NREDOPS; o++) occ = std::min(occ, exec_gpu_max_blocks_per_sm((tt_dtype)t, (tt_redop)o));
+    if (occ <= 0) {
+        delete g;
+        return tt_error_set(TT_ERR_SYSTEM, "GPU communicator: the AllReduce kernels cannot run on device %d "
+                                           "(occupancy 0)", g->groups[0].device);
+    }
+    long cap = (long)sms * occ / (long)maxloc;
+    if (cap < 1) {
+        delete g;
+        return tt_error_set(TT_ERR_LIMIT, "GPU communicator: %zu ranks on one GPU need %zu resident blocks but the "
+                                          "GPU holds %d (%d SMs x %d blocks); use fewer virtual ranks",
+                            maxloc, maxloc, sms * occ, sms, occ);
+    }
+    g->nch_max = (int)std::min<long>(cap, GPU_MAX_CHANNELS);
+    /* links */
+    g->link.assign((size_t)nranks * nranks, LINK_LOCAL);
+    for (int a = 0; a < nranks; a++)
+        for (int b = 0; b < nranks; b++) {
+            int da = g->dev[a], db = g->dev[b], l = LINK_LOCAL;
+            if (g->force_host) l = LINK_HOST;
+            else if (da != db) {
+                int ab = 0, ba = 0, atom = 0;
+                cudaDeviceCanAccessPeer(&ab, da, db);
+                cudaDeviceCanAccessPeer(&ba, db, da);
+                if (ab && ba) {
+                    /* heuristic: native atomics over the link are an NVLink property on
+                     * the machines we know (PCIe P2P rarely offers them) */
+                    cudaDeviceGetP2PAttribute(&atom, cudaDevP2PAttrNativeAtomicSupported, da, db);
+                    l = atom ? LINK_P2P_NVLINK : LINK_P2P_PCIE;
+                } else {
+                    l = LINK_HOST;
+                }
+            }
+            g->link[(size_t)a * nranks + b] = l;
+        }
+    pthread_mutex_lock(&peer_mu);
+    for (int a = 0; a < nranks; a++)
+        for (int b = 0; b < nranks; b++) {
+            int l = g->link[(size_t)a * nranks + b];
+            if ((l == LINK_P2P_NVLINK || l == LINK_P2P_PCIE) && g->dev[a] < 64 && g->dev[b] < 64 &&
+                !peer_enabled[g->dev[a]][g->dev[b]]) {
+                cudaSetDevice(g->dev[a]);
+                cudaError_t e = cudaDeviceEnablePeerAccess(g->dev[b], 0);
+                /* enabled once per process and device pair (peer access lasts as long
+                 * as the context; asking again is an API error sanitizers report) */
+                if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled)
+                    peer_enabled[g->dev[a]][g->dev[b]] = 1;
+                if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
+                    TT_WARN(SUBSYS, "peer access %d -> %d failed (%s): host-staged instead", g->dev[a], g->dev[b],
+                            cudaGetErrorString(e));
+                    g->link[(size_t)a * nranks + b] = g->link[(size_t)b * nranks + a] = LINK_HOST;
+                }
+                cudaGetLastError();
+            }
+        }
+    pthread_mutex_unlock(&peer_mu);
+    if (g->force_host || std::count(g->link.begin(), g->link.end(), (int)LINK_HOST))
+        g->nch_max = std::min(g->nch_max, GPU_HOST_STAGED_CHANNELS);
+    const int nch = g->nch_max;
+    /* size the pools: receiver blocks live with the receiver (device) or in
+     * host memory; tail words live with the sender (or host) */
+    std::vector<size_t> need(g->groups.size(), 0);
+    size_t hneed = 0;
+    for (int r = 0; r < nranks; r++)
+        for (int role = 0; role < GPU_NCONN; role++) {
+            int srole, s = sender_of(nranks, r, role, &srole);
+            if (s < 0) continue;
+            bool host = g->link[(size_t)s * nranks + r] == LINK_HOST;
+            size_t blk = (RECV_BLOCK + 256) * nch;
+            if (host) hneed += blk;
+            else need[g->group_of[r]] += blk;
+        }
+    tt_status st = TT_OK;
+    cudaError_t e;
+    for (size_t k = 0; k < g->groups.size() && st == TT_OK; k++) {
+        dev_group &gr = g->groups[k];
+        cudaSetDevice(gr.device);
+        if ((e = cudaStreamCreate(&gr.stream)) != cudaSuccess) {
+            st = cuda_fail(e, "cudaStreamCreate");
+            break;
+        }
+        gr.pool_bytes = need[k] + 256;
+        if ((e = cudaMalloc((void **)&gr.pool, gr.pool_bytes)) != cudaSuccess ||
+            (e = cudaMemset(gr.pool, 0, gr.pool_bytes)) != cudaSuccess) {
+            st = tt_error_set(TT_ERR_NOMEM, "GPU communicator: %zu MiB of connection buffers on device %d: %s",
+                              gr.pool_bytes >> 20, gr.device, cudaGetErrorString(e));
+            break;
+        }
+        if ((e = cudaMalloc((void **)&gr.dchans, sizeof(gpu_chan) * gr.ranks.size() * nch)) != cudaSuccess) {
+            st = cuda_fail(e, "cudaMalloc(channels)");
+            break;
+        }
+    }
+    if (st == TT_OK) {
+        g->hpool_bytes = hneed + 256;
+        if ((e = cudaHostAlloc((void **)&g->hpool, g->hpool_bytes, cudaHostAllocMapped | cudaHostAllocPortable)) !=
+                cudaSuccess ||
+            (e = cudaHostAlloc((void **)&g->abort_word, 256, cudaHostAllocMapped | cudaHostAllocPortable)) !=
+                cudaSuccess ||
+            (e = cudaHostAlloc((void **)&g->err, sizeof(gpu_err), cudaHostAllocMapped | cudaHostAllocPortable)) !=
+                cudaSuccess)
+            st = cuda_fail(e, "cudaHostAlloc(mapped)");
+        else {
+            memset(g->hpool, 0, g->hpool_bytes);
+            memset((void *)g->abort_word, 0, 256);
+            memset(g->err, 0, sizeof *g->err);
+        }
+    }
+    if (st != TT_OK) {
+        gpu_free_all(g);
+        return st;
+    }
+    /* wire the connections */
+    g->hchans.assign((size_t)nranks * nch, gpu_chan{});
+    for (auto &c : g->hchans)
+        for (int k = 0; k < GPU_NCONN; k++) c.send[k].peer = c.recv[k].peer = -1;
+    auto take = [&](bool host, int grp, size_t bytes) -> char * {
+        bytes = (bytes + 255) & ~(size_t)255;
+        if (host) {
+            char *p = g->hpool + g->hpool_used;
+            g->hpool_used += bytes;
+            return p; /* UVA: the host pointer of mapped pinned memory is valid on every device */
+        }
+        dev_group &gr = g->groups[grp];
+        char *p = gr.pool + gr.pool_used;
+        gr.pool_used += bytes;
+        return p;
+    };
+    for (int r = 0; r < nranks; r++)
+        for (int role = 0; role < GPU_NCONN; role++) {
+            int srole, s = sender_of(nranks, r, role, &srole);
+            if (s < 0) continue;
+            bool host = g->link[(size_t)s * nranks + r] == LINK_HOST;
+            for (int c = 0; c < nch; c++) {
+                char *blk = take(host, g->group_of[r], RECV_BLOCK);
+                char *tail = take(host, g->group_of[s], 256);
+                gpu_recv &rv = g->hchans[(size_t)r * nch + c].recv[role];
+                gpu_send &sd = g->hchans[(size_t)s * nch + c].send[srole];
+                rv.simple = sd.simple = blk;
+                rv.ll = sd.ll = blk + (size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES;
+                unsigned long long *head =
+                    (unsigned long long *)(rv.ll + (size_t)GPU_LL_SLOTS * GPU_LL_SLOT_LINES * 16);
+                rv.head = head;
+                sd.head = head;
+                rv.tail = (unsigned long long *)tail;
+                sd.tail = (unsigned long long *)tail;
+                rv.peer = s;
+                sd.peer = r;
+                /* system scope unless both ends are the same GPU and the words live there */
+                rv.sys = sd.sys = (host || g->dev[s] != g->dev[r]) ? 1 : 0;
+            }
+            if (role == GPU_CONN_RING || role == GPU_CONN_PARENT || role == GPU_CONN_CHILD0 ||
+                role == GPU_CONN_CHILD1)
+                TT_INFO(SUBSYS, "rank %d -> %d via %s (%s, %d channel(s))", s, r,
+                        link_name(g->link[(size_t)s * nranks + r]),
+                        role == GPU_CONN_RING ? "ring" : role == GPU_CONN_PARENT ? "tree down" : "tree up", nch);
+        }
+    for (auto &gr : g->groups) {
+        std::vector<gpu_chan> tmp;
+        for (int r : gr.ranks)
+            for (int c = 0; c < nch; c++) tmp.push_back(g->hchans[(size_t)r * nch + c]);
+        cudaSetDevice(gr.device);
+        if ((e = cudaMemcpy(gr.dchans, tmp.data(), tmp.size() * sizeof(gpu_chan), cudaMemcpyHostToDevice)) !=
+            cudaSuccess) {
+            st = cuda_fail(e, "cudaMemcpy(channels)");
+            gpu_free_all(g);
+            return st;
+        }
+    }
+    TT_INFO(SUBSYS, "GPU communicator: %d rank(s) on %zu GPU(s)%s, up to %d channel(s), %d threads each", nranks,
+            g->groups.size(), g->is_virtual ? " (VIRTUAL ranks share a GPU)" : "", nch, GPU_THREADS);
+    *out = g;
+    return TT_OK;
+}
+
+extern "C" tt_status tt_gpu_comm_destroy(tt_gpu_comm *g)
+{
+    if (!g) return TT_OK;
+    for (auto &gr : g->groups) {
+        cudaSetDevice(gr.device);
+        if (gr.stream) cudaStreamSynchronize(gr.stream);
+    }
+    gpu_free_all(g);
+    return TT_OK;
+}
+
+extern "C" int tt_gpu_comm_nranks(const tt_gpu_comm *g) { return g->nranks; }
+extern "C" int tt_gpu_comm_is_virtual(const tt_gpu_comm *g) { return g->is_virtual; }
+extern "C" int tt_gpu_comm_device(const tt_gpu_comm *g, int rank)
+{
+    return rank >= 0 && rank < g->nranks ? g->dev[rank] : -1;
+}
+extern "C" int tt_gpu_comm_max_channels(const tt_gpu_comm *g) { return g->nch_max; }
+extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
+{
+    if (from < 0 || to < 0 || from >= g->nranks || to >= g->nranks) return "none";
+    return link_name(g->link[(size_t)from * g->nranks + to]);
+}
+extern "C" void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms)
+{
+    g->timeout_ms = timeout_ms > 0 ? timeout_ms : env_timeout_ms();
+}
+
+extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
+                                              const tt_plan *req, tt_plan *eff)
+{
+    tt_plan p = req ? *req : TT_PLAN_DEFAULT;
+    if (coll != TT_COLL_ALLREDUCE)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "the GPU executor runs AllReduce only; %s was requested "
+                                                "(use --host for the other collectives)", tt_coll_label(coll));
+    size_t bytes = count * tt_dtype_size(t);
+    if (p.algo == TT_ALGO_DEFAULT)
+        p.algo = (bytes <= GPU_TREE_MAX_BYTES && g->nranks > 2) ? TT_ALGO_TREE : TT_ALGO_RING;
+    if (p.algo != TT_ALGO_RING && p.algo != TT_ALGO_TREE)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "algorithm %s was requested for the GPU AllReduce but cannot "
+                                                "apply; available: ring, tree", tt_algo_label(p.algo));
+    if (p.proto == TT_PROTO_DEFAULT) p.proto = bytes <= GPU_LL_MAX_BYTES ? TT_PROTO_LL : TT_PROTO_SIMPLE;
+    if (p.proto == TT_PROTO_LL128)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "protocol LL128 was requested but the GPU executor does not "
+                                                "implement it; available: simple, ll");
+    if (p.proto != TT_PROTO_SIMPLE && p.proto != TT_PROTO_LL)
+        return tt_error_set(TT_ERR_INVALID, "protocol %d unknown", (int)p.proto);
+    if (p.channels < 0 || p.channels > g->nch_max)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "%d channels were requested; this GPU communicator has 1..%d "
+                                                "(resident blocks of %d rank(s) per GPU)", p.channels, g->nch_max,
+                            g->nranks);
+    if (p.channels == 0) {
+        size_t c = (bytes + GPU_BYTES_PER_CHANNEL - 1) / GPU_BYTES_PER_CHANNEL;
+        p.channels = (int)std::max<size_t>(1, std::min<size_t>(c, (size_t)g->nch_max));
+    }
+    p.chunk_bytes = p.proto == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA;
+    *eff = p;
+    return TT_OK;
+}
+
+extern "C" tt_status tt_gpu_comm_sync(tt_gpu_comm *g)
+{
+    if (g->sticky != TT_OK) return tt_error_set(g->sticky, "%s", g->sticky_msg);
+    tt_status st = TT_OK;
+    for (auto &gr : g->groups) {
+        cudaSetDevice(gr.device);
+        cudaError_t e = cudaStreamSynchronize(gr.stream);
+        if (e != cudaSuccess && st == TT_OK) st = cuda_fail(e, "GPU AllReduce");
+    }
+    if (st == TT_OK && *g->abort_word) {
+        __sync_synchronize();
+        const gpu_err *er = g->err;
+        static const char *roles[] = {"ring", "tree parent", "tree child 0", "tree child 1"};
+        st = tt_error_set(TT_ERR_TIMEOUT,
+                          "rank %d channel %d: AllReduce #%llu (%s, %s): timed out after %d ms %s rank %d "
+                          "(%s connection, step %llu, seen %llu); every rank of the launch was stopped",
+                          er->rank, er->channel, (unsigned long long)g->seq, g->last_algo,
+                          er->proto == TT_PROTO_LL ? "ll" : "simple", g->timeout_ms,
+                          er->what == 2 ? "waiting for a free slot at" : "waiting for data from", er->peer,
+                          roles[er->role & 3], er->step, er->seen);
+    }
+    if (st != TT_OK) {
+        g->sticky = st;
+        snprintf(g->sticky_msg, sizeof g->sticky_msg, "%s", tt_error_message());
+    }
+    return st;
+}
+
+extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                                      size_t count, tt_dtype t, tt_redop op, const tt_plan *plan)
+{
+    if (g->sticky != TT_OK) return tt_error_set(g->sticky, "%s", g->sticky_msg);
+    if ((int)t < 0 || t >= TT_NDTYPES || (int)op < 0 || op >= TT_NREDOPS)
+        return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: bad type %d or op %d", (int)t, (int)op);
+    tt_plan p;
+    tt_status st = tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, t, plan, &p);
+    if (st != TT_OK) return st;
+    size_t es = tt_dtype_size(t);
+    for (int r = 0; r < g->nranks; r++) {
+        if (!sendbufs[r] || !recvbufs[r])
+            return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: rank %d has a NULL buffer", r);
+        if (((uintptr_t)sendbufs[r] | (uintptr_t)recvbufs[r]) % es)
+            return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: rank %d: buffers must be aligned to the element "
+                                                "size (%zu bytes for %s)", r, es, tt_dtype_name(t));
+    }
+    g->seq++;
+    snprintf(g->last_algo, sizeof g->last_algo, "%s", tt_algo_label(p.algo));
+    for (auto &gr : g->groups) {
+        gpu_kargs a;
+        memset(&a, 0, sizeof a);
+        a.chans = gr.dchans;
+        a.nloc = (int)gr.ranks.size();
+        a.nch = p.channels;
+        a.nranks = g->nranks;
+        a.algo = p.algo;
+        a.proto = p.proto;
+        a.avg_div = op == TT_AVG ? g->nranks : 0;
+        for (int i = 0; i < a.nloc; i++) {
+            a.rank[i] = gr.ranks[i];
+            a.send[i] = sendbufs[gr.ranks[i]];
+            a.recv[i] = recvbufs[gr.ranks[i]];
+        }
+        a.count = count;
+        a.timeout_ns = (unsigned long long)g->timeout_ms * 1000000ull;
+        a.abort = g->abort_word;
+        a.err = g->err;
+        a.chstride = g->nch_max;
+        a.stall_rank = g->stall_rank;
+        cudaSetDevice(gr.device);
+        st = exec_gpu_launch_allreduce(&a, t, op, gr.stream);
+        if (st != TT_OK) {
+            g->sticky = st;
+            snprintf(g->sticky_msg, sizeof g->sticky_msg, "%s", tt_error_message());
+            return st;
+        }
+    }
+    return TT_OK;
+}
+
+extern "C" tt_status tt_gpu_alloc(tt_gpu_comm *g, int rank, size_t bytes, void **ptr)
+{
+    *ptr = NULL;
+    cudaSetDevice(g->dev[rank]);
+    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 1);
+    if (e != cudaSuccess)
+        return tt_error_set(TT_ERR_NOMEM, "rank %d: cudaMalloc(%zu) on device %d: %s", rank, bytes, g->dev[rank],
+                            cudaGetErrorString(e));
+    return TT_OK;
+}
+extern "C" void tt_gpu_free(tt_gpu_comm *g, int rank, void *ptr)
+{
+    if (!ptr) return;
+    cudaSetDevice(g->dev[rank]);
+    cudaFree(ptr);
+}
+extern "C" tt_status tt_gpu_memcpy(void *dst, const void *src, size_t bytes)
+{
+    cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+    /* a copy from pageable memory may return before its DMA finished:
+     * make the data visible to every stream before returning */
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    return e == cudaSuccess ? TT_OK : cuda_fail(e, "cudaMemcpy");
+}
+extern "C" tt_status tt_gpu_memset(void *dst, int byte, size_t bytes)
+{
+    cudaError_t e = cudaMemset(dst, byte, bytes);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    return e == cudaSuccess ? TT_OK : cuda_fail(e, "cudaMemset");
+}
+
+extern "C" tt_status tt_gpu_reduce_copy(int device, void *dst, const void *src0, const void *src1, size_t count,
+                                        tt_dtype t, tt_redop op)
+{
+    char why[256];
+    if (!tt_gpu_available(why, sizeof why)) return tt_error_set(TT_ERR_UNSUPPORTED, "reduce-copy: %s", why);
+    cudaSetDevice(device);
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    /* one block per SM: the best tiled shape measured on H200 (benchmarks-gpu.md) */
+    tt_status st = exec_gpu_launch_reduce_copy(dst, src0, src1, count, t, op, sms, 0);
+    if (st != TT_OK) return st;
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) return cuda_fail(e, "reduce-copy");
+    if (op == TT_AVG) return tt_error_set(TT_ERR_INVALID, "reduce-copy: avg has no meaning for two sources");
+    return TT_OK;
+}
+
+static int cmp_f(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of `iters` timings (CUDA events) of fn. */
+template <class F> static float median_ms(int iters, F fn)
+{
+    std::vector<float> v(iters);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (int i = 0; i < 3; i++) fn();
+    for (int i = 0; i < iters; i++) {
+        cudaEventRecord(a, 0);
+        fn();
+        cudaEventRecord(b, 0);
+        cudaEventSynchronize(b);
+        cudaEventElapsedTime(&v[i], a, b);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    qsort(v.data(), v.size(), sizeof(float), cmp_f);
+    return v[iters / 2];
+}
+
+extern "C" tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int blocks_per_sm, int variant,
+                                       double gbs[3])
+{
+    char why[256];
+    if (!tt_gpu_available(why, sizeof why)) return tt_error_set(TT_ERR_UNSUPPORTED, "copy benchmark: %s", why);
+    cudaSetDevice(device);
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    size_t count = bytes / sizeof(float);
+    float *a = NULL, *b = NULL, *c = NULL;
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess ||
+        cudaMalloc(&c, bytes) != cudaSuccess) {
+        cudaFree(a);
+        cudaFree(b);
+        cudaGetLastError();
+        return tt_error_set(TT_ERR_NOMEM, "copy benchmark: 3 x %zu MiB on device %d", bytes >> 20, device);
+    }
+    /* non-zero data: small integers, exact in float */
+    std::vector<float> h(std::min<size_t>(count, (size_t)1 << 22));
+    for (size_t i = 0; i < h.size(); i++) h[i] = (float)((i * 2654435761u >> 7) % 17) - 8.0f;
+    for (size_t off = 0; off < count; off += h.size()) {
+        size_t n = std::min(h.size(), count - off);
+        cudaMemcpy(a + off, h.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+        cudaMemcpy(b + off, h.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+    }
+    int blocks = sms * (blocks_per_sm > 0 ? blocks_per_sm : 2);
+    tt_status st = TT_OK;
+    float tm = median_ms(iters, [&] { cudaMemcpyAsync(c, a, bytes, cudaMemcpyDeviceToDevice, 0); });
+    float t1 = median_ms(iters, [&] { exec_gpu_launch_reduce_copy_variant(variant, c, a, NULL, count, blocks, 0); });
+    float t2 = median_ms(iters, [&] { exec_gpu_launch_reduce_copy_variant(variant, c, a, b, count, blocks, 0); });
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) st = cuda_fail(e, "copy benchmark");
+    /* check the last a+b */
+    if (st == TT_OK) {
+        std::vector<float> got(h.size());
+        cudaMemcpy(got.data(), c, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        for (size_t i = 0; i < got.size(); i++)
+            if (got[i] != 2 * h[i]) {
+                st = tt_error_set(TT_ERR_INTERNAL, "copy benchmark: element %zu is %g, want %g", i, got[i],
+                                  2 * h[i]);
+                break;
+            }
+    }
+    gbs[0] = 2.0 * bytes / (tm * 1e6);
+    gbs[1] = 2.0 * bytes / (t1 * 1e6);
+    gbs[2] = 3.0 * bytes / (t2 * 1e6);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    return st;
+}

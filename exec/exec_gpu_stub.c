@@ -1,0 +1,77 @@
+/*
+ * exec_gpu_stub.c - the GPU API of tt_exec.h in builds without CUDA (no
+ * nvcc at build time): every call answers TT_ERR_UNSUPPORTED saying so, and
+ * tt_gpu_available() reports 0 devices with the reason.
+ */
+#include <stdio.h>
+
+#include "tt_exec.h"
+
+#ifndef TT_HAVE_CUDA
+#define NO_CUDA "this build of topotune has no CUDA support (nvcc was not found at build time)"
+
+int tt_gpu_available(char *why, size_t whylen)
+{
+    if (why && whylen)
+        snprintf(why, whylen, "%s", NO_CUDA);
+    return 0;
+}
+tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices)
+{
+    (void)nranks;
+    (void)devices;
+    *out = NULL;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU communicator: %s", NO_CUDA);
+}
+tt_status tt_gpu_comm_destroy(tt_gpu_comm *g) { (void)g; return TT_OK; }
+int tt_gpu_comm_nranks(const tt_gpu_comm *g) { (void)g; return 0; }
+int tt_gpu_comm_is_virtual(const tt_gpu_comm *g) { (void)g; return 0; }
+int tt_gpu_comm_device(const tt_gpu_comm *g, int rank) { (void)g; (void)rank; return -1; }
+int tt_gpu_comm_max_channels(const tt_gpu_comm *g) { (void)g; return 0; }
+const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to) { (void)g; (void)from; (void)to; return "none"; }
+void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms) { (void)g; (void)timeout_ms; }
+tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
+                                   const tt_plan *req, tt_plan *effective)
+{
+    (void)g; (void)coll; (void)count; (void)t; (void)req; (void)effective;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU plan: %s", NO_CUDA);
+}
+tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                           size_t count, tt_dtype t, tt_redop op, const tt_plan *plan)
+{
+    (void)g; (void)sendbufs; (void)recvbufs; (void)count; (void)t; (void)op; (void)plan;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU AllReduce: %s", NO_CUDA);
+}
+tt_status tt_gpu_comm_sync(tt_gpu_comm *g) { (void)g; return tt_error_set(TT_ERR_UNSUPPORTED, "%s", NO_CUDA); }
+tt_status tt_gpu_alloc(tt_gpu_comm *g, int rank, size_t bytes, void **ptr)
+{
+    (void)g; (void)rank; (void)bytes;
+    *ptr = NULL;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU memory: %s", NO_CUDA);
+}
+void tt_gpu_free(tt_gpu_comm *g, int rank, void *ptr) { (void)g; (void)rank; (void)ptr; }
+tt_status tt_gpu_memcpy(void *dst, const void *src, size_t bytes)
+{
+    (void)dst; (void)src; (void)bytes;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU copy: %s", NO_CUDA);
+}
+tt_status tt_gpu_memset(void *dst, int byte, size_t bytes)
+{
+    (void)dst; (void)byte; (void)bytes;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU memset: %s", NO_CUDA);
+}
+tt_status tt_gpu_reduce_copy(int device, void *dst, const void *src0, const void *src1, size_t count,
+                             tt_dtype t, tt_redop op)
+{
+    (void)device; (void)dst; (void)src0; (void)src1; (void)count; (void)t; (void)op;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "reduce-copy: %s", NO_CUDA);
+}
+tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int blocks_per_sm, int variant, double gbs[3])
+{
+    (void)device; (void)bytes; (void)iters; (void)blocks_per_sm; (void)variant; (void)gbs;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "copy benchmark: %s", NO_CUDA);
+}
+#else
+/* CUDA builds: the implementation is in exec_cuda_comm.cu. */
+typedef int exec_gpu_stub_unused;
+#endif

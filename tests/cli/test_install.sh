@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make install PREFIX=... gives tools, libraries, headers and a pkg-config file a C program can build against;
+# make uninstall removes them again.
+. "$(dirname "$0")/lib.sh"
+P="$TMP/prefix"
+run make -C "$ROOT" -s BUILD="$BUILD" install PREFIX="$P"
+expect_rc 0 "make install PREFIX=tmp"
+for f in bin/topo-dump bin/topo-tune bin/topo-exec lib/libtopotune.a lib/libtopotune.so.0 lib/libtopotune.so \
+         lib/libnccl-tuner-topotune.so include/topotune/tt_topo.h include/topotune/tt_xml.h \
+         include/topotune/tt_common.h include/topotune/tt_tune.h include/topotune/tt_exec.h lib/pkgconfig/topotune.pc; do
+  [ -e "$P/$f" ] && ok "installed $f" || not_ok "missing $f"
+done
+cat > "$TMP/consumer.c" <<'C'
+#include <tt_topo.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    tt_xml_doc *d;
+    tt_topo *t;
+    if (argc < 2 || tt_xml_read_file(argv[1], NULL, &d) || tt_topo_from_xml(d, NULL, &t)) {
+        fprintf(stderr, "%s\n", tt_error_message());
+        return 2;
+    }
+    printf("%d GPUs\n", t->ntype[TT_NODE_GPU]);
+    tt_topo_free(t);
+    tt_xml_doc_free(d);
+    return 0;
+}
+C
+flags=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs topotune 2>"$TMP/pc.err")
+[ -n "$flags" ] && ok "pkg-config topotune: $flags" || not_ok "pkg-config topotune ($(cat "$TMP/pc.err"))"
+run cc "$TMP/consumer.c" $flags -o "$TMP/consumer"
+expect_rc 0 "a C program builds against the installed headers and library"
+run env LD_LIBRARY_PATH="$P/lib" "$TMP/consumer" "$FIX/hgx-h100-8gpu.xml"
+expect_rc 0 "it runs"; expect_grep "$TMP/out" '^8 GPUs$' "and reads the 8-GPU example through the installed library"
+run make -C "$ROOT" -s BUILD="$BUILD" uninstall PREFIX="$P"
+[ "$(find "$P" -type f | wc -l)" -eq 0 ] && ok "make uninstall removes every installed file" || not_ok "left after uninstall: $(find "$P" -type f)"
+finish

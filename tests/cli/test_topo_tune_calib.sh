@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# topo-tune measurement modes: --calibrate, --judge-choices, --expect (docs/calibration.md).
+. "$(dirname "$0")/lib.sh"
+TT="$BIN/topo-tune"
+M="$FIX/measurements"
+HOST="$M/host-pcie-8gpu.xml"
+
+# ---- calibrate on the recorded topo-exec runs ----
+run "$TT" --calibrate "$M"/exec-*.json --input "$HOST" -o "$TMP/cal.json"
+expect_rc 0 "calibrate: recorded topo-exec runs"
+expect_grep "$TMP/out" '^links.PCI.alpha_us' "calibrate: reports the fitted link latency"
+expect_grep "$TMP/out" '^protocols.Simple.base_us' "calibrate: reports the fitted protocol base"
+expect_grep "$TMP/out" '^# error over [0-9]+ rows: median' "calibrate: median and worst error before/after"
+expect_grep "$TMP/out" 'Theil-Sen' "calibrate: robust alpha-beta per group"
+expect_grep "$TMP/cal.json" '"schema": "topotune-calibration"' "calibrate: writes a calibration file"
+med=$(sed -n 's/^# error over [0-9]* rows: median \([0-9.]*\)% -> \([0-9.]*\)%.*/\1 \2/p' "$TMP/out")
+if awk -v m="$med" 'BEGIN{split(m,a," "); exit !(a[2] < a[1] / 2)}'; then ok "calibrate: median error at least halved ($med)"
+else not_ok "calibrate: median error not halved ($med)"; fi
+
+# the file is accepted by --calibration and changes the prediction
+run "$TT" --input "$HOST" --calibration "$TMP/cal.json" --explain 1M -C allreduce
+expect_rc 0 "calibration file read back by --calibration"
+cp "$TMP/out" "$TMP/explain-cal"
+run "$TT" --input "$HOST" --explain 1M -C allreduce
+if cmp -s "$TMP/out" "$TMP/explain-cal"; then not_ok "calibration changes the predictions"; else ok "calibration changes the predictions"; fi
+
+# calibrating again from the fitted file: already fitted, error does not grow
+run "$TT" --calibrate "$M"/exec-ar-ring-*.json --input "$HOST" --calibration "$TMP/cal.json"
+expect_rc 0 "calibrate: JSON on stdout without -o"
+expect_grep "$TMP/out" '"version": 1' "calibrate: stdout holds the calibration file"
+expect_grep "$TMP/err" 'start: .*cal.json' "calibrate: report on stderr names the start values"
+
+# nccl-tests text (hand-written), every rank count on an 8-GPU topology
+run "$TT" --calibrate "$M/nccl-tests-handwritten.txt" --input "$FIX/hgx-h100-8gpu.xml" --nics-per-node 8 --nic-speed 400 -o "$TMP/cal2.json"
+expect_rc 0 "calibrate: nccl-tests text tables (two runs, MPI prefixes)"
+expect_grep "$TMP/out" 'allgather +4 nccl/any' "calibrate: nccl-tests rows are NCCL's own choice"
+
+# errors
+run "$TT" --calibrate --input "$HOST"
+expect_rc 2 "calibrate: no file is a usage error"
+printf ' 1024 256 float sum -1 1.0 0.5\n' > "$TMP/bad.txt"
+run "$TT" --calibrate "$TMP/bad.txt" --input "$HOST" --collective allreduce -o "$TMP/never.json"
+expect_rc 2 "calibrate: malformed row"
+expect_grep "$TMP/err" 'bad.txt:1: result row has 7 columns' "calibrate: error names file:line"
+[ -e "$TMP/never.json" ] && not_ok "calibrate: no output after an error" || ok "calibrate: no output after an error"
+run "$TT" --calibrate "$M/exec-ar-ring-8.json" --input "$FIX/pcie-4gpu.xml"
+expect_rc 2 "calibrate: 8-rank runs on a 4-GPU topology"
+expect_grep "$TMP/err" 'none of the 9 rows' "calibrate: says no row fits the topology"
+run "$TT" --judge-choices "$M/exec-ar-ring-8.json" --input "$HOST" --measured
+expect_rc 2 "--measured without --expect"
+
+# ---- judge the table's choices ----
+run "$TT" --judge-choices "$M"/exec-ar-ring-8.json "$M"/exec-ar-tree-8.json "$M"/exec-ar-halving-doubling-8.json --input "$HOST"
+expect_rc 1 "judge: wrong choices give exit 1"
+expect_grep "$TMP/out" '^fix: allreduce, 8 ranks, sizes [0-9]+\.\.[0-9]+ bytes: use ' "judge: names the size range to fix"
+expect_grep "$TMP/out" 'table choice not measured' "judge: LL choices cannot be judged on host runs"
+"$TT" --input "$HOST" -f json -C allreduce -o "$TMP/table.json"
+run "$TT" --judge-choices "$M"/exec-ar-*-8.json --table "$TMP/table.json" --tolerance 10
+expect_rc 0 "judge: everything right at a 1000% tolerance"
+run "$TT" --judge-choices "$M"/exec-ar-ring-4.json --table "$TMP/table.json"
+expect_rc 2 "judge: table for other ranks"
+expect_grep "$TMP/err" 'measured with 4 ranks, the table .* is for 8' "judge: says which ranks differ"
+run "$TT" --judge-choices "$M"/exec-ar-{ring,tree,halving-doubling}-*.json --input "$HOST" --calibration "$TMP/cal.json" --among-measured
+expect_rc 1 "judge --among-measured: the calibrated model's ranking of runnable candidates"
+expect_grep "$TMP/out" ' 0 without a measurement' "judge --among-measured: every choice is a measured candidate"
+expect_grep "$TMP/out" '^allreduce +2 +1024 ' "judge --among-measured: every rank count"
+run "$TT" --judge-choices "$M/exec-ar-ring-8.json" --table "$TMP/table.json" --among-measured
+expect_rc 2 "judge: --among-measured with --table is a usage error"
+run "$TT" --judge-choices "$M/nccl-tests-handwritten.json" --input "$FIX/hgx-h100-8gpu.xml"
+expect_rc 2 "judge: nccl-tests rows name no algorithm"
+run "$TT" --judge-choices "$M/exec-ar-ring-8.json" --input "$HOST" --tolerance -1
+expect_rc 2 "judge: negative tolerance"
+
+# ---- expected-performance envelope ----
+run "$TT" --expect --input "$FIX/hgx-h100-8gpu.xml" -C allreduce --min-size 1M --max-size 1G
+expect_rc 0 "expect: envelope"
+expect_grep "$TMP/out" '^allreduce +1073741824 ' "expect: one row per size"
+expect_grep "$TMP/out" 'PASS >= 80% of the prediction' "expect: states the bands"
+run "$TT" --expect --measured "$M/nccl-tests-handwritten.json" --input "$FIX/hgx-h100-8gpu.xml"
+expect_rc 0 "expect: a healthy run passes"
+expect_grep "$TMP/out" '3 PASS, 0 WARN, 0 FAIL -> PASS' "expect: summary"
+# the same run with the NVLink bandwidth halved: large sizes fail
+sed 's/"time": 4601.3/"time": 9202.6/; s/"time": 4598.9/"time": 9197.8/' "$M/nccl-tests-handwritten.json" > "$TMP/slow.json"
+run "$TT" --expect --measured "$TMP/slow.json" --input "$FIX/hgx-h100-8gpu.xml"
+expect_rc 2 "expect: half the busbw fails (exit 2)"
+expect_grep "$TMP/out" '^allreduce +1073741824 .*FAIL' "expect: the failing size is named"
+sed 's/"time": 4601.3/"time": 5800/; s/"time": 4598.9/"time": 5800/' "$M/nccl-tests-handwritten.json" > "$TMP/warn.json"
+run "$TT" --expect --measured "$TMP/warn.json" --input "$FIX/hgx-h100-8gpu.xml"
+expect_rc 1 "expect: 70% of the busbw warns (exit 1)"
+run "$TT" --expect --measured "$M/nccl-tests-handwritten.txt" --input "$FIX/hgx-h100-8gpu.xml"
+expect_rc 2 "expect: runs of different rank counts in one judgement"
+expect_grep "$TMP/err" 'nccl-tests-handwritten.txt:[0-9]+: measured with 4 ranks but the expectation is for 8' "expect: names the row"
+run "$TT" --expect "$M/exec-ar-ring-8.json" --input "$HOST"
+expect_rc 2 "expect: files need --measured"
+
+# ---- the loop on this machine: topo-exec runs -> calibrate, judge ----
+X="$BIN/topo-exec"
+if [ -x "$X" ]; then
+  for a in ring tree; do
+    run "$X" --host 2 --algo $a -b 1K -e 256K -f 4 -n 3 -w 1 --no-progress -J "$TMP/live-$a.json"
+    expect_rc 0 "topo-exec --algo $a run recorded"
+  done
+  run "$TT" --calibrate "$TMP"/live-*.json --input "$HOST" -o "$TMP/cal-live.json"
+  expect_rc 0 "calibrate: fresh topo-exec JSON"
+  expect_grep "$TMP/out" '^# calibration of the topotune model: 10 rows used, 0 skipped' "calibrate: every fresh row used"
+  run "$TT" --judge-choices "$TMP"/live-*.json --input "$HOST" --calibration "$TMP/cal-live.json" --among-measured
+  if [ "$RC" -le 1 ] && grep -Eq '^# [0-9]+ right, [0-9]+ wrong, 0 without' "$TMP/out"; then ok "judge: fresh runs judged (exit $RC)"
+  else not_ok "judge: fresh runs (exit $RC: $(head -c 300 "$TMP/err"))"; fi
+  # scripts/topo-validate.sh: one topo-exec run per candidate, then --judge-choices
+  V="$ROOT/scripts/topo-validate.sh"
+  run "$V" --bin "$BIN" --input "$HOST" --among-measured -- --host 2 -b 1K -e 16K -f 4 -n 2
+  if [ "$RC" -le 1 ] && grep -q '^# measured halving-doubling' "$TMP/out" && grep -Eq '^# [0-9]+ right, [0-9]+ wrong, 0 without' "$TMP/out"
+  then ok "topo-validate: candidates measured and judged (exit $RC)"; else not_ok "topo-validate (exit $RC): $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; fi
+  run "$V" --bin "$BIN" --input "$HOST" -- --host 3 -b 1K -e 1K -n 1
+  expect_grep "$TMP/out" '^# halving-doubling left out: .*power-of-two' "topo-validate: a refused candidate is named and left out"
+  run "$V" --bin "$BIN" -- --host 2
+  expect_rc 2 "topo-validate: needs --table or --input"
+  run "$V" --bin "$BIN" --input "$HOST" -- --host 2 --algo ring
+  expect_rc 2 "topo-validate: --algo belongs to the script"
+  run "$V" --bin "$BIN" --input "$HOST" -- --host 2 --bogus
+  expect_rc 2 "topo-validate: a failing topo-exec run stops it"
+  # a topo-exec that predicts with the calibration (bin/predict_topotune.c, linked by hand)
+  CCX=${CC:-cc}
+  LIB="$(cd "$(dirname "$BIN")" && pwd)/lib/libtopotune.a"
+  IBV=$(pkg-config --exists libibverbs 2>/dev/null && pkg-config --libs libibverbs)
+  san=""
+  if command -v nm >/dev/null && nm "$LIB" 2>/dev/null | grep -q '__asan_'; then san="-fsanitize=address,undefined"; fi
+  if command -v "$CCX" >/dev/null && [ -f "$LIB" ] &&
+     "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/common" -I"$ROOT/xml" -I"$ROOT/topo" -I"$ROOT/tune" \
+       -I"$ROOT/exec" $(pkg-config --cflags libxml-2.0 libcjson hwloc) -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" \
+       "$ROOT/bin/predict_topotune.c" "$LIB" $(pkg-config --libs libxml-2.0 libcjson hwloc) $IBV -ldl -lpthread -lm \
+       2>"$TMP/cc.err"; then
+    TOPOTUNE_PREDICT_TOPO="$HOST" TOPOTUNE_CALIBRATION="$TMP/cal.json" run "$TMP/topo-exec-pred" --host 2 --algo ring \
+      -b 1K -e 64K -f 8 -n 2 --no-progress -J "$TMP/pred.json"
+    expect_rc 0 "predicting topo-exec runs"
+    expect_grep "$TMP/out" '#wrong     pred    err%' "predicting topo-exec: pred/err% columns"
+    # 1 KiB ring on 2 ranks with cal.json: base + 2 steps of (alpha + step_us) + channel cost, > 0
+    if awk '!/^#/ && NF { n++; if (NF != 17 || $10 + 0 <= 0) bad=1 } END { exit !(n == 3 && !bad) }' "$TMP/out"; then
+      ok "predicting topo-exec: every row has a prediction"; else not_ok "prediction rows: $(grep -v '^#' "$TMP/out" | head -2)"; fi
+    expect_grep "$TMP/pred.json" '"predicted_time":' "predicting topo-exec: JSON predicted_time"
+    run "$TT" --calibrate "$TMP/pred.json" --input "$HOST" -o "$TMP/pred-cal.json"
+    expect_rc 0 "calibrate reads topo-exec JSON with predictions"
+    run "$TMP/topo-exec-pred" --host 2 -b 1K -e 1K -n 1 --no-progress
+    if awk '!/^#/ && NF { if ($10 != "N/A") bad=1 } END { exit bad }' "$TMP/out"; then
+      ok "predicting topo-exec without TOPOTUNE_PREDICT_TOPO: N/A"; else not_ok "N/A: $(grep -v '^#' "$TMP/out" | head -1)"; fi
+    TOPOTUNE_PREDICT_TOPO="$TMP/none.xml" run "$TMP/topo-exec-pred" --host 2 -b 1K -e 1K -n 1 --no-progress
+    expect_grep "$TMP/err" 'prediction off: .*none.xml' "predicting topo-exec: unreadable topology is reported"
+  else
+    not_ok "building topo-exec with bin/predict_topotune.c: $(head -c 300 "$TMP/cc.err" 2>/dev/null)"
+  fi
+else
+  skip "topo-exec loop" "topo-exec not built"
+fi
+finish

@@ -1,0 +1,367 @@
+/* test_exec_gpu.c - the GPU executor: reduce-copy for every type and op
+ * (unaligned heads/tails, mismatched alignment) against the host
+ * reductions; AllReduce on virtual ranks of one GPU for every algorithm,
+ * protocol and type, several channels, in and out of place, bit-exact
+ * against tt_verify_expected; host-staged transport; P2P when the machine
+ * has 2+ GPUs; plan errors.  Every GPU test is skipped (cmocka skip) with
+ * the reason printed when no GPU is usable.  Without CUDA the API must
+ * answer TT_ERR_UNSUPPORTED (checked everywhere). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_exec.h"
+
+/* TT_GPU_TEST_QUICK=1 (used under compute-sanitizer): small sizes only */
+static int quick(void) { return getenv("TT_GPU_TEST_QUICK") != NULL; }
+
+static int g_ngpu;
+static char g_why[256];
+
+static int need_gpu(void)
+{
+    if (g_ngpu > 0) return 1;
+    printf("# SKIP no GPU: %s\n", g_why);
+    skip();
+    return 0;
+}
+
+static void test_no_gpu_is_a_clear_error(void **state)
+{
+    (void)state;
+    if (g_ngpu > 0) {
+        assert_true(strlen(g_why) > 0);
+        return;
+    }
+    tt_gpu_comm *g = (tt_gpu_comm *)1;
+    assert_int_equal(tt_gpu_comm_init(&g, 2, NULL), TT_ERR_UNSUPPORTED);
+    assert_null(g);
+    assert_non_null(strstr(tt_error_message(), "GPU"));
+    double gbs[3];
+    assert_int_equal(tt_gpu_bench_copy(0, 1024, 1, 0, 0, gbs), TT_ERR_UNSUPPORTED);
+}
+
+/* ---- reduce-copy --------------------------------------------------- */
+static void test_reduce_copy_every_type_op_alignment(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    const size_t sizes[] = {1, 7, 33, 1000, 4099, 70001};
+    const int offs[][3] = {{0, 0, 0}, {1, 1, 1}, {3, 3, 3}, {0, 1, 2}, {1, 0, 0}};
+    size_t maxn = 70001 + 16, maxb = maxn * 8;
+    void *d0, *d1, *dd;
+    /* allocate through a 1-rank communicator (owns the device choice) */
+    tt_gpu_comm *g;
+    assert_int_equal(tt_gpu_comm_init(&g, 1, NULL), TT_OK);
+    assert_int_equal(tt_gpu_alloc(g, 0, maxb, &d0), TT_OK);
+    assert_int_equal(tt_gpu_alloc(g, 0, maxb, &d1), TT_OK);
+    assert_int_equal(tt_gpu_alloc(g, 0, maxb, &dd), TT_OK);
+    unsigned char *h0 = malloc(maxb), *h1 = malloc(maxb), *want = malloc(maxb), *got = malloc(maxb);
+    int cases = 0;
+    for (int t = 0; t < TT_NDTYPES; t++)
+        for (int op = 0; op < TT_NREDOPS; op++) {
+            if (op == TT_AVG) continue;
+            size_t es = tt_dtype_size((tt_dtype)t);
+            for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+                for (size_t oi = 0; oi < sizeof offs / sizeof *offs; oi++) {
+                    size_t n = sizes[si];
+                    if (n > 4099 && (oi > 1 || quick())) continue; /* large sizes: the two aligned layouts */
+                    tt_verify_fill(h0, n, (tt_dtype)t, (tt_redop)op, 0, 11 + si, 0);
+                    tt_verify_fill(h1, n, (tt_dtype)t, (tt_redop)op, 1, 11 + si, 0);
+                    memcpy(want, h0, n * es);
+                    assert_int_equal(tt_reduce(want, h1, n, (tt_dtype)t, (tt_redop)op), TT_OK);
+                    char *p0 = (char *)d0 + offs[oi][0] * es, *p1 = (char *)d1 + offs[oi][1] * es,
+                         *pd = (char *)dd + offs[oi][2] * es;
+                    assert_int_equal(tt_gpu_memcpy(p0, h0, n * es), TT_OK);
+                    assert_int_equal(tt_gpu_memcpy(p1, h1, n * es), TT_OK);
+                    assert_int_equal(tt_gpu_memset(dd, 0xA5, maxb), TT_OK);
+                    assert_int_equal(tt_gpu_reduce_copy(0, pd, p0, p1, n, (tt_dtype)t, (tt_redop)op), TT_OK);
+                    assert_int_equal(tt_gpu_memcpy(got, pd, n * es), TT_OK);
+                    size_t bad = tt_verify_count_wrong(got, want, n, (tt_dtype)t);
+                    if (bad)
+                        fail_msg("reduce-copy %s %s n=%zu offsets %d/%d/%d: %zu wrong", tt_dtype_name((tt_dtype)t),
+                                 tt_redop_name((tt_redop)op), n, offs[oi][0], offs[oi][1], offs[oi][2], bad);
+                    /* nothing written past the end */
+                    unsigned char after[16];
+                    assert_int_equal(tt_gpu_memcpy(after, pd + n * es, 16), TT_OK);
+                    for (int k = 0; k < 16; k++) assert_int_equal(after[k], 0xA5);
+                    /* copy (one source) */
+                    assert_int_equal(tt_gpu_reduce_copy(0, pd, p0, NULL, n, (tt_dtype)t, (tt_redop)op), TT_OK);
+                    assert_int_equal(tt_gpu_memcpy(got, pd, n * es), TT_OK);
+                    assert_int_equal(memcmp(got, h0, n * es), 0);
+                    cases++;
+                }
+        }
+    printf("# reduce-copy: %d cases bit-exact\n", cases);
+    free(h0); free(h1); free(want); free(got);
+    tt_gpu_free(g, 0, d0);
+    tt_gpu_free(g, 0, d1);
+    tt_gpu_free(g, 0, dd);
+    tt_gpu_comm_destroy(g);
+}
+
+/* ---- AllReduce ----------------------------------------------------- */
+typedef struct {
+    int n;
+    tt_gpu_comm *g;
+    void *sb[64], *rb[64];
+    size_t cap;
+    unsigned char *h, *want, *got;
+} fix;
+
+static void fix_init(fix *f, int n, size_t cap)
+{
+    memset(f, 0, sizeof *f);
+    f->n = n;
+    f->cap = cap;
+    assert_int_equal(tt_gpu_comm_init(&f->g, n, NULL), TT_OK);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(tt_gpu_alloc(f->g, r, cap + 64, &f->sb[r]), TT_OK);
+        assert_int_equal(tt_gpu_alloc(f->g, r, cap + 64, &f->rb[r]), TT_OK);
+    }
+    f->h = malloc(cap);
+    f->want = malloc(cap);
+    f->got = malloc(cap);
+}
+static void fix_free(fix *f)
+{
+    for (int r = 0; r < f->n; r++) {
+        tt_gpu_free(f->g, r, f->sb[r]);
+        tt_gpu_free(f->g, r, f->rb[r]);
+    }
+    tt_gpu_comm_destroy(f->g);
+    free(f->h); free(f->want); free(f->got);
+}
+
+/* one AllReduce, checked bit for bit; returns the number of wrong elements */
+static size_t run_one(fix *f, size_t count, tt_dtype t, tt_redop op, tt_algo algo, tt_proto proto, int nch,
+                      int inplace, int eoff)
+{
+    size_t es = tt_dtype_size(t);
+    assert_true((count + eoff) * es <= f->cap + 64);
+    const void *s[64];
+    void *d[64];
+    uint64_t seed = 1000 + count + (uint64_t)t * 7 + (uint64_t)op;
+    for (int r = 0; r < f->n; r++) {
+        char *sp = (char *)f->sb[r] + eoff * es, *rp = (char *)f->rb[r] + eoff * es;
+        tt_verify_fill(f->h, count, t, op, r, seed, 0);
+        assert_int_equal(tt_gpu_memcpy(sp, f->h, count * es), TT_OK);
+        assert_int_equal(tt_gpu_memset(f->rb[r], 0xEE, f->cap + 64), TT_OK);
+        if (inplace) {
+            assert_int_equal(tt_gpu_memcpy(rp, f->h, count * es), TT_OK);
+            s[r] = rp;
+        } else {
+            s[r] = sp;
+        }
+        d[r] = rp;
+    }
+    tt_plan p = TT_PLAN_DEFAULT;
+    p.algo = algo;
+    p.proto = proto;
+    p.channels = nch;
+    if (tt_gpu_allreduce(f->g, s, d, count, t, op, &p) != TT_OK || tt_gpu_comm_sync(f->g) != TT_OK)
+        fail_msg("AllReduce n=%d count=%zu %s %s %s/%s ch=%d: %s", f->n, count, tt_dtype_name(t), tt_redop_name(op),
+                 tt_algo_label(algo), tt_proto_name(proto), nch, tt_error_message());
+    assert_int_equal(tt_verify_expected(f->want, count, t, op, f->n, seed, 0), TT_OK);
+    size_t bad = 0;
+    for (int r = 0; r < f->n; r++) {
+        assert_int_equal(tt_gpu_memcpy(f->got, d[r], count * es), TT_OK);
+        size_t b = tt_verify_count_wrong(f->got, f->want, count, t);
+        if (b)
+            printf("# rank %d: %zu wrong (n=%d count=%zu %s %s %s/%s ch=%d inplace=%d)\n", r, b, f->n, count,
+                   tt_dtype_name(t), tt_redop_name(op), tt_algo_label(algo), tt_proto_name(proto), nch, inplace);
+        bad += b;
+        /* nothing written past the end */
+        unsigned char after[8];
+        assert_int_equal(tt_gpu_memcpy(after, (char *)d[r] + count * es, 8), TT_OK);
+        for (int k = 0; k < 8; k++) assert_int_equal(after[k], 0xEE);
+    }
+    return bad;
+}
+
+
+static void sweep(int n, const char *label)
+{
+    const size_t all_sizes[] = {0, 1, 13, 1000, 4096 + 3, 70001, 300007};
+    const size_t *sizes = all_sizes;
+    size_t nsizes = quick() ? 5 : sizeof all_sizes / sizeof *all_sizes;
+    fix f;
+    fix_init(&f, n, 300007 * 8 + 64);
+    int maxch = tt_gpu_comm_max_channels(f.g);
+    size_t bad = 0;
+    int runs = 0;
+    for (int algo = 0; algo < 2; algo++)
+        for (int proto = 0; proto < 2; proto++)
+            for (size_t si = 0; si < nsizes; si++)
+                for (int t = 0; t < TT_NDTYPES; t++) {
+                    int nch = (si & 1) ? 1 : (maxch < 4 ? maxch : 4);
+                    if (sizes[si] >= 70001) nch = maxch;
+                    int inplace = (int)((si + t) & 1);
+                    int eoff = (t == TT_FLOAT && si == 3) ? 1 : 0; /* unaligned start (float) */
+                    bad += run_one(&f, sizes[si], (tt_dtype)t, TT_SUM, (tt_algo)algo, (tt_proto)proto, nch, inplace,
+                                   eoff);
+                    runs++;
+                }
+    /* every op on a few types, both algorithms and protocols */
+    const tt_dtype ts[] = {TT_INT8, TT_UINT32, TT_INT64, TT_HALF, TT_BFLOAT16, TT_FLOAT, TT_DOUBLE};
+    for (int algo = 0; algo < 2; algo++)
+        for (int proto = 0; proto < 2; proto++)
+            for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++)
+                for (int op = 0; op < TT_NREDOPS; op++) {
+                    bad += run_one(&f, 5003, ts[ti], (tt_redop)op, (tt_algo)algo, (tt_proto)proto, 2, op & 1, 0);
+                    runs++;
+                }
+    printf("# %s: %d ranks, %d AllReduce runs, %zu wrong elements (channels up to %d, virtual=%d)\n", label, n,
+           runs, bad, maxch, tt_gpu_comm_is_virtual(f.g));
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+static void test_allreduce_virtual_2(void **state) { (void)state; if (need_gpu()) sweep(2, "virtual"); }
+static void test_allreduce_virtual_3(void **state) { (void)state; if (need_gpu()) sweep(3, "virtual"); }
+static void test_allreduce_virtual_4(void **state) { (void)state; if (need_gpu()) sweep(4, "virtual"); }
+static void test_allreduce_virtual_8(void **state) { (void)state; if (need_gpu() && !quick()) sweep(8, "virtual"); }
+static void test_allreduce_one_rank(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    fix f;
+    fix_init(&f, 1, 100000 * 8);
+    size_t bad = 0;
+    for (int t = 0; t < TT_NDTYPES; t++)
+        for (int op = 0; op < TT_NREDOPS; op++) bad += run_one(&f, 99999, (tt_dtype)t, (tt_redop)op, TT_ALGO_RING,
+                                                               TT_PROTO_SIMPLE, 1, op & 1, 0);
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+static void test_allreduce_host_staged(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    setenv("TOPOTUNE_GPU_TRANSPORT", "host", 1);
+    fix f;
+    fix_init(&f, 3, 200003 * 4 + 64);
+    unsetenv("TOPOTUNE_GPU_TRANSPORT");
+    assert_non_null(strstr(tt_gpu_comm_link(f.g, 0, 1), "host"));
+    size_t bad = 0;
+    for (int algo = 0; algo < 2; algo++)
+        for (int proto = 0; proto < 2; proto++) {
+            bad += run_one(&f, 200003, TT_FLOAT, TT_SUM, (tt_algo)algo, (tt_proto)proto, 2, 0, 0);
+            bad += run_one(&f, 77, TT_HALF, TT_MAX, (tt_algo)algo, (tt_proto)proto, 1, 1, 0);
+        }
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+static void test_allreduce_p2p(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    if (g_ngpu < 2) {
+        printf("# SKIP P2P needs 2+ GPUs (this machine has %d)\n", g_ngpu);
+        skip();
+        return;
+    }
+    fix f;
+    fix_init(&f, g_ngpu, 300007 * 4 + 64);
+    assert_false(tt_gpu_comm_is_virtual(f.g));
+    printf("# link 0 -> 1: %s\n", tt_gpu_comm_link(f.g, 0, 1));
+    size_t bad = 0;
+    for (int algo = 0; algo < 2; algo++)
+        for (int proto = 0; proto < 2; proto++) {
+            bad += run_one(&f, 300007, TT_FLOAT, TT_SUM, (tt_algo)algo, (tt_proto)proto, 0, 0, 0);
+            bad += run_one(&f, 1001, TT_BFLOAT16, TT_AVG, (tt_algo)algo, (tt_proto)proto, 0, 1, 0);
+        }
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+/* a rank that never enters: the others fail at the deadline naming it,
+ * nothing hangs, and the communicator stays failed */
+static void test_stuck_rank_times_out(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    for (int proto = 0; proto < 2; proto++) {
+        setenv("TOPOTUNE_GPU_TEST_STALL_RANK", "1", 1);
+        fix f;
+        fix_init(&f, 3, 4096 * 4 + 64);
+        unsetenv("TOPOTUNE_GPU_TEST_STALL_RANK");
+        tt_gpu_comm_set_timeout(f.g, 300);
+        const void *s[3] = {f.sb[0], f.sb[1], f.sb[2]};
+        void *d[3] = {f.rb[0], f.rb[1], f.rb[2]};
+        tt_plan p = TT_PLAN_DEFAULT;
+        p.algo = TT_ALGO_RING;
+        p.proto = (tt_proto)proto;
+        p.channels = 2;
+        assert_int_equal(tt_gpu_allreduce(f.g, s, d, 4096, TT_FLOAT, TT_SUM, &p), TT_OK);
+        assert_int_equal(tt_gpu_comm_sync(f.g), TT_ERR_TIMEOUT);
+        printf("# %s\n", tt_error_message());
+        assert_non_null(strstr(tt_error_message(), "timed out after 300 ms"));
+        assert_non_null(strstr(tt_error_message(), "waiting"));
+        /* sticky */
+        assert_int_equal(tt_gpu_allreduce(f.g, s, d, 4096, TT_FLOAT, TT_SUM, &p), TT_ERR_TIMEOUT);
+        fix_free(&f);
+    }
+}
+
+static void test_plan_errors(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    tt_gpu_comm *g;
+    assert_int_equal(tt_gpu_comm_init(&g, 2, NULL), TT_OK);
+    tt_plan p = TT_PLAN_DEFAULT, e;
+    p.proto = TT_PROTO_LL128;
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "LL128"));
+    p = TT_PLAN_DEFAULT;
+    p.algo = TT_ALGO_RHD;
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "available: ring, tree"));
+    p = TT_PLAN_DEFAULT;
+    p.channels = 1000;
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLGATHER, 100, TT_FLOAT, NULL, &e), TT_ERR_UNSUPPORTED);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, NULL, &e), TT_OK);
+    assert_int_equal(e.proto, TT_PROTO_LL);
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 1 << 24, TT_FLOAT, NULL, &e), TT_OK);
+    assert_int_equal(e.proto, TT_PROTO_SIMPLE);
+    assert_int_equal(e.algo, TT_ALGO_RING);
+    /* misaligned element pointers are refused, not faulted on */
+    void *b;
+    assert_int_equal(tt_gpu_alloc(g, 0, 64, &b), TT_OK);
+    const void *s[2] = {(char *)b + 1, (char *)b + 1};
+    void *d[2] = {(char *)b + 1, (char *)b + 1};
+    assert_int_equal(tt_gpu_allreduce(g, s, d, 4, TT_FLOAT, TT_SUM, NULL), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "aligned"));
+    tt_gpu_free(g, 0, b);
+    tt_gpu_comm_destroy(g);
+}
+
+int main(void)
+{
+    g_ngpu = tt_gpu_available(g_why, sizeof g_why);
+    printf("# GPU: %s\n", g_why);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_gpu_is_a_clear_error),
+        cmocka_unit_test(test_reduce_copy_every_type_op_alignment),
+        cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_allreduce_one_rank),
+        cmocka_unit_test(test_allreduce_virtual_2),
+        cmocka_unit_test(test_allreduce_virtual_3),
+        cmocka_unit_test(test_allreduce_virtual_4),
+        cmocka_unit_test(test_allreduce_virtual_8),
+        cmocka_unit_test(test_allreduce_host_staged),
+        cmocka_unit_test(test_allreduce_p2p),
+        cmocka_unit_test(test_stuck_rank_times_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,378 @@
+/*
+ * test_tune_calibrate.c - the fit recovers known constants from synthetic measurements
+ * (exact, with noise, with outliers, several nodes), respects its bounds, reduces the error
+ * on the recorded topo-exec runs, and writes a calibration file the model reads back.
+ * Also the Theil-Sen alpha-beta line.
+ */
+#include <glob.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tt_topo.h"
+#include "tt_tune.h"
+#include "tt_xml.h"
+
+typedef struct {
+    tt_xml_doc *doc;
+    tt_topo *topo;
+    tt_cluster cl;
+} fx;
+
+static const char *root(void)
+{
+    const char *r = getenv("TOPOTUNE_ROOT");
+    return r && *r ? r : ".";
+}
+
+static void load(fx *f, const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s", root(), rel);
+    memset(f, 0, sizeof(*f));
+    if (tt_xml_read_file(path, NULL, &f->doc) != TT_OK) fail_msg("%s", tt_error_message());
+    if (tt_topo_from_xml(f->doc, NULL, &f->topo) != TT_OK) fail_msg("%s", tt_error_message());
+    assert_int_equal(tt_cluster_from_topo(f->topo, &f->cl), TT_OK);
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmpd);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void unload(fx *f)
+{
+    tt_topo_free(f->topo);
+    tt_xml_doc_free(f->doc);
+}
+
+/* deterministic pseudo-random in [0, 1) */
+static double rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+static void add(tt_measure_set *ms, tt_coll c, int algo, int nranks, int nodes, uint64_t bytes)
+{
+    if (ms->n == ms->cap) {
+        ms->cap = ms->cap ? 2 * ms->cap : 256;
+        ms->m = realloc(ms->m, sizeof(tt_measurement) * (size_t)ms->cap);
+        assert_non_null(ms->m);
+    }
+    tt_measurement *m = &ms->m[ms->n++];
+    memset(m, 0, sizeof(*m));
+    m->coll = c;
+    m->algo = algo;
+    m->proto = TT_PROTO_SIMPLE;
+    m->channels = 1;
+    m->nranks = nranks;
+    m->nodes = nodes;
+    m->bytes = bytes;
+    snprintf(m->where, sizeof m->where, "synthetic[%d]", ms->n - 1);
+}
+
+/* host-like sweep: 2/4/8 ranks, ring/tree/rhd allreduce, ring allgather/reducescatter/broadcast */
+static void sweep(tt_measure_set *ms)
+{
+    for (int n = 2; n <= 8; n *= 2)
+        for (uint64_t s = 1024; s <= (64u << 20); s *= 4) {
+            add(ms, TT_COLL_ALLREDUCE, TT_ALGO_RING, n, 1, s);
+            add(ms, TT_COLL_ALLREDUCE, TT_ALGO_TREE, n, 1, s);
+            add(ms, TT_COLL_ALLREDUCE, TT_ALGO_RHD, n, 1, s);
+            add(ms, TT_COLL_ALLGATHER, TT_ALGO_RING, n, 1, s * n);
+            add(ms, TT_COLL_BROADCAST, TT_ALGO_RING, n, 1, s);
+        }
+}
+
+static void truth_times(fx *f, const tt_model_params *truth, tt_measure_set *ms, double noise, double outliers,
+                        uint64_t seed)
+{
+    for (int i = 0; i < ms->n; i++) {
+        double t;
+        if (tt_calib_predict(f->topo, &f->cl, truth, &ms->m[i], &t) != TT_OK) fail_msg("%s", tt_error_message());
+        double k = 1 + noise * (2 * rnd(&seed) - 1);
+        if (rnd(&seed) < outliers) k *= 3; /* a disturbed run */
+        ms->m[i].time_us = ms->m[i].time_oop_us = t * k;
+        ms->m[i].time_ip_us = -1;
+    }
+}
+
+static double find(const tt_calib_report *r, const char *name)
+{
+    for (int j = 0; j < r->nparams; j++)
+        if (!strcmp(r->name[j], name)) return r->after[j];
+    fail_msg("parameter %s not fitted", name);
+    return 0;
+}
+
+static void check_recovery(double noise, double outliers, double tol)
+{
+    fx f;
+    load(&f, "measurements/host-pcie-8gpu.xml");
+    tt_model_params truth, start, fitted;
+    tt_model_params_default(&truth);
+    tt_model_params_default(&start);
+    truth.link[TT_LCLASS_PCI].alpha_us = 2.2;
+    truth.link[TT_LCLASS_PCI].efficiency = 0.40;
+    truth.proto[TT_PROTO_SIMPLE].base_us = 9.0;
+    tt_measure_set ms = {0};
+    sweep(&ms);
+    truth_times(&f, &truth, &ms, noise, outliers, 12345);
+    tt_calib_report rep;
+    if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    assert_int_equal(rep.npoints, ms.n);
+    assert_int_equal(rep.nparams, 3);
+    double a = find(&rep, "links.PCI.alpha_us"), e = find(&rep, "links.PCI.efficiency"),
+           b = find(&rep, "protocols.Simple.base_us");
+    if (fabs(a / 2.2 - 1) > tol || fabs(e / 0.40 - 1) > tol || fabs(b / 9.0 - 1) > tol)
+        fail_msg("noise %.2f outliers %.2f: alpha %g (2.2) efficiency %g (0.40) base %g (9.0)", noise, outliers, a, e, b);
+    assert_true(fitted.link[TT_LCLASS_PCI].alpha_us == a);
+    /* untouched constants stay */
+    assert_true(fitted.link[TT_LCLASS_NVL].alpha_us == start.link[TT_LCLASS_NVL].alpha_us);
+    assert_true(fitted.proto[TT_PROTO_LL].base_us == start.proto[TT_PROTO_LL].base_us);
+    assert_true(rep.med_after < rep.med_before);
+    if (noise == 0 && outliers == 0) assert_true(rep.worst_after < 1e-3);
+    tt_calib_report_free(&rep);
+    free(ms.m);
+    unload(&f);
+}
+
+static void test_recover_exact(void **state) { (void)state; check_recovery(0, 0, 1e-3); }
+static void test_recover_noise(void **state) { (void)state; check_recovery(0.05, 0, 0.03); }
+static void test_recover_noise_outliers(void **state) { (void)state; check_recovery(0.05, 0.10, 0.05); }
+
+/* several nodes: the network constants are fitted too */
+static void test_recover_multinode(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "hgx-h100-8gpu.xml");
+    tt_model_params truth, start, fitted;
+    tt_model_params_default(&truth);
+    tt_model_params_default(&start);
+    truth.link[TT_LCLASS_NET].alpha_us = 7.5;
+    truth.link[TT_LCLASS_NET].efficiency = 0.70;
+    truth.link[TT_LCLASS_NVL].alpha_us = 1.1;
+    truth.proto[TT_PROTO_SIMPLE].base_us = 11.0;
+    tt_measure_set ms = {0};
+    for (int nodes = 1; nodes <= 4; nodes *= 2)
+        for (uint64_t s = 1024; s <= (1u << 30); s *= 8) {
+            add(&ms, TT_COLL_ALLREDUCE, TT_ALGO_RING, 8 * nodes, nodes, s);
+            add(&ms, TT_COLL_ALLGATHER, TT_ALGO_RING, 8 * nodes, nodes, s);
+            add(&ms, TT_COLL_ALLREDUCE, TT_ALGO_RING, 4 * nodes, nodes, s);
+        }
+    for (int i = 0; i < ms.n; i++) ms.m[i].channels = 0; /* the model picks, as NCCL would */
+    truth_times(&f, &truth, &ms, 0.02, 0.05, 99);
+    tt_calib_report rep;
+    if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    double na = find(&rep, "links.NET.alpha_us"), ne = find(&rep, "links.NET.efficiency");
+    double va = find(&rep, "links.NVL.alpha_us"), b = find(&rep, "protocols.Simple.base_us");
+    if (fabs(na / 7.5 - 1) > 0.05 || fabs(ne / 0.70 - 1) > 0.05 || fabs(va / 1.1 - 1) > 0.10 || fabs(b / 11 - 1) > 0.05)
+        fail_msg("NET alpha %g (7.5) eff %g (0.70) NVL alpha %g (1.1) base %g (11)", na, ne, va, b);
+    tt_calib_report_free(&rep);
+    free(ms.m);
+    unload(&f);
+}
+
+/* GPU-like runs with forced channel counts and two protocols: the per-channel limit and LL's
+ * payload efficiency become identifiable and are recovered */
+static void test_recover_channels_protocols(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "hgx-h100-8gpu.xml");
+    tt_model_params truth, start, fitted;
+    tt_model_params_default(&truth);
+    tt_model_params_default(&start);
+    truth.proto[TT_PROTO_SIMPLE].per_channel_GBps = 20.0;
+    truth.proto[TT_PROTO_LL].efficiency = 0.35;
+    truth.proto[TT_PROTO_LL].per_channel_GBps = 9.0;
+    truth.link[TT_LCLASS_NVL].efficiency = 0.80;
+    tt_measure_set ms = {0};
+    for (int ch = 1; ch <= 16; ch *= 2)
+        for (uint64_t s = 4096; s <= (1u << 30); s *= 8)
+            for (int p = 0; p < 3; p += 2) { /* LL and Simple */
+                add(&ms, TT_COLL_ALLREDUCE, TT_ALGO_RING, 8, 1, s);
+                ms.m[ms.n - 1].channels = ch;
+                ms.m[ms.n - 1].proto = p;
+            }
+    truth_times(&f, &truth, &ms, 0.02, 0.05, 7);
+    tt_calib_report rep;
+    if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    double pc = find(&rep, "protocols.Simple.per_channel_GBps"), le = find(&rep, "protocols.LL.efficiency");
+    double lc = find(&rep, "protocols.LL.per_channel_GBps"), ne = find(&rep, "links.NVL.efficiency");
+    if (fabs(pc / 20 - 1) > 0.05 || fabs(le / 0.35 - 1) > 0.05 || fabs(lc / 9 - 1) > 0.05 || fabs(ne / 0.8 - 1) > 0.05)
+        fail_msg("Simple per-channel %g (20), LL efficiency %g (0.35), LL per-channel %g (9), NVL efficiency %g (0.8)", pc,
+                 le, lc, ne);
+    tt_calib_report_free(&rep);
+    free(ms.m);
+    unload(&f);
+}
+
+/* data faster than the links allow: the efficiency stops at 1, latencies stay >= 0 */
+static void test_bounds(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "measurements/host-pcie-8gpu.xml");
+    tt_model_params truth, fitted;
+    tt_model_params_default(&truth);
+    truth.link[TT_LCLASS_PCI].efficiency = 1.0;
+    truth.link[TT_LCLASS_PCI].alpha_us = 0.001;
+    truth.proto[TT_PROTO_SIMPLE].base_us = 0.001;
+    truth.proto[TT_PROTO_SIMPLE].step_us = 0;
+    tt_measure_set ms = {0};
+    sweep(&ms);
+    truth_times(&f, &truth, &ms, 0, 0, 1);
+    for (int i = 0; i < ms.n; i++) ms.m[i].time_us *= 0.5; /* twice faster than physics */
+    tt_calib_report rep;
+    if (tt_calibrate(f.topo, &f.cl, &ms, NULL, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    for (int j = 0; j < rep.nparams; j++) {
+        assert_true(rep.after[j] >= rep.lo[j] && rep.after[j] <= rep.hi[j]);
+        assert_true(rep.after[j] > 0);
+    }
+    assert_true(fitted.link[TT_LCLASS_PCI].efficiency <= 1.0);
+    assert_true(fitted.link[TT_LCLASS_PCI].efficiency > 0.99);
+    tt_calib_report_free(&rep);
+    free(ms.m);
+    unload(&f);
+}
+
+/* the recorded topo-exec runs: the fit must cut the median error at least in half, and the
+ * calibration file must read back into the same constants */
+static void test_real_runs(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "measurements/host-pcie-8gpu.xml");
+    char pat[1024];
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/exec-*.json", root());
+    glob_t g;
+    assert_int_equal(glob(pat, 0, NULL, &g), 0);
+    assert_true(g.gl_pathc >= 10);
+    tt_measure_set ms = {0};
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (tt_measure_load(g.gl_pathv[i], NULL, &ms) != TT_OK) fail_msg("%s", tt_error_message());
+    globfree(&g);
+    tt_model_params start, fitted;
+    tt_model_params_default(&start);
+    tt_calib_report rep;
+    if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    assert_int_equal(rep.npoints, ms.n);
+    if (!(rep.med_after < 0.5 * rep.med_before))
+        fail_msg("median error %.3f -> %.3f", rep.med_before, rep.med_after);
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    assert_int_equal(tt_model_params_write_json(&fitted, "test \"quoted\"\n", &sb), TT_OK);
+    tt_model_params back;
+    tt_model_params_default(&back);
+    if (tt_model_params_parse(sb.data, "cal.json", &back) != TT_OK) fail_msg("%s", tt_error_message());
+    for (int c = 0; c < TT_LCLASS_COUNT; c++) {
+        assert_true(fabs(back.link[c].alpha_us - fitted.link[c].alpha_us) <= 1e-8 * fitted.link[c].alpha_us);
+        assert_true(fabs(back.link[c].efficiency - fitted.link[c].efficiency) <= 1e-8 * fitted.link[c].efficiency);
+    }
+    assert_true(fabs(back.proto[TT_PROTO_SIMPLE].base_us - fitted.proto[TT_PROTO_SIMPLE].base_us) <= 1e-6);
+    assert_int_equal(back.max_channels, fitted.max_channels);
+    /* held-out runs (other sizes, recorded later with the calibration): the fitted constants
+     * predict them better than the built-in ones */
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/heldout/held-*.json", root());
+    assert_int_equal(glob(pat, 0, NULL, &g), 0);
+    tt_measure_set held = {0};
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (tt_measure_load(g.gl_pathv[i], NULL, &held) != TT_OK) fail_msg("%s", tt_error_message());
+    globfree(&g);
+    assert_true(held.n >= 50);
+    double *e0 = calloc((size_t)held.n, sizeof(double)), *e1 = calloc((size_t)held.n, sizeof(double));
+    assert_true(e0 && e1);
+    for (int i = 0; i < held.n; i++) {
+        double p0, p1;
+        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &start, &held.m[i], &p0), TT_OK);
+        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &back, &held.m[i], &p1), TT_OK);
+        e0[i] = fabs(p0 - held.m[i].time_us) / held.m[i].time_us;
+        e1[i] = fabs(p1 - held.m[i].time_us) / held.m[i].time_us;
+    }
+    double m0 = median(e0, held.n), m1 = median(e1, held.n);
+    if (!(m1 < 0.6 * m0)) fail_msg("held-out median error built-in %.3f, calibrated %.3f", m0, m1);
+    free(e0);
+    free(e1);
+    tt_measure_set_free(&held);
+    tt_strbuf_free(&sb);
+    tt_calib_report_free(&rep);
+    tt_measure_set_free(&ms);
+    unload(&f);
+}
+
+static void test_unusable_rows(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "measurements/host-pcie-8gpu.xml");
+    tt_measure_set ms = {0};
+    add(&ms, TT_COLL_ALLREDUCE, TT_ALGO_RING, 16, 1, 1024); /* more ranks than GPUs */
+    ms.m[0].time_us = 10;
+    add(&ms, TT_COLL_ALLGATHER, TT_ALGO_TREE, 4, 1, 1024); /* tree allgather: the model has none */
+    ms.m[1].time_us = 10;
+    tt_model_params p;
+    tt_calib_report rep;
+    assert_int_equal(tt_calibrate(f.topo, &f.cl, &ms, NULL, &p, &rep), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "none of the 2 rows"));
+    double us;
+    assert_int_equal(tt_calib_predict(f.topo, &f.cl, NULL, &ms.m[0], &us), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "synthetic[0]"));
+    free(ms.m);
+    tt_measure_set empty = {0};
+    assert_int_equal(tt_calibrate(f.topo, &f.cl, &empty, NULL, &p, &rep), TT_ERR_INVALID);
+    unload(&f);
+}
+
+static void test_alpha_beta(void **state)
+{
+    (void)state;
+    double x[12], y[12], a, b;
+    for (int i = 0; i < 12; i++) {
+        x[i] = 1024.0 * (1 << i);
+        y[i] = 5.0 + x[i] / (1000 * 20.0);
+    }
+    assert_int_equal(tt_fit_alpha_beta(x, y, 12, &a, &b), TT_OK);
+    assert_true(fabs(a - 5) < 1e-6 && fabs(b - 20) < 1e-6);
+    y[3] *= 10; /* outliers barely move the line */
+    y[9] *= 0.2;
+    assert_int_equal(tt_fit_alpha_beta(x, y, 12, &a, &b), TT_OK);
+    assert_true(fabs(a - 5) < 0.5 && fabs(b / 20 - 1) < 0.02);
+    for (int i = 0; i < 12; i++) y[i] = 100 - i; /* time falling with size: bandwidth bounded, a >= 0 */
+    assert_int_equal(tt_fit_alpha_beta(x, y, 12, &a, &b), TT_OK);
+    assert_true(a >= 0 && isfinite(b));
+    assert_int_equal(tt_fit_alpha_beta(x, y, 1, &a, &b), TT_ERR_INVALID);
+    x[1] = x[0];
+    assert_int_equal(tt_fit_alpha_beta(x, y, 2, &a, &b), TT_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recover_exact),
+        cmocka_unit_test(test_recover_noise),
+        cmocka_unit_test(test_recover_noise_outliers),
+        cmocka_unit_test(test_recover_multinode),
+        cmocka_unit_test(test_recover_channels_protocols),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_real_runs),
+        cmocka_unit_test(test_unusable_rows),
+        cmocka_unit_test(test_alpha_beta),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,223 @@
+/*
+ * test_tune_measure.c - measurement readers: nccl-tests text tables (concatenated, MPI
+ * prefixes, N/A, NCCL log lines), nccl-tests -J JSON, topo-exec -J JSON (recorded runs),
+ * and clear errors (file:line / JSON member) for malformed input.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tt_tune.h"
+
+static const char *fix(const char *name)
+{
+    static char path[1024];
+    const char *root = getenv("TOPOTUNE_ROOT");
+    snprintf(path, sizeof path, "%s/tests/fixtures/measurements/%s", root && *root ? root : ".", name);
+    return path;
+}
+
+static void test_text_handwritten(void **state)
+{
+    (void)state;
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_load(fix("nccl-tests-handwritten.txt"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 8);
+    /* first table: all_reduce_perf, 8 ranks on one host */
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(ms.m[i].coll, TT_COLL_ALLREDUCE);
+        assert_int_equal(ms.m[i].nranks, 8);
+        assert_int_equal(ms.m[i].nodes, 1);
+        assert_int_equal(ms.m[i].algo, -1);
+    }
+    assert_true(ms.m[0].bytes == 1024);
+    assert_true(ms.m[0].time_us == 17.40); /* in-place was faster */
+    assert_true(ms.m[0].time_oop_us == 17.85);
+    assert_true(ms.m[4].bytes == 1073741824ULL);
+    assert_true(ms.m[4].time_us == 4598.9);
+    assert_non_null(strstr(ms.m[0].where, "nccl-tests-handwritten.txt:19"));
+    /* second table behind Open MPI prefixes: all_gather_perf, 4 ranks on 2 hosts, #wrong N/A */
+    for (int i = 5; i < 8; i++) {
+        assert_int_equal(ms.m[i].coll, TT_COLL_ALLGATHER);
+        assert_int_equal(ms.m[i].nranks, 4);
+        assert_int_equal(ms.m[i].nodes, 2);
+    }
+    assert_true(ms.m[7].time_us == 215.60);
+    tt_measure_set_free(&ms);
+}
+
+static void test_json_nccl_tests(void **state)
+{
+    (void)state;
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_load(fix("nccl-tests-handwritten.json"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 3);
+    assert_int_equal(ms.m[0].coll, TT_COLL_ALLREDUCE);
+    assert_int_equal(ms.m[0].nranks, 8);
+    assert_int_equal(ms.m[0].nodes, 1);
+    assert_true(ms.m[2].time_us == 4598.9);
+    assert_non_null(strstr(ms.m[1].where, "results[1]"));
+    tt_measure_set_free(&ms);
+}
+
+static void test_json_topo_exec_recorded(void **state)
+{
+    (void)state;
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_load(fix("exec-ar-halving-doubling-8.json"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 9);
+    for (int i = 0; i < ms.n; i++) {
+        assert_int_equal(ms.m[i].coll, TT_COLL_ALLREDUCE);
+        assert_int_equal(ms.m[i].algo, TT_ALGO_RHD);   /* "halving-doubling" */
+        assert_int_equal(ms.m[i].proto, TT_PROTO_SIMPLE); /* host transports */
+        assert_int_equal(ms.m[i].channels, 1);
+        assert_int_equal(ms.m[i].nranks, 8);
+        assert_int_equal(ms.m[i].nodes, 1);               /* shm */
+        assert_true(ms.m[i].time_us > 0);
+    }
+    assert_true(ms.m[0].bytes == 1024 && ms.m[8].bytes == 64ULL << 20);
+    /* the default plan switches algorithm with the size; each row keeps its own */
+    tt_measure_set d = {0};
+    assert_int_equal(tt_measure_load(fix("exec-ar-default-8.json"), NULL, &d), TT_OK);
+    assert_int_equal(d.m[0].algo, TT_ALGO_TREE);
+    assert_int_equal(d.m[d.n - 1].algo, TT_ALGO_RING);
+    /* loading appends */
+    assert_int_equal(tt_measure_load(fix("exec-ag-ring-8.json"), NULL, &d), TT_OK);
+    assert_int_equal(d.m[d.n - 1].coll, TT_COLL_ALLGATHER);
+    tt_measure_set_free(&d);
+    tt_measure_set_free(&ms);
+}
+
+static void test_topo_exec_text_and_srun(void **state)
+{
+    (void)state;
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_load(fix("exec-ar-default-8.txt"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 9);
+    assert_int_equal(ms.m[0].coll, TT_COLL_ALLREDUCE);
+    assert_int_equal(ms.m[0].nranks, 8);
+    assert_int_equal(ms.m[0].proto, TT_PROTO_SIMPLE);
+    tt_measure_set_free(&ms);
+    /* topo-exec with the prediction hook: pred/err% columns after each placement */
+    assert_int_equal(tt_measure_load(fix("heldout/held-ar-ring-8.txt"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 8);
+    assert_true(ms.m[0].time_oop_us == 22.92 && ms.m[0].time_ip_us == 19.28 && ms.m[0].time_us == 19.28);
+    assert_int_equal(ms.m[0].algo, TT_ALGO_RING); /* "# plan: algo ring from --algo" */
+    assert_int_equal(ms.m[0].channels, 1);
+    assert_true(ms.m[7].bytes == 33554432 && ms.m[7].time_us == 17548.0);
+    tt_measure_set_free(&ms);
+    const char *hdr = "#  size count type redop root time algbw busbw #wrong pred err% time algbw busbw #wrong pred err%\n"
+                      " 1024 256 float sum -1 5.0 0.2 0.3 0 4.0 -20.0 6.0 0.2 0.3\n";
+    tt_measure_opts ho = TT_MEASURE_OPTS_DEFAULT;
+    ho.coll = TT_COLL_ALLREDUCE;
+    assert_int_equal(tt_measure_parse(hdr, strlen(hdr), "h.txt", &ho, &ms), TT_ERR_PARSE);
+    assert_non_null(strstr(tt_error_message(), "h.txt:2: result row has 14 columns, the column header names 17"));
+    /* srun -l prefixes, no header: the collective comes from the options, ranks from the
+     * all_gather size/count relation */
+    const char *t = "0:     8192    512  float  none  -1  24.10  0.34  0.25  N/A  23.80  0.34  0.26  N/A\n"
+                    "0:   262144  16384  float  none  -1  30.55  8.58  6.44  N/A  31.02  8.45  6.34  N/A\n";
+    tt_measure_opts o = TT_MEASURE_OPTS_DEFAULT;
+    assert_int_equal(tt_measure_parse(t, strlen(t), "x.txt", &o, &ms), TT_ERR_PARSE);
+    assert_non_null(strstr(tt_error_message(), "x.txt:1"));
+    assert_non_null(strstr(tt_error_message(), "collective"));
+    o.coll = TT_COLL_ALLGATHER;
+    assert_int_equal(tt_measure_parse(t, strlen(t), "x.txt", &o, &ms), TT_OK);
+    assert_int_equal(ms.n, 2);
+    assert_int_equal(ms.m[1].nranks, 4);
+    assert_true(ms.m[1].time_us == 30.55);
+    tt_measure_set_free(&ms);
+}
+
+static void expect_error(const char *text, const char *want1, const char *want2)
+{
+    tt_measure_set ms = {0};
+    tt_measure_opts o = TT_MEASURE_OPTS_DEFAULT;
+    o.coll = TT_COLL_ALLREDUCE;
+    tt_status st = tt_measure_parse(text, strlen(text), "bad.txt", &o, &ms);
+    if (st == TT_OK) fail_msg("accepted: %s", text);
+    if (!strstr(tt_error_message(), want1) || (want2 && !strstr(tt_error_message(), want2)))
+        fail_msg("message '%s' lacks '%s' / '%s'", tt_error_message(), want1, want2 ? want2 : "");
+    assert_int_equal(ms.n, 0); /* nothing appended */
+    tt_measure_set_free(&ms);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    expect_error("", "empty", NULL);
+    expect_error("# only comments\n#\n", "no result rows", NULL);
+    expect_error("# c\n 1024 256 float sum -1 17.85 0.06\n", "bad.txt:2", "columns");
+    expect_error(" 1024 256 float sum -1 17.85 0.06 0.10 0 17.40 0.06 0.10 0\n 2048 512 float sum -1 abc 0.1 0.1 0\n",
+                 "bad.txt:2", "out-of-place time 'abc'");
+    expect_error(" 1024 256 float sum -1 0 0.06 0.10 0\n", "bad.txt:1", "above 0");
+    expect_error(" 1024 256 quux sum -1 1.0 0.06 0.10 0\n", "bad.txt:1", "data type 'quux'");
+    expect_error(" 10x24 256 float sum -1 1.0 0.06 0.10 0\n", "bad.txt:1", "size '10x24'");
+    expect_error(" 1024 256 float sum -1 1.0 0.06 0.10 many\n", "bad.txt:1", "#wrong");
+    expect_error("# Collective test starting: alltoallv_perf\n", "bad.txt:1", "alltoallv_perf");
+    expect_error("{\n \"config\": {},\n \"results\": [ {\"size\": 1,\n", "bad.txt:", "not valid JSON");
+    expect_error("{\"tool\": \"topo-exec\", \"config\": {\"collective\": \"all_reduce\", \"nranks\": 2}}", "\"results\"",
+                 NULL);
+    expect_error("{\"tool\": \"topo-exec\", \"config\": {\"collective\": \"all_reduce\", \"nranks\": 0}, \"results\": []}",
+                 "config.nranks", NULL);
+    expect_error("{\"tool\": \"topo-exec\", \"config\": {\"collective\": \"all_reduce\", \"nranks\": 2, \"transport\": \"shm\"},"
+                 " \"results\": [{\"size\": 1024, \"algo\": \"bogus\", \"out_of_place\": {\"time\": 3}}]}",
+                 "results[0].algo", "bogus");
+    expect_error("{\"args\": [\"all_reduce_perf\"], \"config\": {\"nthreads\": 1, \"ngpus\": 2}, \"results\": "
+                 "[{\"size\": 8, \"out_of_place\": {\"cpu_time\": 3}}]}",
+                 "results[0].out_of_place", "cpu_time");
+    expect_error("{\"args\": [\"all_reduce_perf\"], \"config\": {}, \"results\": [{\"size\": -8}]}", "results[0].size",
+                 NULL);
+    expect_error("{\"tool\": \"something\", \"config\": {}, \"results\": []}", "\"tool\"", NULL);
+    expect_error("{\"tool\": \"topo-exec\"}\n\n{}", "bad.txt:3", "text after the JSON document");
+    char bin[8] = {'1', ' ', 0, '2', '\n', 0, 0, 0};
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_parse(bin, 5, "b", NULL, &ms), TT_ERR_PARSE);
+    assert_non_null(strstr(tt_error_message(), "binary"));
+    assert_int_equal(tt_measure_load("/nonexistent/file.json", NULL, &ms), TT_ERR_IO);
+    tt_measure_set_free(&ms);
+}
+
+/* every prefix of the fixtures: parsed or refused with TT_ERR_PARSE, never anything else */
+static void test_truncated(void **state)
+{
+    (void)state;
+    const char *files[] = {"nccl-tests-handwritten.txt", "nccl-tests-handwritten.json", "exec-ag-ring-2.json",
+                           "heldout/held-ar-ring-8.txt"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char *buf = NULL;
+        size_t len = 0;
+        assert_int_equal(tt_read_file(fix(files[f]), 0, &buf, &len), TT_OK);
+        for (size_t cut = 0; cut <= len; cut += 1 + cut / 50) {
+            char *part = malloc(cut + 1); /* not NUL-terminated beyond cut: the reader keeps to len */
+            assert_non_null(part);
+            memcpy(part, buf, cut);
+            part[cut] = '#';
+            tt_measure_set ms = {0};
+            tt_status st = tt_measure_parse(part, cut, files[f], NULL, &ms);
+            if (st != TT_OK && st != TT_ERR_PARSE) fail_msg("%s cut at %zu: %s", files[f], cut, tt_error_message());
+            if (st == TT_OK) assert_true(ms.n > 0);
+            else assert_int_equal(ms.n, 0);
+            tt_measure_set_free(&ms);
+            free(part);
+        }
+        free(buf);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_handwritten),
+        cmocka_unit_test(test_json_nccl_tests),
+        cmocka_unit_test(test_json_topo_exec_recorded),
+        cmocka_unit_test(test_topo_exec_text_and_srun),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_truncated),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

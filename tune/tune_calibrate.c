@@ -1,0 +1,502 @@
+/*
+ * tune_calibrate.c - fit the topotune model's constants to measurements.
+ *
+ * Each measured row is predicted with the model itself (tt_tune_eval on a context built for
+ * the cluster the row was measured on), so every fitted number lands exactly where the model
+ * uses it.  Parameters live in log space, clamped to their bounds:
+ *   link alpha_us           [0.001, 1e4] us        (no negative latency)
+ *   link efficiency         [0.001, 1]             (never above the topology's bandwidth)
+ *   link beta_GBps          [0.001, physical]      (when the start value sets beta)
+ *   protocol base_us        [0.001, 1e4] us
+ *   protocol per_channel    [0.001, 1e5] GB/s      (rows of one protocol with >= 2 channel counts)
+ *   LL/LL128 efficiency     [0.001, 1]             (rows of that protocol and of Simple, the reference)
+ *   nvls efficiency/alpha   [0.001, 1] / [0.001, 1e4]
+ * Objective: sum over rows of the Cauchy loss s^2 log(1 + (r/s)^2) of r = log(pred/meas),
+ * with s annealed 1.0 -> 0.3 -> 0.1 (a row 3x off weighs little in the end: outliers do not
+ * drag the fit), plus a weak pull 1e-5 * rows * (x - x0)^2 towards the start so directions
+ * the data cannot tell apart (e.g. base_us vs alpha with a single rank count) stay put.
+ * Minimiser: Nelder-Mead with restarts (derivative-free; the model has kinks where the
+ * channel count or a cap switches).  MODEL ASSUMPTION: protocol step_us, Simple's efficiency
+ * (1, the reference) and chunk sizes are not fitted (collinear with the link constants on the
+ * data a sweep gives); docs/calibration.md.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_internal.h"
+
+typedef struct {
+    int nodes, gpn;
+    tt_tune_ctx *ctx;
+} cl_ctx;
+
+typedef struct {
+    const tt_measure_set *ms;
+    cl_ctx *cls;
+    int ncls;
+    int *row_cls;          /* per row: cluster index or -1 */
+    int np;
+    size_t off[TT_CALIB_MAX_PARAMS]; /* offset of the double in tt_model_params */
+    double lo[TT_CALIB_MAX_PARAMS], hi[TT_CALIB_MAX_PARAMS], x0[TT_CALIB_MAX_PARAMS];
+    tt_model_params p;     /* working copy */
+    double scale;          /* Cauchy scale */
+    double lambda;
+    long evals;
+} fit_state;
+
+static tt_link_class class_of(tt_path_type t)
+{
+    switch (t) {
+    case TT_PATH_LOC:
+    case TT_PATH_NVL:
+    case TT_PATH_NVB: return TT_LCLASS_NVL;
+    case TT_PATH_C2C: return TT_LCLASS_C2C;
+    case TT_PATH_SYS: return TT_LCLASS_SYS;
+    case TT_PATH_NET:
+    case TT_PATH_DIS: return TT_LCLASS_NET;
+    default: return TT_LCLASS_PCI;
+    }
+}
+
+static tt_status row_cluster(const tt_topo *t, const tt_cluster *base, const tt_measurement *m, tt_cluster *c)
+{
+    *c = *base;
+    int nodes = m->nodes > 0 ? m->nodes : base->nodes;
+    int nranks = m->nranks > 0 ? m->nranks : base->nodes * base->gpus_per_node;
+    if (nranks % nodes)
+        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks do not split evenly over %d nodes", m->where, nranks, nodes);
+    c->nodes = nodes;
+    c->gpus_per_node = nranks / nodes;
+    if (c->gpus_per_node > c->topo_gpus)
+        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks per node but the topology has %d GPUs", m->where,
+                            c->gpus_per_node, c->topo_gpus);
+    if (nodes > 1 && c->nics_per_node == 0)
+        return tt_error_set(TT_ERR_INVALID,
+                            "%s: measured on %d nodes but the cluster has no NIC (give --nics-per-node/--nic-speed)",
+                            m->where, nodes);
+    (void)t;
+    return tt_cluster_validate(c);
+}
+
+/* prediction of one row on a prepared context whose params are already set */
+static tt_status predict_ctx(tt_tune_ctx *ctx, const tt_measurement *m, double *us)
+{
+    int saved = ctx->params.max_channels;
+    if (m->channels > 0) ctx->params.max_channels = m->channels;
+    double best = -1;
+    int a0 = m->algo >= 0 ? m->algo : 0, a1 = m->algo >= 0 ? m->algo + 1 : TT_ALGO_NCCL_COUNT;
+    int p0 = m->proto >= 0 ? m->proto : 0, p1 = m->proto >= 0 ? m->proto + 1 : TT_PROTO_COUNT;
+    tt_status st = TT_OK;
+    char why[120] = "";
+    for (int a = a0; a < a1 && st == TT_OK; a++)
+        for (int p = p0; p < p1; p++) {
+            tt_tune_estimate e;
+            if ((st = tt_tune_eval(ctx, m->coll, (tt_algo)a, (tt_proto)p, m->bytes, &e)) != TT_OK) break;
+            if (!e.enabled) {
+                snprintf(why, sizeof why, "%s", e.reason);
+                continue;
+            }
+            if (best < 0 || e.time_us < best) best = e.time_us;
+        }
+    ctx->params.max_channels = saved;
+    if (st != TT_OK) return st;
+    if (best <= 0)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "%s: the model cannot evaluate %s %s/%s: %s", m->where,
+                            tt_coll_name(m->coll), m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : "any",
+                            m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "any", why);
+    *us = best;
+    return TT_OK;
+}
+
+tt_status tt_calib_predict(const tt_topo *t, const tt_cluster *base, const tt_model_params *p, const tt_measurement *m,
+                           double *pred_us)
+{
+    tt_cluster c;
+    tt_status st = row_cluster(t, base, m, &c);
+    if (st != TT_OK) return st;
+    tt_tune_ctx *ctx = NULL;
+    if ((st = tt_tune_ctx_new(t, &c, TT_MODEL_TOPOTUNE, p, &ctx)) != TT_OK) return st;
+    st = predict_ctx(ctx, m, pred_us);
+    tt_tune_ctx_free(ctx);
+    return st;
+}
+
+static double *pp(tt_model_params *p, size_t off) { return (double *)((char *)p + off); }
+
+static void apply(fit_state *f, const double *x)
+{
+    for (int j = 0; j < f->np; j++) {
+        double v = exp(x[j]);
+        if (v < f->lo[j]) v = f->lo[j];
+        if (v > f->hi[j]) v = f->hi[j];
+        *pp(&f->p, f->off[j]) = v;
+    }
+    for (int k = 0; k < f->ncls; k++) {
+        int mc = f->cls[k].ctx->params.max_channels;
+        f->cls[k].ctx->params = f->p;
+        f->cls[k].ctx->params.max_channels = mc;
+    }
+}
+
+static double objective(fit_state *f, const double *x)
+{
+    f->evals++;
+    apply(f, x);
+    double s2 = f->scale * f->scale, sum = 0;
+    for (int i = 0; i < f->ms->n; i++) {
+        if (f->row_cls[i] < 0) continue;
+        const tt_measurement *m = &f->ms->m[i];
+        double pr;
+        if (predict_ctx(f->cls[f->row_cls[i]].ctx, m, &pr) != TT_OK) return 1e300;
+        double r = log(pr / m->time_us);
+        sum += s2 * log1p(r * r / s2);
+    }
+    for (int j = 0; j < f->np; j++) {
+        double xl = log(f->lo[j]), xh = log(f->hi[j]);
+        double xc = x[j] < xl ? xl : x[j] > xh ? xh : x[j];
+        sum += f->lambda * (xc - f->x0[j]) * (xc - f->x0[j]);
+        sum += 1e-3 * (x[j] - xc) * (x[j] - xc); /* keep the simplex near the box */
+    }
+    return sum;
+}
+
+/* Nelder-Mead from x (in/out), initial step `step` per coordinate */
+static double nelder_mead(fit_state *f, double *x, double step, int maxit)
+{
+    int d = f->np;
+    double S[TT_CALIB_MAX_PARAMS + 1][TT_CALIB_MAX_PARAMS], F[TT_CALIB_MAX_PARAMS + 1];
+    for (int i = 0; i <= d; i++) {
+        memcpy(S[i], x, sizeof(double) * d);
+        if (i) S[i][i - 1] += step;
+        F[i] = objective(f, S[i]);
+    }
+    double c[TT_CALIB_MAX_PARAMS], xr[TT_CALIB_MAX_PARAMS], xe[TT_CALIB_MAX_PARAMS];
+    for (int it = 0; it < maxit; it++) {
+        /* order: best 0 .. worst d */
+        for (int i = 1; i <= d; i++)
+            for (int k = i; k > 0 && F[k] < F[k - 1]; k--) {
+                double tf = F[k]; F[k] = F[k - 1]; F[k - 1] = tf;
+                for (int j = 0; j < d; j++) { double t = S[k][j]; S[k][j] = S[k - 1][j]; S[k - 1][j] = t; }
+            }
+        if (fabs(F[d] - F[0]) <= 1e-12 * (fabs(F[0]) + 1e-12)) {
+            double spread = 0;
+            for (int i = 1; i <= d; i++)
+                for (int j = 0; j < d; j++) spread = fmax(spread, fabs(S[i][j] - S[0][j]));
+            if (spread < 1e-7) break;
+        }
+        for (int j = 0; j < d; j++) {
+            c[j] = 0;
+            for (int i = 0; i < d; i++) c[j] += S[i][j] / d;
+        }
+        for (int j = 0; j < d; j++) xr[j] = c[j] + (c[j] - S[d][j]);
+        double fr = objective(f, xr);
+        if (fr < F[0]) {
+            for (int j = 0; j < d; j++) xe[j] = c[j] + 2 * (c[j] - S[d][j]);
+            double fe = objective(f, xe);
+            if (fe < fr) { memcpy(S[d], xe, sizeof(double) * d); F[d] = fe; }
+            else { memcpy(S[d], xr, sizeof(double) * d); F[d] = fr; }
+        } else if (fr < F[d - 1]) {
+            memcpy(S[d], xr, sizeof(double) * d);
+            F[d] = fr;
+        } else {
+            int outside = fr < F[d];
+            for (int j = 0; j < d; j++) xe[j] = outside ? c[j] + 0.5 * (xr[j] - c[j]) : c[j] + 0.5 * (S[d][j] - c[j]);
+            double fc = objective(f, xe);
+            if (fc < (outside ? fr : F[d])) {
+                memcpy(S[d], xe, sizeof(double) * d);
+                F[d] = fc;
+            } else {
+                for (int i = 1; i <= d; i++) {
+                    for (int j = 0; j < d; j++) S[i][j] = S[0][j] + 0.5 * (S[i][j] - S[0][j]);
+                    F[i] = objective(f, S[i]);
+                }
+            }
+        }
+    }
+    int b = 0;
+    for (int i = 1; i <= d; i++)
+        if (F[i] < F[b]) b = i;
+    memcpy(x, S[b], sizeof(double) * d);
+    return F[b];
+}
+
+static int add_param(fit_state *f, tt_calib_report *rep, size_t off, double lo, double hi, const char *name)
+{
+    for (int j = 0; j < f->np; j++)
+        if (f->off[j] == off) {
+            if (hi < f->hi[j]) f->hi[j] = hi; /* tightest physical bound of all clusters */
+            return 0;
+        }
+    if (f->np >= TT_CALIB_MAX_PARAMS) return -1;
+    int j = f->np++;
+    f->off[j] = off;
+    f->lo[j] = lo;
+    f->hi[j] = hi;
+    snprintf(rep->name[j], sizeof rep->name[j], "%s", name);
+    return 0;
+}
+
+static double median(double *v, int n)
+{
+    if (n <= 0) return 0;
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) { double t = v[k]; v[k] = v[k - 1]; v[k - 1] = t; }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void err_stats(const tt_calib_report *rep, const tt_measure_set *ms, const double *pred, double *med, double *worst)
+{
+    double *e = malloc(sizeof(double) * (size_t)(rep->nrows ? rep->nrows : 1));
+    int n = 0;
+    *worst = 0;
+    for (int i = 0; i < rep->nrows; i++) {
+        if (rep->row[i] < 0 || !e) continue;
+        double r = fabs(pred[i] - ms->m[i].time_us) / ms->m[i].time_us;
+        e[n++] = r;
+        if (r > *worst) *worst = r;
+    }
+    *med = e ? median(e, n) : 0;
+    free(e);
+}
+
+void tt_calib_report_free(tt_calib_report *rep)
+{
+    if (!rep) return;
+    free(rep->row);
+    free(rep->pred_before);
+    free(rep->pred_after);
+    memset(rep, 0, sizeof(*rep));
+}
+
+tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measure_set *ms, const tt_model_params *start,
+                       tt_model_params *fitted, tt_calib_report *rep)
+{
+    memset(rep, 0, sizeof(*rep));
+    if (!ms || ms->n == 0) return tt_error_set(TT_ERR_INVALID, "calibration: no measurements");
+    fit_state f;
+    memset(&f, 0, sizeof f);
+    f.ms = ms;
+    if (start) f.p = *start;
+    else tt_model_params_default(&f.p);
+    tt_status st = TT_OK;
+    rep->nrows = ms->n;
+    rep->row = malloc(sizeof(int) * (size_t)ms->n);
+    rep->pred_before = calloc((size_t)ms->n, sizeof(double));
+    rep->pred_after = calloc((size_t)ms->n, sizeof(double));
+    f.row_cls = rep->row;
+    f.cls = calloc((size_t)ms->n, sizeof(cl_ctx));
+    if (!rep->row || !rep->pred_before || !rep->pred_after || !f.cls) {
+        st = tt_error_set(TT_ERR_NOMEM, "calibration: out of memory");
+        goto out;
+    }
+    int any_unknown_proto = 0, proto_seen[TT_PROTO_COUNT] = {0}, nvls_rows = 0;
+    int chan_seen[TT_PROTO_COUNT][2] = {{0}}; /* two distinct known channel counts per protocol */
+    for (int i = 0; i < ms->n; i++) {
+        const tt_measurement *m = &ms->m[i];
+        rep->row[i] = -1;
+        if (!(m->time_us > 0)) {
+            TT_WARN("tune", "calibration: row skipped: %s: no positive time", m->where);
+            rep->nskipped++;
+            continue;
+        }
+        tt_cluster c;
+        if (row_cluster(t, base, m, &c) != TT_OK) {
+            TT_WARN("tune", "calibration: row skipped: %s", tt_error_message());
+            rep->nskipped++;
+            continue;
+        }
+        int k;
+        for (k = 0; k < f.ncls; k++)
+            if (f.cls[k].nodes == c.nodes && f.cls[k].gpn == c.gpus_per_node) break;
+        if (k == f.ncls) {
+            if ((st = tt_tune_ctx_new(t, &c, TT_MODEL_TOPOTUNE, &f.p, &f.cls[k].ctx)) != TT_OK) goto out;
+            f.cls[k].nodes = c.nodes;
+            f.cls[k].gpn = c.gpus_per_node;
+            f.ncls++;
+        }
+        double pr;
+        if (predict_ctx(f.cls[k].ctx, m, &pr) != TT_OK) {
+            TT_WARN("tune", "calibration: row skipped: %s", tt_error_message());
+            rep->nskipped++;
+            continue;
+        }
+        rep->row[i] = k;
+        rep->pred_before[i] = pr;
+        rep->npoints++;
+        if (m->proto < 0) any_unknown_proto = 1;
+        else proto_seen[m->proto] = 1;
+        if (m->proto >= 0 && m->channels > 0) {
+            int *cs = chan_seen[m->proto];
+            if (!cs[0]) cs[0] = m->channels;
+            else if (cs[0] != m->channels) cs[1] = m->channels;
+        }
+        if (m->algo == TT_ALGO_NVLS || m->algo == TT_ALGO_NVLS_TREE ||
+            (m->algo < 0 && f.cls[k].ctx->ch.nvls_support))
+            nvls_rows = 1;
+        /* parameters this cluster exercises */
+        const tt_tune_channels *ch = &f.cls[k].ctx->ch;
+        if (c.gpus_per_node > 1) {
+            tt_link_class cin = class_of(ch->ring.type_intra);
+            char nm[40];
+            snprintf(nm, sizeof nm, "links.%s.alpha_us", tt_link_class_name(cin));
+            add_param(&f, rep, offsetof(tt_model_params, link[0].alpha_us) + cin * sizeof(tt_link_params), 1e-3, 1e4, nm);
+            if (f.p.link[cin].beta_GBps > 0) {
+                double phys = ch->ring.nchannels * ch->ring.bw_intra;
+                snprintf(nm, sizeof nm, "links.%s.beta_GBps", tt_link_class_name(cin));
+                add_param(&f, rep, offsetof(tt_model_params, link[0].beta_GBps) + cin * sizeof(tt_link_params), 1e-3,
+                          phys > 1e-3 ? phys : 1e5, nm);
+            } else {
+                snprintf(nm, sizeof nm, "links.%s.efficiency", tt_link_class_name(cin));
+                add_param(&f, rep, offsetof(tt_model_params, link[0].efficiency) + cin * sizeof(tt_link_params), 1e-3, 1,
+                          nm);
+            }
+        }
+        if (c.nodes > 1) {
+            add_param(&f, rep, offsetof(tt_model_params, link[TT_LCLASS_NET].alpha_us), 1e-3, 1e4, "links.NET.alpha_us");
+            if (f.p.link[TT_LCLASS_NET].beta_GBps > 0) {
+                double phys = c.nics_per_node > 0 ? ch->node_net_bw / c.nics_per_node : 1e5;
+                add_param(&f, rep, offsetof(tt_model_params, link[TT_LCLASS_NET].beta_GBps), 1e-3,
+                          phys > 1e-3 ? phys : 1e5, "links.NET.beta_GBps");
+            } else {
+                add_param(&f, rep, offsetof(tt_model_params, link[TT_LCLASS_NET].efficiency), 1e-3, 1,
+                          "links.NET.efficiency");
+            }
+        }
+    }
+    if (rep->npoints == 0) {
+        st = tt_error_set(TT_ERR_INVALID, "calibration: none of the %d rows can be evaluated (first: %s)", ms->n,
+                          ms->m[0].where);
+        goto out;
+    }
+    for (int p = 0; p < TT_PROTO_COUNT; p++)
+        if (proto_seen[p] || any_unknown_proto) {
+            char nm[40];
+            snprintf(nm, sizeof nm, "protocols.%s.base_us", p == TT_PROTO_LL ? "LL" : p == TT_PROTO_LL128 ? "LL128" : "Simple");
+            add_param(&f, rep, offsetof(tt_model_params, proto[0].base_us) + (size_t)p * sizeof(tt_proto_params), 1e-3, 1e4,
+                      nm);
+        }
+    static const char *const pname[TT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
+    for (int p = 0; p < TT_PROTO_COUNT; p++) {
+        char nm[40];
+        /* per-channel limit: identifiable only when the rows ran different channel counts */
+        if (chan_seen[p][1]) {
+            snprintf(nm, sizeof nm, "protocols.%s.per_channel_GBps", pname[p]);
+            add_param(&f, rep, offsetof(tt_model_params, proto[0].per_channel_GBps) + (size_t)p * sizeof(tt_proto_params),
+                      1e-3, 1e5, nm);
+        }
+        /* payload efficiency of LL/LL128 relative to Simple (Simple = 1 is the reference that
+         * makes it separable from the link efficiency) */
+        if (p != TT_PROTO_SIMPLE && proto_seen[p] && proto_seen[TT_PROTO_SIMPLE]) {
+            snprintf(nm, sizeof nm, "protocols.%s.efficiency", pname[p]);
+            add_param(&f, rep, offsetof(tt_model_params, proto[0].efficiency) + (size_t)p * sizeof(tt_proto_params), 1e-3,
+                      1, nm);
+        }
+    }
+    if (nvls_rows) {
+        add_param(&f, rep, offsetof(tt_model_params, nvls_efficiency), 1e-3, 1, "nvls.efficiency");
+        add_param(&f, rep, offsetof(tt_model_params, nvls_alpha_us), 1e-3, 1e4, "nvls.alpha_us");
+    }
+    rep->nparams = f.np;
+    double x[TT_CALIB_MAX_PARAMS];
+    for (int j = 0; j < f.np; j++) {
+        double v = *pp(&f.p, f.off[j]);
+        if (v < f.lo[j]) v = f.lo[j];
+        if (v > f.hi[j]) v = f.hi[j];
+        rep->before[j] = *pp(&f.p, f.off[j]);
+        rep->lo[j] = f.lo[j];
+        rep->hi[j] = f.hi[j];
+        x[j] = f.x0[j] = log(v);
+    }
+    f.lambda = 1e-5 * rep->npoints;
+    static const double scales[] = {1.0, 0.3, 0.1};
+    for (int s = 0; s < 3; s++) {
+        f.scale = scales[s];
+        double prev = 1e300;
+        for (int r = 0; r < 6; r++) {
+            double v = nelder_mead(&f, x, r == 0 ? 0.7 : 0.1, 400 * (f.np + 1));
+            if (prev - v < 1e-10 * fabs(v) + 1e-14) break;
+            prev = v;
+        }
+    }
+    apply(&f, x);
+    for (int j = 0; j < f.np; j++) rep->after[j] = *pp(&f.p, f.off[j]);
+    for (int i = 0; i < ms->n; i++) {
+        if (rep->row[i] < 0) continue;
+        if ((st = predict_ctx(f.cls[rep->row[i]].ctx, &ms->m[i], &rep->pred_after[i])) != TT_OK) goto out;
+    }
+    err_stats(rep, ms, rep->pred_before, &rep->med_before, &rep->worst_before);
+    err_stats(rep, ms, rep->pred_after, &rep->med_after, &rep->worst_after);
+    TT_INFO("tune", "calibration: %d rows, %d parameters, %ld model evaluations", rep->npoints, f.np, f.evals);
+    *fitted = f.p;
+out:
+    for (int k = 0; k < f.ncls; k++) tt_tune_ctx_free(f.cls[k].ctx);
+    free(f.cls);
+    if (st != TT_OK) tt_calib_report_free(rep);
+    return st;
+}
+
+/* ---- robust straight line (Theil-Sen) ---- */
+tt_status tt_fit_alpha_beta(const double *bytes, const double *us, int n, double *a_us, double *b_GBps)
+{
+    if (n < 2) return tt_error_set(TT_ERR_INVALID, "alpha-beta fit: need at least 2 sizes, have %d", n);
+    size_t np = (size_t)n * (size_t)(n - 1) / 2;
+    double *sl = malloc(sizeof(double) * (np ? np : 1));
+    double *ic = malloc(sizeof(double) * (size_t)n);
+    if (!sl || !ic) {
+        free(sl);
+        free(ic);
+        return tt_error_set(TT_ERR_NOMEM, "alpha-beta fit: out of memory");
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (bytes[j] != bytes[i]) sl[k++] = (us[j] - us[i]) / (bytes[j] - bytes[i]);
+    if (k == 0) {
+        free(sl);
+        free(ic);
+        return tt_error_set(TT_ERR_INVALID, "alpha-beta fit: all rows have the same size");
+    }
+    double s = median(sl, k);
+    if (s < 1e-12) s = 1e-12; /* bandwidth bounded: time never falls with size */
+    for (int i = 0; i < n; i++) ic[i] = us[i] - s * bytes[i];
+    double a = median(ic, n);
+    *a_us = a > 0 ? a : 0;
+    *b_GBps = 1.0 / (s * 1e3);
+    free(sl);
+    free(ic);
+    return TT_OK;
+}
+
+/* ---- writer ---- */
+tt_status tt_model_params_write_json(const tt_model_params *p, const char *comment, tt_strbuf *out)
+{
+    static const char *pn[TT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
+    tt_strbuf_printf(out, "{\n  \"schema\": \"topotune-calibration\",\n  \"version\": 1,\n  \"links\": {\n");
+    for (int c = 0; c < TT_LCLASS_COUNT; c++)
+        tt_strbuf_printf(out, "    \"%s\": {\"alpha_us\": %.9g, \"beta_GBps\": %.9g, \"efficiency\": %.9g}%s\n",
+                         tt_link_class_name((tt_link_class)c), p->link[c].alpha_us, p->link[c].beta_GBps,
+                         p->link[c].efficiency, c + 1 < TT_LCLASS_COUNT ? "," : "");
+    tt_strbuf_printf(out, "  },\n  \"protocols\": {\n");
+    for (int q = 0; q < TT_PROTO_COUNT; q++)
+        tt_strbuf_printf(out,
+                         "    \"%s\": {\"base_us\": %.9g, \"step_us\": %.9g, \"efficiency\": %.9g, \"per_channel_GBps\": "
+                         "%.9g, \"chunk_bytes\": %.9g}%s\n",
+                         pn[q], p->proto[q].base_us, p->proto[q].step_us, p->proto[q].efficiency,
+                         p->proto[q].per_channel_GBps, p->proto[q].chunk_bytes, q + 1 < TT_PROTO_COUNT ? "," : "");
+    tt_strbuf_printf(out, "  },\n  \"nvls\": {\"efficiency\": %.9g, \"alpha_us\": %.9g},\n", p->nvls_efficiency,
+                     p->nvls_alpha_us);
+    tt_strbuf_printf(out, "  \"channel_us\": %.9g,\n  \"max_channels\": %d", p->channel_us, p->max_channels);
+    if (comment) {
+        tt_strbuf_append(out, ",\n  \"comment\": \"");
+        for (const char *s = comment; *s; s++) {
+            if (*s == '"' || *s == '\\') tt_strbuf_printf(out, "\\%c", *s);
+            else if ((unsigned char)*s < 0x20) tt_strbuf_printf(out, "\\u%04x", (unsigned char)*s);
+            else tt_strbuf_appendn(out, s, 1);
+        }
+        tt_strbuf_append(out, "\"");
+    }
+    tt_strbuf_append(out, "\n}\n");
+    return tt_strbuf_status(out);
+}

@@ -1,0 +1,105 @@
+/*
+ * tune_measure.c - measurement sets: storage, format detection, shared helpers.
+ *
+ * Formats (detected from the content, not the file name):
+ *   '{' ... "tool": "topo-exec"        topo-exec -J JSON        (tune_measure_json.c)
+ *   '{' ... "results" without "tool"   nccl-tests -J JSON       (tune_measure_json.c)
+ *   anything else                      nccl-tests / topo-exec text tables (tune_measure_text.c)
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_measure_internal.h"
+
+void tt_measure_set_free(tt_measure_set *set)
+{
+    if (!set) return;
+    free(set->m);
+    memset(set, 0, sizeof(*set));
+}
+
+tt_status tm_push(tt_measure_set *set, const tt_measurement *m)
+{
+    if (set->n == set->cap) {
+        int nc = set->cap ? set->cap * 2 : 64;
+        tt_measurement *p = realloc(set->m, (size_t)nc * sizeof(*p));
+        if (!p) return tt_error_set(TT_ERR_NOMEM, "out of memory reading measurements");
+        set->m = p;
+        set->cap = nc;
+    }
+    set->m[set->n++] = *m;
+    return TT_OK;
+}
+
+void tm_finish_times(tt_measurement *m)
+{
+    double a = m->time_oop_us, b = m->time_ip_us;
+    m->time_us = a > 0 && (b <= 0 || a <= b) ? a : b;
+}
+
+tt_status tt_measure_algo_parse(const char *s, tt_algo *out)
+{
+    if (s && !strcasecmp(s, "halving-doubling")) { *out = TT_ALGO_RHD; return TT_OK; }
+    if (s && !strcasecmp(s, "hierarchical")) { *out = TT_ALGO_HIER; return TT_OK; }
+    if (s && !strcasecmp(s, "recursive-doubling")) { *out = TT_ALGO_RD; return TT_OK; }
+    return tt_algo_parse(s, out);
+}
+
+/* "all_reduce_perf", "/path/build/all_reduce_perf_mpi", "all_reduce" -> collective */
+tt_status tm_coll_from_prog(const char *prog, tt_coll *out)
+{
+    const char *b = strrchr(prog, '/');
+    b = b ? b + 1 : prog;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", b);
+    char *p = strstr(buf, "_perf");
+    if (p) *p = 0;
+    for (char *q = buf; *q; q++)
+        if (isspace((unsigned char)*q)) { *q = 0; break; }
+    return tt_coll_parse(buf, out);
+}
+
+/* nccl-tests -d names (and aliases) -> bytes per element; 0 = unknown */
+int tm_type_size(const char *t)
+{
+    static const struct { const char *n; int s; } tab[] = {
+        {"int8", 1}, {"uint8", 1}, {"char", 1}, {"int32", 4}, {"uint32", 4}, {"int", 4}, {"int64", 8},
+        {"uint64", 8}, {"half", 2}, {"float16", 2}, {"fp16", 2}, {"bfloat16", 2}, {"bf16", 2},
+        {"float", 4}, {"float32", 4}, {"double", 8}, {"float64", 8}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (!strcasecmp(t, tab[i].n)) return tab[i].s;
+    return 0;
+}
+
+tt_status tt_measure_parse(const char *text, size_t len, const char *name, const tt_measure_opts *opts,
+                           tt_measure_set *set)
+{
+    tt_measure_opts o = opts ? *opts : TT_MEASURE_OPTS_DEFAULT;
+    if (!text || len == 0) return tt_error_set(TT_ERR_PARSE, "%s: empty file, no measurements", name);
+    if (memchr(text, 0, len)) return tt_error_set(TT_ERR_PARSE, "%s: binary data (NUL byte), not a measurement file", name);
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)text[i])) i++;
+    if (i == len) return tt_error_set(TT_ERR_PARSE, "%s: empty file, no measurements", name);
+    int before = set->n;
+    tt_status st = text[i] == '{' || text[i] == '[' ? tm_parse_json(text, len, name, &o, set)
+                                                    : tm_parse_text(text, len, name, &o, set);
+    if (st != TT_OK) {
+        set->n = before; /* nothing appended on failure */
+        return st;
+    }
+    if (set->n == before) return tt_error_set(TT_ERR_PARSE, "%s: no result rows found", name);
+    return TT_OK;
+}
+
+tt_status tt_measure_load(const char *path, const tt_measure_opts *opts, tt_measure_set *set)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    tt_status st = tt_read_file(path, 64u << 20, &buf, &len);
+    if (st != TT_OK) return st;
+    st = tt_measure_parse(buf, len, path, opts, set);
+    free(buf);
+    return st;
+}

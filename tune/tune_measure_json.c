@@ -1,0 +1,209 @@
+/*
+ * tune_measure_json.c - topo-exec -J and nccl-tests -J JSON results.
+ *
+ * topo-exec (docs/cli-topo-exec.md on branch h-exec): {"tool":"topo-exec", "config":
+ *   {"collective", "nranks", "transport", "proto_requested", ...}, "results": [{"size", "algo",
+ *   "out_of_place": {"time", "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}]}.
+ *   Host transports (shm, tcp) run the simple protocol on one channel (tt_exec.h); "shm" is
+ *   one node.
+ * nccl-tests (peers.md 1.4, version 3): {"args": [prog, ...], "config": {"nthreads", "ngpus",
+ *   "devices": [{"rank", "hostname", ...}]}, "results": [{"size", "out_of_place": {"time" |
+ *   "cpu_time", "alg_bw", "bus_bw"}, "in_place": {...}}]}; the collective comes from the
+ *   program name (all_reduce_perf), ranks from the devices list.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "tune_measure_internal.h"
+
+static int json_line(const char *text, const char *at, size_t len)
+{
+    int line = 1;
+    for (const char *p = text; p < at && p < text + len; p++)
+        if (*p == '\n') line++;
+    return line;
+}
+
+static tt_status placement(const cJSON *r, const char *key, const char *where, double *us, double *busbw)
+{
+    *us = -1;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(r, key);
+    if (!p || cJSON_IsNull(p)) return TT_OK;
+    if (!cJSON_IsObject(p)) return tt_error_set(TT_ERR_PARSE, "%s.%s: expected an object", where, key);
+    if (cJSON_GetObjectItemCaseSensitive(p, "cpu_time") && !cJSON_GetObjectItemCaseSensitive(p, "time"))
+        return tt_error_set(TT_ERR_PARSE,
+                            "%s.%s: has cpu_time (nccl-tests -C reports launch time, not latency); rerun without -C",
+                            where, key);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "time");
+    if (!t || cJSON_IsNull(t)) return TT_OK;
+    if (!cJSON_IsNumber(t)) return tt_error_set(TT_ERR_PARSE, "%s.%s.time: expected a number", where, key);
+    if (!(t->valuedouble > 0) || !isfinite(t->valuedouble))
+        return tt_error_set(TT_ERR_PARSE, "%s.%s.time=%g must be above 0", where, key, t->valuedouble);
+    *us = t->valuedouble;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "bus_bw");
+    if (cJSON_IsNumber(b)) *busbw = b->valuedouble;
+    return TT_OK;
+}
+
+static tt_status results(const cJSON *root, const char *name, const tt_measurement *proto_m, int exec,
+                         tt_measure_set *set)
+{
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
+    if (!cJSON_IsArray(res)) return tt_error_set(TT_ERR_PARSE, "%s: \"results\" must be an array", name);
+    int i = -1;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, res) {
+        i++;
+        char where[96];
+        snprintf(where, sizeof where, "%s: results[%d]", name, i);
+        if (!cJSON_IsObject(r)) return tt_error_set(TT_ERR_PARSE, "%s: expected an object", where);
+        tt_measurement m = *proto_m;
+        const cJSON *sz = cJSON_GetObjectItemCaseSensitive(r, "size");
+        if (!cJSON_IsNumber(sz) || sz->valuedouble < 1 || sz->valuedouble > 1e18 || sz->valuedouble != floor(sz->valuedouble))
+            return tt_error_set(TT_ERR_PARSE, "%s.size: expected a positive integer", where);
+        m.bytes = (uint64_t)sz->valuedouble;
+        if (exec) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "algo");
+            if (cJSON_IsString(a) && strcmp(a->valuestring, "default")) {
+                tt_algo al;
+                if (tt_measure_algo_parse(a->valuestring, &al) != TT_OK)
+                    return tt_error_set(TT_ERR_PARSE, "%s.algo: unknown algorithm '%s'", where, a->valuestring);
+                m.algo = al;
+            } else if (a && !cJSON_IsString(a) && !cJSON_IsNull(a)) {
+                return tt_error_set(TT_ERR_PARSE, "%s.algo: expected a string", where);
+            }
+        }
+        double b0 = 0, b1 = 0;
+        tt_status st;
+        if ((st = placement(r, "out_of_place", where, &m.time_oop_us, &b0)) != TT_OK) return st;
+        if ((st = placement(r, "in_place", where, &m.time_ip_us, &b1)) != TT_OK) return st;
+        if (m.time_oop_us <= 0 && m.time_ip_us <= 0) {
+            TT_WARN("tune", "%s: no time (failed run?); row skipped", where);
+            continue;
+        }
+        tm_finish_times(&m);
+        m.busbw = m.time_us == m.time_oop_us ? b0 : b1;
+        snprintf(m.where, sizeof m.where, "%s", where);
+        if ((st = tm_push(set, &m)) != TT_OK) return st;
+    }
+    return TT_OK;
+}
+
+tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o, tt_measure_set *set)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        const char *e = cJSON_GetErrorPtr();
+        return tt_error_set(TT_ERR_PARSE, "%s:%d: not valid JSON", name,
+                            e && e >= text && e <= text + len ? json_line(text, e, len) : 1);
+    }
+    for (const char *q = end; q && q < text + len; q++)
+        if (*q != ' ' && *q != '\n' && *q != '\r' && *q != '\t') {
+            int l = json_line(text, q, len);
+            cJSON_Delete(root);
+            return tt_error_set(TT_ERR_PARSE, "%s:%d: text after the JSON document", name, l);
+        }
+    tt_status st = TT_OK;
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.algo = m.proto = -1;
+    if (!cJSON_IsObject(root)) { st = tt_error_set(TT_ERR_PARSE, "%s: top level must be an object", name); goto out; }
+    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(root, "tool");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
+    if (!cJSON_IsObject(cfg)) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: no \"config\" object (not topo-exec or nccl-tests -J output)", name);
+        goto out;
+    }
+    int exec = cJSON_IsString(tool) && !strcmp(tool->valuestring, "topo-exec");
+    if (cJSON_IsString(tool) && !exec) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: \"tool\" is '%s'; expected topo-exec or nccl-tests output", name,
+                          tool->valuestring);
+        goto out;
+    }
+    if (exec) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(cfg, "collective");
+        tt_coll cc;
+        if (!cJSON_IsString(c) || tm_coll_from_prog(c->valuestring, &cc) != TT_OK) {
+            st = tt_error_set(TT_ERR_PARSE, "%s: config.collective: expected a collective name", name);
+            goto out;
+        }
+        m.coll = cc;
+        const cJSON *nr = cJSON_GetObjectItemCaseSensitive(cfg, "nranks");
+        if (!cJSON_IsNumber(nr) || nr->valuedouble < 1 || nr->valuedouble > 1e6 || nr->valuedouble != floor(nr->valuedouble)) {
+            st = tt_error_set(TT_ERR_PARSE, "%s: config.nranks: expected a positive integer", name);
+            goto out;
+        }
+        m.nranks = (int)nr->valuedouble;
+        const cJSON *tr = cJSON_GetObjectItemCaseSensitive(cfg, "transport");
+        int host = cJSON_IsString(tr) && (!strcmp(tr->valuestring, "shm") || !strcmp(tr->valuestring, "tcp") ||
+                                          !strcmp(tr->valuestring, "shm+tcp"));
+        if (cJSON_IsString(tr) && !strcmp(tr->valuestring, "shm")) m.nodes = 1;
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(cfg, "proto_requested");
+        if (cJSON_IsString(pr) && strcmp(pr->valuestring, "default")) {
+            tt_proto p;
+            if (tt_proto_parse(pr->valuestring, &p) != TT_OK) {
+                st = tt_error_set(TT_ERR_PARSE, "%s: config.proto_requested: unknown protocol '%s'", name, pr->valuestring);
+                goto out;
+            }
+            m.proto = p;
+        } else if (host) {
+            m.proto = TT_PROTO_SIMPLE; /* host transports implement only simple (tt_exec.h) */
+        }
+        const cJSON *chn = cJSON_GetObjectItemCaseSensitive(cfg, "channels");
+        if (cJSON_IsNumber(chn) && chn->valuedouble >= 1) m.channels = (int)chn->valuedouble;
+        else if (host) m.channels = 1; /* host transports run one channel (tt_exec.h) */
+    } else {
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
+        const cJSON *a0 = cJSON_IsArray(args) ? cJSON_GetArrayItem(args, 0) : NULL;
+        tt_coll cc;
+        if (o->coll >= 0) {
+            m.coll = (tt_coll)o->coll;
+        } else if (!cJSON_IsString(a0) || tm_coll_from_prog(a0->valuestring, &cc) != TT_OK) {
+            st = tt_error_set(TT_ERR_PARSE,
+                              "%s: args[0] does not name an nccl-tests program (all_reduce_perf, ...); give --collective",
+                              name);
+            goto out;
+        } else {
+            m.coll = cc;
+        }
+        const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cfg, "devices");
+        if (cJSON_IsArray(dev) && cJSON_GetArraySize(dev) > 0) {
+            m.nranks = cJSON_GetArraySize(dev);
+            /* distinct host names */
+            int nh = 0;
+            const cJSON *d, *d2;
+            int i = 0;
+            cJSON_ArrayForEach(d, dev) {
+                const cJSON *h = cJSON_GetObjectItemCaseSensitive(d, "hostname");
+                if (!cJSON_IsString(h)) { nh = 0; break; }
+                int seen = 0, j = 0;
+                cJSON_ArrayForEach(d2, dev) {
+                    if (j++ >= i) break;
+                    const cJSON *h2 = cJSON_GetObjectItemCaseSensitive(d2, "hostname");
+                    if (cJSON_IsString(h2) && !strcmp(h2->valuestring, h->valuestring)) seen = 1;
+                }
+                if (!seen) nh++;
+                i++;
+            }
+            m.nodes = nh;
+        } else {
+            const cJSON *nt = cJSON_GetObjectItemCaseSensitive(cfg, "nthreads");
+            const cJSON *ng = cJSON_GetObjectItemCaseSensitive(cfg, "ngpus");
+            if (cJSON_IsNumber(nt) && cJSON_IsNumber(ng)) {
+                m.nranks = (int)(nt->valuedouble * ng->valuedouble);
+                TT_WARN("tune", "%s: no config.devices; assuming one process with %d ranks", name, m.nranks);
+            }
+        }
+    }
+    if (o->nranks > 0) m.nranks = o->nranks;
+    if (o->nodes > 0) m.nodes = o->nodes;
+    st = results(root, name, &m, exec, set);
+out:
+    cJSON_Delete(root);
+    return st;
+}
