@@ -174,7 +174,7 @@ fuzz:
 # once hwloc unloads the plugin (not ours; LSan cannot name it); hwloc's own Linux sysfs PCI discovery
 # is used instead.  See docs/reliability.md.
 check-asan:
-	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
+	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	CFLAGS="-O2 -g -fno-sanitize-recover=undefined" $(MAKE) check BUILD=$(ASAN_BUILD) SANITIZE=1 NVCC=
