@@ -149,33 +149,63 @@ tt_status tt_parse_double(const char *s, double *out)
     return TT_OK;
 }
 
-tt_status tt_parse_size(const char *s, uint64_t *out)
+/* Suffix of a size: K/M/G/T (powers of 1024), then optional "i" (after a
+ * multiplier) and "B".  Returns the end of the suffix or NULL. */
+static const char *size_suffix(const char *p, uint64_t *mult)
 {
-    char *end;
-    double v;
-    uint64_t mult = 1;
-    if (!s || !*s)
-        return tt_error_set(TT_ERR_PARSE, "empty size");
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(v) || v < 0)
-        return tt_error_set(TT_ERR_PARSE, "'%s' is not a size (expected e.g. 8, 64K, 1M, 2G)", s);
-    switch (toupper((unsigned char)*end)) {
-    case 'K': mult = 1ull << 10; end++; break;
-    case 'M': mult = 1ull << 20; end++; break;
-    case 'G': mult = 1ull << 30; end++; break;
-    case 'T': mult = 1ull << 40; end++; break;
+    *mult = 1;
+    switch (toupper((unsigned char)*p)) {
+    case 'K': *mult = 1ull << 10; p++; break;
+    case 'M': *mult = 1ull << 20; p++; break;
+    case 'G': *mult = 1ull << 30; p++; break;
+    case 'T': *mult = 1ull << 40; p++; break;
     default: break;
     }
-    if (toupper((unsigned char)*end) == 'I')
-        end++;
-    if (toupper((unsigned char)*end) == 'B')
-        end++;
-    if (*end)
+    if (*mult > 1 && toupper((unsigned char)*p) == 'I')
+        p++;
+    if (toupper((unsigned char)*p) == 'B')
+        p++;
+    return *p ? NULL : p;
+}
+
+/* Whole numbers (decimal, or 0x hex) are parsed as integers, exactly, up to
+ * UINT64_MAX; only a fraction or an exponent ("1.5G", "1e6") goes through
+ * double arithmetic, and its result must be a whole number of bytes. */
+tt_status tt_parse_size(const char *s, uint64_t *out)
+{
+    const char *p = s, *rest;
+    char *end;
+    uint64_t mult;
+    unsigned long long iv;
+    double v;
+    if (!s || !*s)
+        return tt_error_set(TT_ERR_PARSE, "empty size");
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '-')
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not a size (negative)", s);
+    errno = 0;
+    iv = strtoull(p, &end, (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) ? 16 : 10);
+    if (end != p && *end != '.' && *end != 'e' && *end != 'E' && *end != 'p' && *end != 'P') {
+        if (!(rest = size_suffix(end, &mult)))
+            return tt_error_set(TT_ERR_PARSE, "'%s' is not a size (unknown suffix '%s')", s, end);
+        if (errno == ERANGE || iv > UINT64_MAX / mult)
+            return tt_error_set(TT_ERR_PARSE, "size '%s' is too large", s);
+        *out = (uint64_t)iv * mult;
+        return TT_OK;
+    }
+    errno = 0;
+    v = strtod(p, &end);
+    if (end == p || errno == ERANGE || !isfinite(v) || v < 0)
+        return tt_error_set(TT_ERR_PARSE, "'%s' is not a size (expected e.g. 8, 64K, 1M, 2G)", s);
+    if (!size_suffix(end, &mult))
         return tt_error_set(TT_ERR_PARSE, "'%s' is not a size (unknown suffix '%s')", s, end);
-    if (v * (double)mult > 18446744073709549568.0)
+    v *= (double)mult;
+    if (v > 18446744073709549568.0) /* largest double below 2^64 */
         return tt_error_set(TT_ERR_PARSE, "size '%s' is too large", s);
-    *out = (uint64_t)(v * (double)mult);
+    if (v != floor(v))
+        return tt_error_set(TT_ERR_PARSE, "size '%s' is not a whole number of bytes", s);
+    *out = (uint64_t)v;
     return TT_OK;
 }
 

@@ -1,0 +1,138 @@
+/* test_fuzz_replay.c - replay every committed fuzz input without libFuzzer.
+ *
+ * Each fuzz target in tests/fuzz/ is compiled into this program (gcc, the
+ * normal library) with its entry point renamed, and run over its seed corpus
+ * (tests/fuzz/corpus/<target>/) and over the minimized crash inputs found by
+ * fuzzing (tests/fuzz/regressions/<target>/).  A target aborts when one of
+ * its invariants breaks, so a regression fails `make check`.  The tests also
+ * assert that each seed corpus is there, so the replay cannot silently run
+ * over nothing.  See docs/reliability.md.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#define LLVMFuzzerTestOneInput tt_fuzz_xml_read_one
+#include "../fuzz/fuzz_xml_read.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput tt_fuzz_topo_build_one
+#include "../fuzz/fuzz_topo_build.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput tt_fuzz_tune_table_one
+#include "../fuzz/fuzz_tune_table.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput tt_fuzz_parse_num_one
+#include "../fuzz/fuzz_parse_num.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput tt_fuzz_scan_hwloc_one
+#include "../fuzz/fuzz_scan_hwloc.c"
+#undef LLVMFuzzerTestOneInput
+
+typedef int (*fuzz_fn)(const uint8_t *, size_t);
+
+static char *replay_read(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n >= 0);
+    rewind(f);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Run fn over every file of root/tests/fuzz/<kind>/<target>; count them. */
+static int replay_dir(fuzz_fn fn, const char *kind, const char *target)
+{
+    const char *root = getenv("TOPOTUNE_ROOT");
+    char dir[4096], path[4096 + 256];
+    struct dirent *e;
+    DIR *d;
+    int n = 0;
+    snprintf(dir, sizeof dir, "%s/tests/fuzz/%s/%s", root ? root : ".", kind, target);
+    d = opendir(dir);
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        size_t len;
+        char *buf;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        buf = replay_read(path, &len);
+        print_message("replay %s\n", path);
+        fn((const uint8_t *)buf, len);
+        free(buf);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void replay_target(fuzz_fn fn, const char *target, int min_seeds)
+{
+    int seeds = replay_dir(fn, "corpus", target);
+    int regressions = replay_dir(fn, "regressions", target);
+    print_message("%s: %d seeds, %d regression inputs replayed\n", target, seeds, regressions);
+    assert_true(seeds >= min_seeds);
+}
+
+static void test_replay_xml_read(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_xml_read_one, "fuzz_xml_read", 10);
+}
+
+static void test_replay_topo_build(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_topo_build_one, "fuzz_topo_build", 5);
+}
+
+static void test_replay_tune_table(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_tune_table_one, "fuzz_tune_table", 4);
+}
+
+static void test_replay_parse_num(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_parse_num_one, "fuzz_parse_num", 10);
+}
+
+static void test_replay_scan_hwloc(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_scan_hwloc_one, "fuzz_scan_hwloc", 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replay_xml_read),
+        cmocka_unit_test(test_replay_topo_build),
+        cmocka_unit_test(test_replay_tune_table),
+        cmocka_unit_test(test_replay_parse_num),
+        cmocka_unit_test(test_replay_scan_hwloc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
