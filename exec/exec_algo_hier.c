@@ -40,7 +40,7 @@ tt_status exec_hier_allreduce(exec_ctx *ctx)
         for (int q = 0; q < r && first; q++)
             first = comm->node[q] != comm->node[r];
         if (first) {
-            if (r == local[0] && comm->node[r] == mynode)
+            if (comm->node[r] == mynode && r == local[0]) /* local[0] is set once r is on my node */
                 mypos = nlead;
             leaders[nlead++] = r;
         }

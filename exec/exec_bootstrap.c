@@ -387,7 +387,14 @@ static tt_status boot_worker(tt_comm *comm, const exec_boot_id *id, boot_addr *t
     tt_status st = connect_retry(id->host, id->port, deadline, &fd, what);
     if (st != TT_OK)
         return st;
-    boot_hello h = {BOOT_MAGIC, BOOT_VERSION, id->nonce, comm->rank, comm->nranks, "", my_port};
+    boot_hello h;
+    memset(&h, 0, sizeof h); /* padding too: the struct goes on the wire */
+    h.magic = BOOT_MAGIC;
+    h.version = BOOT_VERSION;
+    h.nonce = id->nonce;
+    h.rank = comm->rank;
+    h.nranks = comm->nranks;
+    h.port = my_port;
     snprintf(h.host, sizeof h.host, "%s", my_host);
     boot_reply rep;
     st = io_full(fd, &h, sizeof h, 1, deadline, what);
@@ -452,7 +459,13 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id)
         st = connect_retry(table[p].host, table[p].port, deadline, &fd, what);
         if (st != TT_OK)
             break;
-        boot_hello h = {BOOT_MAGIC, BOOT_VERSION, id->nonce, me, n, "", 0};
+        boot_hello h;
+        memset(&h, 0, sizeof h); /* padding too: the struct goes on the wire */
+        h.magic = BOOT_MAGIC;
+        h.version = BOOT_VERSION;
+        h.nonce = id->nonce;
+        h.rank = me;
+        h.nranks = n;
         st = io_full(fd, &h, sizeof h, 1, deadline, what);
         if (st == TT_OK && !(comm->conns[p] = exec_tcp_conn_new(fd, p)))
             st = tt_error_set(TT_ERR_NOMEM, "tcp connection");

@@ -531,6 +531,22 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
     /* PCI from sysfs (hwloc's linux component) rather than the libpciaccess
      * plugin: same devices, no config-space reads, and that plugin leaks */
     hwloc_topology_set_components(h.topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+    if (xml && xml[0]) {
+        char *text = NULL, why[160];
+        size_t len = 0;
+        if (tt_read_file(xml, 64u << 20, &text, &len) != TT_OK) {
+            scan_note(c, "%s", tt_error_message());
+            hwloc_topology_destroy(h.topo);
+            return TT_PROBE_FAILED;
+        }
+        int safe = scan_hwloc_xml_safe(text, len, why, sizeof why);
+        free(text);
+        if (!safe) {
+            scan_note(c, "%s: %s", xml, why);
+            hwloc_topology_destroy(h.topo);
+            return TT_PROBE_FAILED;
+        }
+    }
     if (xml && xml[0] && hwloc_topology_set_xml(h.topo, xml) != 0) {
         scan_note(c, "%s: hwloc cannot use this XML file", xml);
         hwloc_topology_destroy(h.topo);

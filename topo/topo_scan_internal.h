@@ -120,5 +120,7 @@ tt_probe_state scan_probe_cuda(scan_ctx *c);
 tt_probe_state scan_probe_ibv(scan_ctx *c);
 /* Probe note (printf into c->probe->note). */
 void scan_note(scan_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 0 (reason in why) when hwloc XML text has a shape hwloc 2.9 crashes on (topo_scan_hwloc_guard.c). */
+int scan_hwloc_xml_safe(const char *data, size_t size, char *why, size_t cap);
 
 #endif

@@ -108,7 +108,7 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
         for (const cJSON *it = protos->child; it; it = it->next) {
             tt_proto pr;
             snprintf(where, sizeof where, "%s: protocols.%s", name, it->string);
-            if (tt_proto_parse(it->string, &pr) != TT_OK) {
+            if (tt_proto_parse(it->string, &pr) != TT_OK || pr == TT_PROTO_DEFAULT) {
                 st = tt_error_set(TT_ERR_PARSE, "%s: unknown protocol (LL, LL128, Simple)", where);
                 goto out;
             }

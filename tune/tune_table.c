@@ -109,8 +109,10 @@ tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded
         st = tt_error_set(TT_ERR_PARSE, "%s: unsupported \"version\" (want 1)", name);
         goto out;
     }
-    if (!get_num(root, "nodes", &nodes) || !get_num(root, "ranks", &ranks) || nodes < 1 || ranks < 1) {
-        st = tt_error_set(TT_ERR_PARSE, "%s: \"nodes\" and \"ranks\" must be positive numbers", name);
+    /* bounds before the casts below: a double out of int range is undefined behaviour */
+    if (!get_num(root, "nodes", &nodes) || !get_num(root, "ranks", &ranks) || !(nodes >= 1 && nodes <= 1e6) ||
+        !(ranks >= 1 && ranks <= 1e8)) {
+        st = tt_error_set(TT_ERR_PARSE, "%s: \"nodes\" (1..1e6) and \"ranks\" (1..1e8) must be positive numbers in range", name);
         goto out;
     }
     if (!cJSON_IsArray(ents)) {
@@ -133,8 +135,12 @@ tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded
         if (!cJSON_IsString(c) || tt_coll_parse(c->valuestring, &t->coll) != TT_OK ||
             !cJSON_IsString(a) || tt_algo_parse(a->valuestring, &t->algo) != TT_OK ||
             !cJSON_IsString(p) || tt_proto_parse(p->valuestring, &t->proto) != TT_OK ||
-            !get_num(e, "min_bytes", &mn) || !get_num(e, "max_bytes", &mx) || mn < 0 || mx < mn) {
-            st = tt_error_set(TT_ERR_PARSE, "%s: entries[%d]: needs collective, algorithm, protocol, min_bytes <= max_bytes",
+            t->algo == TT_ALGO_DEFAULT || t->proto == TT_PROTO_DEFAULT ||
+            !get_num(e, "min_bytes", &mn) || !get_num(e, "max_bytes", &mx) || !(mn >= 0) || mx < mn ||
+            mx > 18446744073709549568.0 /* largest double below 2^64 */) {
+            st = tt_error_set(TT_ERR_PARSE,
+                              "%s: entries[%d]: needs collective, algorithm, protocol (not \"default\"), "
+                              "0 <= min_bytes <= max_bytes < 2^64",
                               name, i);
             goto out;
         }

@@ -82,4 +82,12 @@ expect_rc 2 "--check with --validate is a usage error"
 run "$TD" --sysfs-root "$TMP/does-not-exist"
 expect_rc 2 "a missing sysfs root: exit 2"
 expect_grep "$TMP/err" 'does-not-exist' "and it is named"
+# hwloc XML shapes that crash hwloc 2.9 itself (found by fuzzing, docs/reliability.md F7) are refused
+# with file:line before hwloc sees them
+for f in "$ROOT"/tests/fuzz/known/fuzz_scan_hwloc/hwloc-2.9-*.xml; do
+  [ -f "$f" ] || continue
+  run timeout 30 "$TD" --hwloc-xml "$f" -f native -o "$TMP/crash.xml"
+  [ "$RC" -eq 2 ] && grep -q "$(basename "$f"): line [0-9]*: .*hwloc itself would crash" "$TMP/err" \
+    && ok "hwloc crasher $(basename "$f"): exit 2 with file:line" || not_ok "hwloc crasher $(basename "$f"): exit $RC: $(head -c 300 "$TMP/err")"
+done
 finish

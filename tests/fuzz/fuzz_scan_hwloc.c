@@ -24,65 +24,13 @@
  * hold for malformed text too), over every "<object" tag up to its '>':
  *  - an attribute cpuset needs complete_cpuset, nodeset needs complete_nodeset;
  *  - every attribute whose name ends in "set" holds 0xHEX(,0xHEX)*. */
-/* Whether the tag names attribute `name` (preceded by white space, followed
- * by '='; "PUcomplete_cpuset=" does not name complete_cpuset). */
-static int fsh_has_attr(const char *tag, size_t n, const char *name)
-{
-    size_t k = strlen(name);
-    for (size_t i = 1; i + k < n; i++)
-        if (isspace((unsigned char)tag[i - 1]) && !memcmp(tag + i, name, k) && tag[i + k] == '=')
-            return 1;
-    return 0;
-}
-
-/* Every set="..." value in the tag is a hwloc bitmap string. */
-static int fsh_bitmaps_ok(const char *tag, size_t n)
-{
-    for (size_t i = 0; i + 5 <= n; i++) {
-        size_t j;
-        if (memcmp(tag + i, "set=\"", 5))
-            continue;
-        j = i + 5;
-        for (;;) {
-            size_t digits = 0;
-            if (j + 2 > n || tag[j] != '0' || tag[j + 1] != 'x')
-                return 0;
-            j += 2;
-            while (j < n && isxdigit((unsigned char)tag[j]))
-                j++, digits++;
-            if (!digits)
-                return 0;
-            if (j < n && tag[j] == ',') {
-                j++;
-                continue;
-            }
-            if (j >= n || tag[j] != '"')
-                return 0;
-            break;
-        }
-    }
-    return 1;
-}
+/* the library's guard (topo/topo_scan_hwloc_guard.c) */
+int scan_hwloc_xml_safe(const char *data, size_t size, char *why, size_t cap);
 
 static int fsh_hwloc_safe(const uint8_t *data, size_t size)
 {
-    const char *p = (const char *)data, *end = p + size;
-    while (p < end) {
-        const char *o = memchr(p, '<', (size_t)(end - p)), *gt;
-        size_t n;
-        if (!o)
-            break;
-        p = o + 1;
-        if ((size_t)(end - p) < 6 || memcmp(p, "object", 6))
-            continue;
-        gt = memchr(p, '>', (size_t)(end - p));
-        n = gt ? (size_t)(gt - p) : (size_t)(end - p);
-        if ((fsh_has_attr(p, n, "cpuset") && !fsh_has_attr(p, n, "complete_cpuset")) ||
-            (fsh_has_attr(p, n, "nodeset") && !fsh_has_attr(p, n, "complete_nodeset")) ||
-            !fsh_bitmaps_ok(p, n))
-            return 0;
-    }
-    return 1;
+    char why[160];
+    return scan_hwloc_xml_safe((const char *)data, size, why, sizeof why);
 }
 
 static char fsh_path[64];
