@@ -156,6 +156,9 @@ distclean: clean
 help:
 	@sed -n '1,12p' Makefile
 
+# keep object files of tools and tests between runs (no relinking on every make)
+.SECONDARY:
+
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d)
 
 # ---- hardening: fuzzing, sanitizers, valgrind (docs/reliability.md) ----
