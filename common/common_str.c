@@ -75,6 +75,22 @@ void tt_strbuf_printf(tt_strbuf *sb, const char *fmt, ...)
     sb->len += (size_t)n;
 }
 
+/* cJSON_Print indents with tabs and writes "key":\tvalue; make it 2 spaces and
+ * "key": value.  Raw tabs only occur as layout (strings escape them). */
+void tt_strbuf_append_json(tt_strbuf *sb, const char *text)
+{
+    int bol = 1;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\t') {
+            tt_strbuf_append(sb, bol ? "  " : " ");
+            continue;
+        }
+        bol = *p == '\n';
+        tt_strbuf_appendn(sb, p, 1);
+    }
+    tt_strbuf_append(sb, "\n");
+}
+
 tt_status tt_strbuf_status(const tt_strbuf *sb)
 {
     if (sb->failed)

@@ -83,6 +83,8 @@ void tt_strbuf_append(tt_strbuf *sb, const char *s);
 void tt_strbuf_appendn(tt_strbuf *sb, const char *s, size_t n);
 void tt_strbuf_printf(tt_strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Append cJSON_Print() output with 2-space indentation instead of tabs, and a newline. */
+void tt_strbuf_append_json(tt_strbuf *sb, const char *cjson_text);
 /* TT_OK, or TT_ERR_NOMEM (with message) if any append failed. */
 tt_status tt_strbuf_status(const tt_strbuf *sb);
 /* Hand the buffer over (caller frees); the strbuf is reset. */

@@ -88,22 +88,6 @@ tt_status tt_findings_write_text(const tt_findings *f, const char *source, tt_st
     return tt_strbuf_status(out);
 }
 
-/* cJSON_Print indents with tabs and writes "key":\tvalue; make it 2 spaces
- * and "key": value.  Raw tabs only occur as layout (strings escape them). */
-static void append_json(tt_strbuf *out, const char *text)
-{
-    const char *p;
-    int bol = 1;
-    for (p = text; *p; p++) {
-        if (*p == '\t') {
-            tt_strbuf_append(out, bol ? "  " : " ");
-            continue;
-        }
-        bol = *p == '\n';
-        tt_strbuf_appendn(out, p, 1);
-    }
-    tt_strbuf_append(out, "\n");
-}
 
 tt_status tt_findings_write_json(const tt_findings *f, const char *source, tt_strbuf *out)
 {
@@ -153,7 +137,7 @@ tt_status tt_findings_write_json(const tt_findings *f, const char *source, tt_st
     cJSON_Delete(root);
     if (!text)
         return tt_error_set(TT_ERR_NOMEM, "out of memory writing findings JSON");
-    append_json(out, text);
+    tt_strbuf_append_json(out, text);
     free(text);
     return tt_strbuf_status(out);
 }

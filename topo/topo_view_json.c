@@ -12,22 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* cJSON_Print indents with tabs and writes "key":\tvalue; make it 2 spaces
- * and "key": value.  Raw tabs only occur as layout (strings escape them). */
-static void append_json(tt_strbuf *out, const char *text)
-{
-    const char *p;
-    int bol = 1;
-    for (p = text; *p; p++) {
-        if (*p == '\t') {
-            tt_strbuf_append(out, bol ? "  " : " ");
-            continue;
-        }
-        bol = *p == '\n';
-        tt_strbuf_appendn(out, p, 1);
-    }
-    tt_strbuf_append(out, "\n");
-}
 
 static double r3(double v) { return round(v * 1000.0) / 1000.0; }
 
@@ -194,7 +178,7 @@ tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out)
     cJSON_Delete(root);
     if (!text)
         return tt_error_set(TT_ERR_NOMEM, "out of memory writing topology JSON");
-    append_json(out, text);
+    tt_strbuf_append_json(out, text);
     free(text);
     return tt_strbuf_status(out);
 nomem:
