@@ -158,6 +158,8 @@ static tt_status compare(exec_ctx *ctx, const coll_header *mine, const coll_head
         return exec_fail(ctx, TT_ERR_MISMATCH,
                          "rank %d sent data that is not a collective header: the ranks are out of step "
                          "(different collectives or buffer sizes)", peer);
+    if (mine->magic != HDR_MAGIC) /* only TOPOTUNE_FAULT=corrupt makes this */
+        return exec_fail(ctx, TT_ERR_MISMATCH, "this rank sent a corrupted collective header (fault injection)");
     if (memcmp(mine, theirs, sizeof *mine)) {
         char a[256], b[256];
         describe(a, sizeof a, mine);
@@ -176,6 +178,11 @@ static tt_status exchange_headers(exec_ctx *ctx)
         return TT_OK;
     coll_header h = {HDR_MAGIC, op->internal ? -2 : (int32_t)op->coll, (int32_t)op->dtype, (int32_t)op->op,
                      op->root, (int32_t)op->plan.algo, op->count, op->seq};
+    if (!op->internal) {
+        exec_fault_before_collective(c, op->seq);
+        if (exec_fault_corrupt_header(c, op->seq))
+            h.magic ^= 0x5a5a5a5au;
+    }
     coll_header from_prev, from_next;
     int next = (c->rank + 1) % n, prev = (c->rank + n - 1) % n;
     ctx->phase = "header exchange";

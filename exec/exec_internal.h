@@ -159,6 +159,10 @@ int exec_boot_take_listener(int port);  /* fd pre-bound by tt_get_unique_id, or 
 tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id);
 exec_conn *exec_tcp_conn_new(int fd, int peer);
 int exec_tcp_conn_fd(exec_conn *c);
+
+/* Fault injection (exec_fault.c, TOPOTUNE_FAULT): called as a collective starts / builds its header. */
+void exec_fault_before_collective(tt_comm *comm, uint64_t seq);
+int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq);
 /* After the TCP mesh: move same-host pairs to shared memory (unless
  * TOPOTUNE_TRANSPORT=tcp). */
 tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce);

@@ -210,9 +210,23 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             tt_status st = it->is_send
                                ? c->tp->send_some(c, (char *)it->buf + it->done, it->len - it->done, &moved)
                                : c->tp->recv_some(c, (char *)it->buf + it->done, it->len - it->done, &moved);
-            if (st != TT_OK)
-                return exec_fail(ctx, st, "%s rank %d: %s", it->is_send ? "sending to" : "receiving from",
-                                 it->peer, tt_error_message());
+            if (st != TT_OK) {
+                char mine[EXEC_ERRMSG_MAX];
+                snprintf(mine, sizeof mine, "%s rank %d: %s", it->is_send ? "sending to" : "receiving from",
+                         it->peer, tt_error_message());
+                /* the peer may have given up because of a third rank: its report (relayed
+                 * by rank 0) names the first cause; give it 100 ms to arrive */
+                for (int k = 0; st == TT_ERR_REMOTE && comm->ctl && !comm->world && k < 10; k++) {
+                    tt_status cst = exec_ctl_check(comm, -1);
+                    if (cst == TT_ERR_REMOTE)
+                        return exec_fail(ctx, TT_ERR_REMOTE, "%s (%s)", tt_error_message(), mine);
+                    if (cst == TT_OK) {
+                        struct timespec ts = {0, 10 * 1000000L};
+                        nanosleep(&ts, NULL);
+                    }
+                }
+                return exec_fail(ctx, st, "%s", mine);
+            }
             it->done += moved;
             if (moved)
                 moved_any = 1;

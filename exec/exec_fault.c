@@ -1,0 +1,67 @@
+/*
+ * exec_fault.c - fault injection for reliability tests (docs/reliability.md).
+ *
+ *   TOPOTUNE_FAULT=KIND:RANK[:SEQ]   (unset: nothing happens)
+ *     drop-tcp  rank RANK shuts down its TCP connections as collective #SEQ starts
+ *     corrupt   rank RANK sends a corrupted collective header for collective #SEQ
+ * SEQ is the 1-based collective number on the communicator (default 1).  The
+ * other ranks must then fail with a clear error naming RANK within the deadline.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "exec_internal.h"
+#include "exec_transport.h"
+
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static char fault_kind[16];
+static int fault_rank = -1;
+static unsigned long long fault_seq = 1;
+
+static void fault_read_env(void)
+{
+    const char *s = getenv("TOPOTUNE_FAULT");
+    char kind[16];
+    int rank;
+    unsigned long long seq = 1;
+    if (!s || !*s)
+        return;
+    int n = sscanf(s, "%15[a-z-]:%d:%llu", kind, &rank, &seq);
+    if (n < 2 || rank < 0 || seq < 1 || (strcmp(kind, "drop-tcp") && strcmp(kind, "corrupt"))) {
+        TT_WARN("exec", "TOPOTUNE_FAULT='%s' ignored: expected drop-tcp|corrupt:RANK[:SEQ]", s);
+        return;
+    }
+    snprintf(fault_kind, sizeof fault_kind, "%s", kind);
+    fault_rank = rank;
+    fault_seq = seq;
+}
+
+/* Whether fault `kind` fires on this rank for collective `seq`. */
+static int fault_hit(const tt_comm *comm, const char *kind, uint64_t seq)
+{
+    pthread_once(&fault_once, fault_read_env);
+    return fault_rank == comm->rank && seq == fault_seq && !strcmp(fault_kind, kind);
+}
+
+void exec_fault_before_collective(tt_comm *comm, uint64_t seq)
+{
+    if (!fault_hit(comm, "drop-tcp", seq))
+        return;
+    TT_WARN("exec", "fault injection: rank %d drops its TCP connections before collective #%llu",
+            comm->rank, (unsigned long long)seq);
+    for (int p = 0; p < comm->nranks; p++)
+        if (comm->conns[p] && comm->conns[p]->tp == &exec_transport_tcp)
+            shutdown(exec_tcp_conn_fd(comm->conns[p]), SHUT_RDWR);
+}
+
+int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq)
+{
+    if (!fault_hit(comm, "corrupt", seq))
+        return 0;
+    TT_WARN("exec", "fault injection: rank %d corrupts its header of collective #%llu", comm->rank,
+            (unsigned long long)seq);
+    return 1;
+}
