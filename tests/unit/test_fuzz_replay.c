@@ -29,6 +29,9 @@
 #define LLVMFuzzerTestOneInput tt_fuzz_tune_table_one
 #include "../fuzz/fuzz_tune_table.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput tt_fuzz_measure_one
+#include "../fuzz/fuzz_measure.c"
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput tt_fuzz_parse_num_one
 #include "../fuzz/fuzz_parse_num.c"
 #undef LLVMFuzzerTestOneInput
@@ -113,6 +116,12 @@ static void test_replay_tune_table(void **s)
     replay_target(tt_fuzz_tune_table_one, "fuzz_tune_table", 4);
 }
 
+static void test_replay_measure(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_measure_one, "fuzz_measure", 3);
+}
+
 static void test_replay_parse_num(void **s)
 {
     (void)s;
@@ -131,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_replay_xml_read),
         cmocka_unit_test(test_replay_topo_build),
         cmocka_unit_test(test_replay_tune_table),
+        cmocka_unit_test(test_replay_measure),
         cmocka_unit_test(test_replay_parse_num),
         cmocka_unit_test(test_replay_scan_hwloc),
     };
