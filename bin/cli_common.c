@@ -37,6 +37,24 @@ int tt_cli_fail(tt_status st)
     return TT_CLI_EXIT_ERROR;
 }
 
+int tt_cli_bad(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", cli_prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return TT_CLI_EXIT_ERROR;
+}
+
+int tt_cli_int_option(const char *name, const char *s, long long lo, long long hi, long long *out)
+{
+    if (tt_parse_ll(s, out) != TT_OK || *out < lo || *out > hi)
+        return tt_cli_bad("%s '%s' must be an integer in %lld..%lld", name, s, lo, hi);
+    return 0;
+}
+
 int tt_cli_usage_error(const char *fmt, ...)
 {
     va_list ap;

@@ -28,6 +28,10 @@ void tt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<prog>: <tt_error_message()>" (or the status name when empty); returns
  * TT_CLI_EXIT_ERROR. */
 int tt_cli_fail(tt_status st);
+/* "<prog>: <message>" on stderr; returns TT_CLI_EXIT_ERROR (for option errors). */
+int tt_cli_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Integer option value in lo..hi: 0, or a message naming the option and TT_CLI_EXIT_ERROR. */
+int tt_cli_int_option(const char *name, const char *s, long long lo, long long hi, long long *out);
 /* "<prog>: <message> (try '<prog> --help')"; returns TT_CLI_EXIT_ERROR. */
 int tt_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<prog> (topotune) <version>" on stdout; returns TT_CLI_EXIT_OK. */

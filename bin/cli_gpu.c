@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "tt_common.h"
 #include "tt_exec.h"
 
@@ -42,25 +43,6 @@ static double gnow(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int gbad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int gbad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "topo-exec: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    return GX_USAGE;
-}
-
-static int gint(const char *name, const char *s, long long lo, long long hi, long long *out)
-{
-    if (tt_parse_ll(s, out) != TT_OK || *out < lo || *out > hi)
-        return gbad("%s '%s' must be an integer in %lld..%lld", name, s, lo, hi);
-    return 0;
 }
 
 /* Is this a GPU-mode command line?  (--host always means host ranks.) */
@@ -108,29 +90,29 @@ static int parse(int argc, char **argv, gopts *o)
         switch (ch) {
         case 't': {
             tt_coll c;
-            if (tt_coll_parse(optarg, &c) != TT_OK) return gbad("-t: %s", tt_error_message());
+            if (tt_coll_parse(optarg, &c) != TT_OK) return tt_cli_bad("-t: %s", tt_error_message());
             if (c != TT_COLL_ALLREDUCE)
-                return gbad("-t %s: GPU mode runs all_reduce only; use --host N for the other collectives", optarg);
+                return tt_cli_bad("-t %s: GPU mode runs all_reduce only; use --host N for the other collectives", optarg);
             break;
         }
         case 'b': case 'e': case 'i': case O_COPY: case O_CHKMAX:
             if (tt_parse_size(optarg, &u) != TT_OK || u == 0)
-                return gbad("'%s' is not a positive size (number with optional K/M/G)", optarg);
+                return tt_cli_bad("'%s' is not a positive size (number with optional K/M/G)", optarg);
             if (ch == 'b') o->minb = u;
             else if (ch == 'e') o->maxb = u;
             else if (ch == 'i') o->stepb = u;
             else if (ch == O_COPY) o->copy_bench = u;
             else o->check_max = u;
             break;
-        case 'f': if (gint("-f", optarg, 1, 1 << 20, &o->factor)) return GX_USAGE; break;
-        case 'n': if (gint("-n", optarg, 1, 1 << 30, &v)) return GX_USAGE; o->iters = (int)v; break;
-        case 'w': if (gint("-w", optarg, 0, 1 << 30, &v)) return GX_USAGE; o->warmup = (int)v; break;
-        case 'c': if (gint("-c", optarg, 0, 1 << 20, &v)) return GX_USAGE; o->check = (int)v; break;
-        case 'o': if (tt_redop_parse(optarg, &o->op) != TT_OK) return gbad("-o: %s", tt_error_message()); break;
-        case 'd': if (tt_dtype_parse(optarg, &o->dtype) != TT_OK) return gbad("-d: %s", tt_error_message()); break;
-        case 'g': if (gint("-g", optarg, 1, 64, &v)) return GX_USAGE; o->ngpus = (int)v; break;
+        case 'f': if (tt_cli_int_option("-f", optarg, 1, 1 << 20, &o->factor)) return GX_USAGE; break;
+        case 'n': if (tt_cli_int_option("-n", optarg, 1, 1 << 30, &v)) return GX_USAGE; o->iters = (int)v; break;
+        case 'w': if (tt_cli_int_option("-w", optarg, 0, 1 << 30, &v)) return GX_USAGE; o->warmup = (int)v; break;
+        case 'c': if (tt_cli_int_option("-c", optarg, 0, 1 << 20, &v)) return GX_USAGE; o->check = (int)v; break;
+        case 'o': if (tt_redop_parse(optarg, &o->op) != TT_OK) return tt_cli_bad("-o: %s", tt_error_message()); break;
+        case 'd': if (tt_dtype_parse(optarg, &o->dtype) != TT_OK) return tt_cli_bad("-d: %s", tt_error_message()); break;
+        case 'g': if (tt_cli_int_option("-g", optarg, 1, 64, &v)) return GX_USAGE; o->ngpus = (int)v; break;
         case 'T': {
-            if (gint("-T (seconds)", optarg, 1, 86400, &v)) return GX_USAGE;
+            if (tt_cli_int_option("-T (seconds)", optarg, 1, 86400, &v)) return GX_USAGE;
             char b[32];
             snprintf(b, sizeof b, "%lld", v * 1000);
             setenv("TOPOTUNE_TIMEOUT_MS", b, 1);
@@ -140,22 +122,22 @@ static int parse(int argc, char **argv, gopts *o)
         case O_PROTO: proto_s = optarg; break;
         case O_ENGINE:
             if (!strcmp(optarg, "nccl")) o->nccl = 1;
-            else if (strcmp(optarg, "topotune")) return gbad("--engine '%s': valid values are topotune, nccl", optarg);
+            else if (strcmp(optarg, "topotune")) return tt_cli_bad("--engine '%s': valid values are topotune, nccl", optarg);
             break;
-        case O_CHAN: if (gint("--channels", optarg, 1, 64, &v)) return GX_USAGE; o->channels = (int)v; break;
+        case O_CHAN: if (tt_cli_int_option("--channels", optarg, 1, 64, &v)) return GX_USAGE; o->channels = (int)v; break;
         case O_NOPROG: break;
-        case ':': return gbad("option %s needs a value", argv[optind - 1]);
+        case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default:
-            return gbad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
+            return tt_cli_bad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
         }
     }
-    if (optind < argc) return gbad("unexpected argument '%s'", argv[optind]);
+    if (optind < argc) return tt_cli_bad("unexpected argument '%s'", argv[optind]);
     if (!algo_s && getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) algo_s = getenv("NCCL_ALGO");
     if (!proto_s && getenv("NCCL_PROTO") && *getenv("NCCL_PROTO")) proto_s = getenv("NCCL_PROTO");
-    if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK) return gbad("--algo: %s", tt_error_message());
-    if (proto_s && tt_proto_parse(proto_s, &o->plan.proto) != TT_OK) return gbad("--proto: %s", tt_error_message());
+    if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK) return tt_cli_bad("--algo: %s", tt_error_message());
+    if (proto_s && tt_proto_parse(proto_s, &o->plan.proto) != TT_OK) return tt_cli_bad("--proto: %s", tt_error_message());
     o->plan.channels = o->channels;
-    if (o->maxb < o->minb) return gbad("-e (maxbytes) is smaller than -b (minbytes)");
+    if (o->maxb < o->minb) return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
     if (!o->copy_bench && o->ngpus == 0) o->ngpus = 1;
     return 0;
 }

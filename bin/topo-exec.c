@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "tt_common.h"
 #include "tt_exec.h"
 
@@ -439,27 +440,6 @@ static void usage(FILE *f)
             "Without arguments: --host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1 (a short validated AllReduce sweep).\n");
 }
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "topo-exec: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int parse_int_opt(const char *name, const char *s, long long lo, long long hi, long long *out)
-{
-    if (tt_parse_ll(s, out) != TT_OK || *out < lo || *out > hi) {
-        fprintf(stderr, "topo-exec: %s '%s' must be an integer in %lld..%lld\n", name, s, lo, hi);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -506,14 +486,14 @@ static int parse_args(int argc, char **argv, opts *o)
         switch (ch) {
         case 't':
             if (tt_coll_parse(optarg, &o->coll) != TT_OK)
-                return bad("-t: %s", tt_error_message());
+                return tt_cli_bad("-t: %s", tt_error_message());
             break;
         case 'b':
         case 'e':
         case 'i':
         case O_CHUNK:
             if (tt_parse_size(optarg, &u) != TT_OK)
-                return bad("-%s: '%s' is not a size (number with optional K/M/G)",
+                return tt_cli_bad("-%s: '%s' is not a size (number with optional K/M/G)",
                            ch == 'b' ? "b" : ch == 'e' ? "e" : ch == 'i' ? "i" : "-chunk", optarg);
             if (ch == 'b') o->minb = u;
             else if (ch == 'e') o->maxb = u;
@@ -521,59 +501,59 @@ static int parse_args(int argc, char **argv, opts *o)
             else o->plan.chunk_bytes = (size_t)u;
             break;
         case 'f':
-            if (parse_int_opt("-f", optarg, 1, 1 << 20, &o->factor)) return EXIT_USAGE;
+            if (tt_cli_int_option("-f", optarg, 1, 1 << 20, &o->factor)) return EXIT_USAGE;
             break;
         case 'n':
-            if (parse_int_opt("-n (iterations)", optarg, 1, 1 << 30, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("-n (iterations)", optarg, 1, 1 << 30, &v)) return EXIT_USAGE;
             o->iters = (int)v;
             break;
         case 'w':
-            if (parse_int_opt("-w", optarg, 0, 1 << 30, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("-w", optarg, 0, 1 << 30, &v)) return EXIT_USAGE;
             o->warmup = (int)v;
             break;
         case 'm':
-            if (parse_int_opt("-m", optarg, 1, 1 << 20, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("-m", optarg, 1, 1 << 20, &v)) return EXIT_USAGE;
             o->agg = (int)v;
             break;
         case 'c':
-            if (parse_int_opt("-c", optarg, 0, 1 << 20, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("-c", optarg, 0, 1 << 20, &v)) return EXIT_USAGE;
             o->check = (int)v;
             break;
         case 'o':
             if (tt_redop_parse(optarg, &o->op) != TT_OK)
-                return bad("-o: %s", tt_error_message());
+                return tt_cli_bad("-o: %s", tt_error_message());
             break;
         case 'd':
             if (tt_dtype_parse(optarg, &o->dtype) != TT_OK)
-                return bad("-d: %s", tt_error_message());
+                return tt_cli_bad("-d: %s", tt_error_message());
             break;
         case 'r':
-            if (parse_int_opt("-r", optarg, 0, 1 << 20, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("-r", optarg, 0, 1 << 20, &v)) return EXIT_USAGE;
             o->root = (int)v;
             break;
         case 'g':
-            if (parse_int_opt("-g", optarg, 0, 1024, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("-g", optarg, 0, 1024, &v)) return EXIT_USAGE;
             ngpus = (int)v;
             break;
         case 'T':
-            if (parse_int_opt("-T (seconds)", optarg, 1, 86400, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("-T (seconds)", optarg, 1, 86400, &v)) return EXIT_USAGE;
             o->timeout_ms = (int)(v * 1000);
             break;
         case 'J': o->json = optarg; break;
         case 'h': usage(stdout); exit(0);
         case O_HOST:
-            if (parse_int_opt("--host", optarg, 1, 1024, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("--host", optarg, 1, 1024, &v)) return EXIT_USAGE;
             o->host_ranks = (int)v;
             host_given = 1;
             break;
         case O_ALGO: algo_s = optarg; o->algo_src = "--algo"; break;
         case O_PROTO: proto_s = optarg; o->proto_src = "--proto"; break;
         case O_RANK:
-            if (parse_int_opt("--rank", optarg, 0, 1023, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("--rank", optarg, 0, 1023, &v)) return EXIT_USAGE;
             o->rank = (int)v;
             break;
         case O_NRANKS:
-            if (parse_int_opt("--nranks", optarg, 1, 1024, &v)) return EXIT_USAGE;
+            if (tt_cli_int_option("--nranks", optarg, 1, 1024, &v)) return EXIT_USAGE;
             o->nranks = (int)v;
             have_nranks = 1;
             break;
@@ -582,14 +562,14 @@ static int parse_args(int argc, char **argv, opts *o)
         /* read by the prediction source (bin/cli_predict.c) */
         case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
         case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
-        case ':': return bad("option %s needs a value", argv[optind - 1]);
-        default: return bad("unknown option '%s' (see --help)", argv[optind - 1]);
+        case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
+        default: return tt_cli_bad("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return bad("unexpected argument '%s'", argv[optind]);
+        return tt_cli_bad("unexpected argument '%s'", argv[optind]);
     if (ngpus > 0)
-        return bad("-g %d: GPU ranks need the CUDA executor, which this build does not have yet; "
+        return tt_cli_bad("-g %d: GPU ranks need the CUDA executor, which this build does not have yet; "
                    "use --host N for host ranks", ngpus);
     if (!algo_s && getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) {
         algo_s = getenv("NCCL_ALGO");
@@ -600,31 +580,31 @@ static int parse_args(int argc, char **argv, opts *o)
         o->proto_src = "NCCL_PROTO";
     }
     if (predict_given && !has_pred())
-        return bad("--predict: no prediction possible with that topology/calibration (reason above)");
+        return tt_cli_bad("--predict: no prediction possible with that topology/calibration (reason above)");
     if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK)
-        return bad("%s: %s (one algorithm; lists and ^exclusions are not supported)", o->algo_src,
+        return tt_cli_bad("%s: %s (one algorithm; lists and ^exclusions are not supported)", o->algo_src,
                    tt_error_message());
     if (proto_s && tt_proto_parse(proto_s, &o->plan.proto) != TT_OK)
-        return bad("%s: %s (one protocol; lists are not supported)", o->proto_src, tt_error_message());
+        return tt_cli_bad("%s: %s (one protocol; lists are not supported)", o->proto_src, tt_error_message());
     if (!o->plan.chunk_bytes) {
         const char *cb = getenv("TOPOTUNE_CHUNK_BYTES");
         o->plan.chunk_bytes = (cb && tt_parse_size(cb, &u) == TT_OK && u >= 64) ? (size_t)u : 512 * 1024;
     }
     if (o->plan.chunk_bytes < 64)
-        return bad("--chunk must be at least 64 bytes");
+        return tt_cli_bad("--chunk must be at least 64 bytes");
     if (o->minb == 0 || o->maxb == 0)
-        return bad("sizes must be positive (-b %llu, -e %llu)", (unsigned long long)o->minb,
+        return tt_cli_bad("sizes must be positive (-b %llu, -e %llu)", (unsigned long long)o->minb,
                    (unsigned long long)o->maxb);
     if (o->maxb < o->minb)
-        return bad("-e (maxbytes) is smaller than -b (minbytes)");
+        return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
     if (o->factor <= 1 && o->stepb == 0)
-        return bad("-i 0 with -f 1 would never reach -e");
+        return tt_cli_bad("-i 0 with -f 1 would never reach -e");
     /* multi-process: options, else torchrun's variables */
     if (o->rank >= 0 || have_nranks || o->master[0]) {
         if (o->rank < 0 || !have_nranks || !o->master[0])
-            return bad("multi-process mode needs all of --rank, --nranks and --master");
+            return tt_cli_bad("multi-process mode needs all of --rank, --nranks and --master");
         if (o->rank >= o->nranks)
-            return bad("--rank must be below --nranks");
+            return tt_cli_bad("--rank must be below --nranks");
         o->mp = 1;
     } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") &&
                ((getenv("RANK") && getenv("WORLD_SIZE")) ||
@@ -638,14 +618,14 @@ static int parse_args(int argc, char **argv, opts *o)
         for (size_t i = 0; i < sizeof sz / sizeof *sz; i++) {
             const char *v2 = getenv(sz[i]);
             if (v2 && atoi(v2) > 1)
-                return bad("%s=%s says this process is one of several ranks, but MASTER_ADDR and MASTER_PORT "
+                return tt_cli_bad("%s=%s says this process is one of several ranks, but MASTER_ADDR and MASTER_PORT "
                            "are not both set: set them (e.g. mpirun -x MASTER_ADDR=host -x MASTER_PORT=29500), "
                            "or pass --host N to run independent host ranks in each process", sz[i], v2);
         }
     }
     int nr = o->mp == 1 ? o->nranks : o->host_ranks;
     if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp != 2 && o->root >= nr) {
-        return bad("-r %d: root must be below the number of ranks (%d)", o->root, nr);
+        return tt_cli_bad("-r %d: root must be below the number of ranks (%d)", o->root, nr);
     }
     return 0;
 }
@@ -739,6 +719,7 @@ extern int topo_exec_gpu_main(int argc, char **argv) __attribute__((weak));
 
 int main(int argc, char **argv)
 {
+    tt_cli_init("topo-exec");
     if (topo_exec_gpu_main) {
         int grc = topo_exec_gpu_main(argc, argv);
         if (grc >= 0)
