@@ -52,6 +52,7 @@ static int wants_gpu(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--host") || !strncmp(a, "--host=", 7)) return 0;
+        if (!strcmp(a, "--validate")) return 0; /* topo-exec parses it; GPU ranks run in bin/cli_validate.c */
         if (!strcmp(a, "-g") || !strncmp(a, "--ngpus", 7) || !strncmp(a, "--engine", 8) ||
             !strncmp(a, "--gpu-copy-bench", 16) || (a[0] == '-' && a[1] == 'g' && a[2] >= '0' && a[2] <= '9'))
             gpu = 1;

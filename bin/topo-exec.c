@@ -9,7 +9,8 @@
  *   RANK=.. WORLD_SIZE=.. MASTER_ADDR=.. MASTER_PORT=.. topo-exec ...  (torchrun)
  *
  * Exit status: 0 all results right, 1 runtime failure (timeout, peer died),
- * 2 usage error, 7 wrong results (nccl-tests' code).  See docs/cli-topo-exec.md.
+ * 2 usage error, 3 (--validate) the tuning table's choice lost somewhere, 7 wrong
+ * results (nccl-tests' code).  See docs/cli-topo-exec.md.
  */
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_validate.h"
 #include "tt_common.h"
 #include "tt_exec.h"
 
@@ -54,6 +56,8 @@ typedef struct {
     int progress;
     int argc;
     char **argv;
+    tt_cli_validate_opts val; /* --validate (bin/cli_validate.c) */
+    int ngpus;                /* -g with --validate */
 } opts;
 
 typedef struct {
@@ -435,7 +439,13 @@ static void usage(FILE *f)
             "      --no-progress      no live progress line on stderr\n"
             "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
             "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
-            "      --calibration F    model constants for --predict (topo-tune --calibrate output)\n"
+            "      --calibration F    model constants for --predict and --validate (topo-tune --calibrate output)\n"
+            "      --validate         per size, run the tuning table's choice and its nearest runner-ups back to\n"
+            "                         back and report whether the choice was right (exit 3 when it lost)\n"
+            "      --table FILE       with --validate: the table (topo-tune -f json); default: computed from --topo\n"
+            "      --topo FILE        with --validate: topology for the model (default: built-in host stand-in)\n"
+            "      --validate-margin PCT   a choice within PCT%% of the fastest is within noise (default 5)\n"
+            "      --validate-runners-up N runner-ups measured per size (default 2; 0..7)\n"
             "  -h, --help\n"
             "Without arguments: --host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1 (a short validated AllReduce sweep).\n");
 }
@@ -466,7 +476,8 @@ static int parse_args(int argc, char **argv, opts *o)
         o->iters = 10;
         o->warmup = 2;
     }
-    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB };
+    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB,
+           O_VALIDATE, O_TABLE, O_TOPO, O_VMARGIN, O_VRUNNERS };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -476,8 +487,11 @@ static int parse_args(int argc, char **argv, opts *o)
         {"host", 1, 0, O_HOST}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO},
         {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS}, {"master", 1, 0, O_MASTER},
         {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG},
-        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {0, 0, 0, 0}};
-    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0;
+        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"validate", 0, 0, O_VALIDATE},
+        {"table", 1, 0, O_TABLE}, {"topo", 1, 0, O_TOPO}, {"validate-margin", 1, 0, O_VMARGIN},
+        {"validate-runners-up", 1, 0, O_VRUNNERS}, {0, 0, 0, 0}};
+    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, val_given = 0;
+    tt_cli_validate_defaults(&o->val);
     long long v;
     uint64_t u;
     const char *algo_s = NULL, *proto_s = NULL;
@@ -562,13 +576,25 @@ static int parse_args(int argc, char **argv, opts *o)
         /* read by the prediction source (bin/cli_predict.c) */
         case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
         case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
+        case O_VALIDATE: o->val.on = 1; break;
+        case O_TABLE: o->val.table = optarg; val_given = 1; break;
+        case O_TOPO: o->val.topo = optarg; val_given = 1; break;
+        case O_VMARGIN:
+        case O_VRUNNERS:
+            if (tt_cli_validate_option(&o->val, ch == O_VMARGIN ? "--validate-margin" : "--validate-runners-up", optarg))
+                return EXIT_USAGE;
+            val_given = 1;
+            break;
         case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default: return tt_cli_bad("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return tt_cli_bad("unexpected argument '%s'", argv[optind]);
-    if (ngpus > 0)
+    if (val_given && !o->val.on)
+        return tt_cli_bad("--table, --topo, --validate-margin and --validate-runners-up need --validate");
+    o->ngpus = ngpus;
+    if (ngpus > 0 && !o->val.on)
         return tt_cli_bad("-g %d: GPU ranks need the CUDA executor, which this build does not have yet; "
                    "use --host N for host ranks", ngpus);
     if (!algo_s && getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) {
@@ -579,6 +605,9 @@ static int parse_args(int argc, char **argv, opts *o)
         proto_s = getenv("NCCL_PROTO");
         o->proto_src = "NCCL_PROTO";
     }
+    if (o->val.on && (algo_s || proto_s))
+        return tt_cli_bad("--validate runs the table's choice and its runner-ups; drop %s (it would fix one algorithm "
+                          "or protocol)", algo_s ? o->algo_src : o->proto_src);
     if (predict_given && !has_pred())
         return tt_cli_bad("--predict: no prediction possible with that topology/calibration (reason above)");
     if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK)
@@ -734,6 +763,10 @@ int main(int argc, char **argv)
         snprintf(b, sizeof b, "%d", o.timeout_ms);
         setenv("TOPOTUNE_TIMEOUT_MS", b, 1);
     }
+    tt_cli_sweep sweep = {o.coll, o.dtype, o.op, o.root, o.minb, o.maxb, o.stepb, o.factor, o.iters, o.warmup,
+                          o.agg, o.check, o.plan.chunk_bytes, o.progress, o.json, o.argc, o.argv};
+    if (o.val.on && o.ngpus > 0)
+        return tt_cli_validate_gpu(&o.val, &sweep, o.ngpus);
     char start[64];
     time_t t = time(NULL);
     strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", gmtime(&t));
@@ -794,6 +827,10 @@ int main(int argc, char **argv)
     if ((o.coll == TT_COLL_BROADCAST || o.coll == TT_COLL_REDUCE) && o.root >= nranks) {
         fprintf(stderr, "topo-exec: -r %d: root must be below the number of ranks (%d)\n", o.root, nranks);
         rc = EXIT_USAGE;
+        goto done;
+    }
+    if (o.val.on) {
+        rc = tt_cli_validate_host(&o.val, &sweep, comms, nlocal);
         goto done;
     }
     for (int r = 0; r < nlocal; r++)
