@@ -106,19 +106,7 @@ if [ -x "$X" ]; then
   run "$TT" --judge-choices "$TMP"/live-*.json --input "$HOST" --calibration "$TMP/cal-live.json" --among-measured
   if [ "$RC" -le 1 ] && grep -Eq '^# [0-9]+ right, [0-9]+ wrong, 0 without' "$TMP/out"; then ok "judge: fresh runs judged (exit $RC)"
   else not_ok "judge: fresh runs (exit $RC: $(head -c 300 "$TMP/err"))"; fi
-  # scripts/topo-validate.sh: one topo-exec run per candidate, then --judge-choices
-  V="$ROOT/scripts/topo-validate.sh"
-  run "$V" --bin "$BIN" --input "$HOST" --among-measured -- --host 2 -b 1K -e 16K -f 4 -n 2
-  if [ "$RC" -le 1 ] && grep -q '^# measured halving-doubling' "$TMP/out" && grep -Eq '^# [0-9]+ right, [0-9]+ wrong, 0 without' "$TMP/out"
-  then ok "topo-validate: candidates measured and judged (exit $RC)"; else not_ok "topo-validate (exit $RC): $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; fi
-  run "$V" --bin "$BIN" --input "$HOST" -- --host 3 -b 1K -e 1K -n 1
-  expect_grep "$TMP/out" '^# halving-doubling left out: .*power-of-two' "topo-validate: a refused candidate is named and left out"
-  run "$V" --bin "$BIN" -- --host 2
-  expect_rc 2 "topo-validate: needs --table or --input"
-  run "$V" --bin "$BIN" --input "$HOST" -- --host 2 --algo ring
-  expect_rc 2 "topo-validate: --algo belongs to the script"
-  run "$V" --bin "$BIN" --input "$HOST" -- --host 2 --bogus
-  expect_rc 2 "topo-validate: a failing topo-exec run stops it"
+  # (topo-exec --validate, which measures the candidates itself: tests/cli/test_topo_exec_validate.sh)
   # topo-exec predicts with the calibration (--predict / --calibration, bin/cli_predict.c)
   if [ -x "$BIN/topo-exec" ] && cp "$BIN/topo-exec" "$TMP/topo-exec-pred"; then
     run "$TMP/topo-exec-pred" --predict "$HOST" --calibration "$TMP/cal.json" --host 2 --algo ring \
