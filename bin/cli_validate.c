@@ -643,12 +643,13 @@ static int summary(const vctx *x, int *nwrong_out)
                win);
     }
     if (nr) {
+        const char *topo = x->v->topo ? x->v->topo : "TOPO";
         if (x->s->json)
-            printf("# fix: re-run topo-tune --calibrate %s --input TOPO -o cal.json, then rebuild the table with "
-                   "--calibration cal.json\n", x->s->json);
+            printf("# fix: re-run topo-tune --calibrate %s --input %s -o cal.json, then rebuild the table with "
+                   "--calibration cal.json\n", x->s->json, topo);
         else
-            printf("# fix: re-run with -J FILE and feed it to topo-tune --calibrate FILE --input TOPO -o cal.json, then "
-                   "rebuild the table with --calibration cal.json\n");
+            printf("# fix: re-run with -J FILE and feed it to topo-tune --calibrate FILE --input %s -o cal.json, then "
+                   "rebuild the table with --calibration cal.json\n", topo);
     } else if (cnt[V_WRONG] == 0) {
         printf("# the table's choice was right (or within noise) at every judged size\n");
     }
