@@ -1074,7 +1074,7 @@ static tt_status gpu_measure(tt_gpu_comm *g, const tt_cli_sweep *s, size_t count
 {
     int n = tt_gpu_comm_nranks(g);
     size_t es = tt_dtype_size(s->dtype);
-    tt_plan plan = {out->algo, out->proto, out->channels, s->chunk_bytes};
+    tt_plan plan = {out->algo, out->proto, out->channels, 0}; /* chunk: the GPU executor's default, as -g runs */
     const uint64_t seed = 12345;
     tt_status st;
     for (int ip = 0; ip < 2; ip++) {
