@@ -976,7 +976,7 @@ static void *host_rank(void *p)
         h->rc = VX_USAGE;
         goto out;
     }
-    for (int i = 0; i < x->nsz && !x->failed; i++) {
+    for (int i = 0; i < x->nsz; i++) { /* every rank runs the same sequence; a failure ends it below */
         vsize *z = &x->sz[i];
         for (int k = 0; k < z->nc; k++) {
             vcand r = z->c[k];
