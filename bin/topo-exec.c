@@ -35,6 +35,13 @@ extern int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, cons
                                 const char *proto, double *us) __attribute__((weak));
 /* Optional: whether the prediction source is configured (bin/cli_predict.c). */
 extern int topo_exec_predict_enabled(void) __attribute__((weak));
+/* --validate (bin/cli_validate.c); weak so that a program embedding topo-exec.c without it
+ * still links (the option is then refused). */
+extern void tt_cli_validate_defaults(tt_cli_validate_opts *v) __attribute__((weak));
+extern int tt_cli_validate_option(tt_cli_validate_opts *v, const char *name, const char *value) __attribute__((weak));
+extern int tt_cli_validate_host(const tt_cli_validate_opts *v, const tt_cli_sweep *s, tt_comm **comms, int nlocal)
+    __attribute__((weak));
+extern int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus) __attribute__((weak));
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_WRONG = 7 };
 
@@ -491,7 +498,8 @@ static int parse_args(int argc, char **argv, opts *o)
         {"table", 1, 0, O_TABLE}, {"topo", 1, 0, O_TOPO}, {"validate-margin", 1, 0, O_VMARGIN},
         {"validate-runners-up", 1, 0, O_VRUNNERS}, {0, 0, 0, 0}};
     int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, val_given = 0;
-    tt_cli_validate_defaults(&o->val);
+    if (tt_cli_validate_defaults)
+        tt_cli_validate_defaults(&o->val);
     long long v;
     uint64_t u;
     const char *algo_s = NULL, *proto_s = NULL;
@@ -576,11 +584,17 @@ static int parse_args(int argc, char **argv, opts *o)
         /* read by the prediction source (bin/cli_predict.c) */
         case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
         case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
-        case O_VALIDATE: o->val.on = 1; break;
+        case O_VALIDATE:
+            if (!tt_cli_validate_host || !tt_cli_validate_gpu)
+                return tt_cli_bad("--validate is not part of this build (bin/cli_validate.c)");
+            o->val.on = 1;
+            break;
         case O_TABLE: o->val.table = optarg; val_given = 1; break;
         case O_TOPO: o->val.topo = optarg; val_given = 1; break;
         case O_VMARGIN:
         case O_VRUNNERS:
+            if (!tt_cli_validate_option)
+                return tt_cli_bad("--validate is not part of this build (bin/cli_validate.c)");
             if (tt_cli_validate_option(&o->val, ch == O_VMARGIN ? "--validate-margin" : "--validate-runners-up", optarg))
                 return EXIT_USAGE;
             val_given = 1;

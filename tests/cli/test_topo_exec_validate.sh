@@ -33,7 +33,7 @@ table() {
 # against 6 for tree and halving-doubling, so ring loses several-fold at these sizes (measured
 # 3-6x on a 2-core VM); the margin of 50% keeps the verdict deterministic under load.
 table wrong8.json 8 "0 4095 tree simple" "4096 18446744073709549568 ring simple"
-run "$X" --validate --table "$TMP/wrong8.json" --host 8 -b 1K -e 16K -f 4 -n 10 -w 2 --validate-margin 50 \
+run "$X" --validate --table "$TMP/wrong8.json" --host 8 -b 1K -e 16K -f 4 -n 20 -w 2 --validate-margin 50 \
   --no-progress -J "$TMP/v.json"
 expect_rc 3 "wrong table: exit 3"
 cp "$TMP/out" "$TMP/wrong.out"
