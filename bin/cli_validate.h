@@ -22,6 +22,8 @@ typedef struct {
     const char *topo;   /* --topo FILE; NULL = built-in host stand-in / live scan (GPU ranks) */
     double margin;      /* --validate-margin, as a fraction (default 0.05) */
     int runners_up;     /* --validate-runners-up (default 2) */
+    int rounds;         /* --validate-rounds: the candidates of a size are measured this many times,
+                           interleaved; each keeps its fastest (default 1) */
 } tt_cli_validate_opts;
 
 /* The sweep options of topo-exec that --validate measures with. */
@@ -41,7 +43,8 @@ typedef struct {
 } tt_cli_sweep;
 
 void tt_cli_validate_defaults(tt_cli_validate_opts *v);
-/* --validate-margin PCT / --validate-runners-up N: 0, or a message and TT_CLI_EXIT_ERROR. */
+/* --validate-margin PCT / --validate-runners-up N / --validate-rounds N: 0, or a message and
+ * TT_CLI_EXIT_ERROR. */
 int tt_cli_validate_option(tt_cli_validate_opts *v, const char *name, const char *value);
 /* Host ranks: nlocal communicators of this process (threads), or one (one rank per process).
  * Returns the exit code. */

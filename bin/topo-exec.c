@@ -453,6 +453,7 @@ static void usage(FILE *f)
             "      --topo FILE        with --validate: topology for the model (default: built-in host stand-in)\n"
             "      --validate-margin PCT   a choice within PCT%% of the fastest is within noise (default 5)\n"
             "      --validate-runners-up N runner-ups measured per size (default 2; 0..7)\n"
+            "      --validate-rounds N     measure the candidates of a size N times, interleaved (default 1)\n"
             "  -h, --help\n"
             "Without arguments: --host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1 (a short validated AllReduce sweep).\n");
 }
@@ -484,7 +485,7 @@ static int parse_args(int argc, char **argv, opts *o)
         o->warmup = 2;
     }
     enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB,
-           O_VALIDATE, O_TABLE, O_TOPO, O_VMARGIN, O_VRUNNERS };
+           O_VALIDATE, O_TABLE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -496,7 +497,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG},
         {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"validate", 0, 0, O_VALIDATE},
         {"table", 1, 0, O_TABLE}, {"topo", 1, 0, O_TOPO}, {"validate-margin", 1, 0, O_VMARGIN},
-        {"validate-runners-up", 1, 0, O_VRUNNERS}, {0, 0, 0, 0}};
+        {"validate-runners-up", 1, 0, O_VRUNNERS}, {"validate-rounds", 1, 0, O_VROUNDS}, {0, 0, 0, 0}};
     int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, val_given = 0;
     if (tt_cli_validate_defaults)
         tt_cli_validate_defaults(&o->val);
@@ -593,9 +594,14 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_TOPO: o->val.topo = optarg; val_given = 1; break;
         case O_VMARGIN:
         case O_VRUNNERS:
+        case O_VROUNDS:
             if (!tt_cli_validate_option)
                 return tt_cli_bad("--validate is not part of this build (bin/cli_validate.c)");
-            if (tt_cli_validate_option(&o->val, ch == O_VMARGIN ? "--validate-margin" : "--validate-runners-up", optarg))
+            if (tt_cli_validate_option(&o->val,
+                                       ch == O_VMARGIN    ? "--validate-margin"
+                                       : ch == O_VRUNNERS ? "--validate-runners-up"
+                                                          : "--validate-rounds",
+                                       optarg))
                 return EXIT_USAGE;
             val_given = 1;
             break;
@@ -606,7 +612,7 @@ static int parse_args(int argc, char **argv, opts *o)
     if (optind < argc)
         return tt_cli_bad("unexpected argument '%s'", argv[optind]);
     if (val_given && !o->val.on)
-        return tt_cli_bad("--table, --topo, --validate-margin and --validate-runners-up need --validate");
+        return tt_cli_bad("--table, --topo and --validate-* options need --validate");
     o->ngpus = ngpus;
     if (ngpus > 0 && !o->val.on)
         return tt_cli_bad("-g %d: GPU ranks need the CUDA executor, which this build does not have yet; "

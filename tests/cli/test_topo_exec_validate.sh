@@ -31,9 +31,10 @@ table() {
 # 1. A table that is obviously wrong: ring for AllReduce on 8 host ranks from 4 KiB up.  With 8
 # threads on a small machine every ring step waits for all 8 ranks to be scheduled: 14 steps
 # against 6 for tree and halving-doubling, so ring loses several-fold at these sizes (measured
-# 3-6x on a 2-core VM); the margin of 50% keeps the verdict deterministic under load.
+# 2-6x on a 2-core VM); three interleaved rounds (each candidate keeps its fastest) and a margin
+# of 50% keep the verdict deterministic on a loaded machine.
 table wrong8.json 8 "0 4095 tree simple" "4096 18446744073709549568 ring simple"
-run "$X" --validate --table "$TMP/wrong8.json" --host 8 -b 1K -e 16K -f 4 -n 20 -w 2 --validate-margin 50 \
+run "$X" --validate --table "$TMP/wrong8.json" --host 8 -b 1K -e 16K -f 4 -n 10 -w 2 --validate-rounds 3 --validate-margin 50 \
   --no-progress -J "$TMP/v.json"
 expect_rc 3 "wrong table: exit 3"
 cp "$TMP/out" "$TMP/wrong.out"
@@ -56,6 +57,7 @@ expect_grep "$TMP/v.json" '"channels":[[:space:]]*1' "JSON: per-result channels"
 expect_grep "$TMP/v.json" '"verdict":[[:space:]]*"wrong"' "JSON: per-size verdicts"
 expect_grep "$TMP/v.json" '"min_bytes":[[:space:]]*4096' "JSON: wrong range"
 expect_grep "$TMP/v.json" '"exit":[[:space:]]*3' "JSON: exit code"
+expect_grep "$TMP/wrong.out" '3 interleaved rounds \(fastest kept\)' "header names the rounds"
 if command -v python3 >/dev/null; then
   if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"]=="topo-exec"; assert len(d["results"])==12; assert all(r["out_of_place"]["nwrong"]==0 for r in d["results"])' "$TMP/v.json"; then
     ok "JSON valid, results checked (#wrong 0)"; else not_ok "JSON content"; fi
@@ -153,6 +155,8 @@ expect_rc 2 "--table without --validate: exit 2"
 run "$X" --validate --validate-margin abc --host 2 -b 1K -e 1K
 expect_rc 2 "bad --validate-margin: exit 2"
 expect_grep "$TMP/err" "validate-margin 'abc'" "bad --validate-margin: named"
+run "$X" --validate --validate-rounds 0 --host 2 -b 1K -e 1K
+expect_rc 2 "bad --validate-rounds: exit 2"
 run "$X" --validate --topo "$TMP/missing.xml" --host 2 -b 1K -e 1K
 expect_rc 2 "missing --topo file: exit 2"
 expect_grep "$TMP/err" 'missing.xml' "missing --topo file: named"
