@@ -480,13 +480,22 @@ out:
     return rc;
 }
 
-/* Fingerprint of the plan; ranks compare it before timing anything. */
+/* Fingerprint of the plan (sweep options, sizes, candidates); ranks compare it before timing
+ * anything. */
 static int64_t plan_hash(const vctx *x)
 {
     uint64_t h = 1469598103934665603ull;
 #define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
     MIX(x->nsz);
     MIX(x->s->coll);
+    MIX(x->s->dtype);
+    MIX(x->s->op);
+    MIX(x->s->root);
+    MIX(x->s->iters);
+    MIX(x->s->warmup);
+    MIX(x->s->agg);
+    MIX(x->s->check);
+    MIX(x->v->rounds);
     for (int i = 0; i < x->nsz; i++) {
         MIX(x->sz[i].bytes);
         MIX(x->sz[i].nc);
