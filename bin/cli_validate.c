@@ -137,7 +137,7 @@ static void cand_name(char *b, size_t n, const vcand *c)
     snprintf(b, n, "%s/%s", tt_algo_label(c->algo), tt_proto_name(c->proto));
 }
 
-/* 1K, 64K, 1M, ... when exact, else the byte count */
+/* 1K, 64K, 1M, ... when exact, else the byte count with a B */
 static void size_name(char *b, size_t n, uint64_t v)
 {
     static const char suf[] = "KMGT";
@@ -146,7 +146,7 @@ static void size_name(char *b, size_t n, uint64_t v)
         v /= 1024;
         k++;
     }
-    if (k < 0) snprintf(b, n, "%llu", (unsigned long long)v);
+    if (k < 0) snprintf(b, n, "%lluB", (unsigned long long)v);
     else snprintf(b, n, "%llu%c", (unsigned long long)v, suf[k]);
 }
 
