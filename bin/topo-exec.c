@@ -7,6 +7,7 @@
  *   topo-exec --host 8 -t all_gather -b 1K -e 64M -f 2
  *   topo-exec --rank R --nranks N --master 127.0.0.1:PORT ...   (one rank per process)
  *   RANK=.. WORLD_SIZE=.. MASTER_ADDR=.. MASTER_PORT=.. topo-exec ...  (torchrun)
+ *   topo-exec --validate --table T.json --host 8 -b 1K -e 64M -f 4   (was the table's choice right?)
  *
  * Exit status: 0 all results right, 1 runtime failure (timeout, peer died),
  * 2 usage error, 3 (--validate) the tuning table's choice lost somewhere, 7 wrong

@@ -104,6 +104,11 @@ expect_grep "$TMP/out" '^# table: computed' "computed table: header says so"
 expect_grep "$TMP/out" 'built-in host stand-in \(2 PCIe GPUs' "computed table: built-in host stand-in topology"
 expect_grep "$TMP/out" '^ +65536  [a-z-]+/simple +[0-9.]+  [a-z-]+/simple' "computed table: size judged"
 
+# other collectives run ring only on host ranks: nothing to lose against
+run "$X" --validate --host 4 -t all_gather -b 8K -e 32K -f 4 -n 2 --no-progress
+expect_rc 0 "all_gather: exit 0"
+expect_grep "$TMP/out" '^ +32768  ring/simple .*RIGHT \(only candidate\)' "all_gather: ring is the only candidate"
+
 # 5. Process ranks: the same table on both ranks works; different tables are detected
 table ring2.json 2 "0 18446744073709549568 ring simple"
 table tree2.json 2 "0 18446744073709549568 tree simple"
