@@ -11,6 +11,7 @@
  */
 #include <dlfcn.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,10 @@
 #include "tt_exec.h"
 
 int topo_exec_gpu_main(int argc, char **argv);
+/* prediction source (bin/cli_predict.c): --predict TOPO [--calibration F] */
+int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
+                              int channels, double *us);
+int topo_exec_predict_enabled(void);
 
 enum { GX_OK = 0, GX_RUNTIME = 1, GX_USAGE = 2, GX_WRONG = 7 };
 
@@ -35,6 +40,7 @@ typedef struct {
     tt_redop op;
     tt_plan plan;
     int nccl;
+    int predict;       /* --predict given: pred/err% columns and an error summary */
     uint64_t copy_bench;
 } gopts;
 
@@ -72,14 +78,15 @@ static int parse(int argc, char **argv, gopts *o)
     o->dtype = TT_FLOAT;
     o->op = TT_SUM;
     o->plan = TT_PLAN_DEFAULT;
-    enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG };
+    enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG, O_PREDICT, O_CALIB };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"ngpus", 1, 0, 'g'}, {"timeout", 1, 0, 'T'},
         {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"engine", 1, 0, O_ENGINE},
         {"channels", 1, 0, O_CHAN}, {"gpu-copy-bench", 1, 0, O_COPY}, {"check-max", 1, 0, O_CHKMAX},
-        {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
+        {"no-progress", 0, 0, O_NOPROG}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
+        {0, 0, 0, 0}};
     const char *algo_s = NULL, *proto_s = NULL;
     long long v;
     uint64_t u;
@@ -126,6 +133,9 @@ static int parse(int argc, char **argv, gopts *o)
             break;
         case O_CHAN: if (tt_cli_int_option("--channels", optarg, 1, 64, &v)) return GX_USAGE; o->channels = (int)v; break;
         case O_NOPROG: break;
+        /* read by the prediction source (bin/cli_predict.c), as in host mode */
+        case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); o->predict = 1; break;
+        case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
         case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default:
             return tt_cli_bad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
@@ -139,7 +149,15 @@ static int parse(int argc, char **argv, gopts *o)
     o->plan.channels = o->channels;
     if (o->maxb < o->minb) return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
     if (!o->copy_bench && o->ngpus == 0) o->ngpus = 1;
+    if (o->predict && !topo_exec_predict_enabled())
+        return tt_cli_bad("--predict: no prediction possible with that topology/calibration (reason above)");
     return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void fmtnum(char *b, size_t n, int w, double v)
@@ -267,6 +285,8 @@ int topo_exec_gpu_main(int argc, char **argv)
     void *ncomms[64] = {0};
     tt_gpu_comm *g = NULL;
     int virt = 0;
+    double *perr = NULL; /* |pred - meas| / meas per placement, for the summary */
+    int nperr = 0, cperr = 0;
     tt_status st = tt_gpu_comm_init(&g, n, NULL);
     if (st != TT_OK) {
         fprintf(stderr, "topo-exec: %s\n", tt_error_message());
@@ -349,9 +369,18 @@ int topo_exec_gpu_main(int argc, char **argv)
            o.plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o.plan.algo),
            o.plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o.plan.proto),
            o.channels ? "as given" : "default");
-    printf("#\n#                                                    out-of-place                       in-place\n");
-    printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
-    printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
+    if (o.predict)
+        printf("# predicted: topotune model for the plan of each row, topology %s, calibration %s\n",
+               getenv("TOPOTUNE_PREDICT_TOPO"), getenv("TOPOTUNE_CALIBRATION") ? getenv("TOPOTUNE_CALIBRATION") : "built-in");
+    if (!o.predict) {
+        printf("#\n#                                                    out-of-place                       in-place\n");
+        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
+        printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
+    } else {
+        printf("#\n#                                                    out-of-place                                        in-place\n");
+        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     pred    err%%     time   algbw   busbw  #wrong     pred    err%%  algo/proto/ch\n");
+        printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
+    }
     fflush(stdout);
     double busf = 2.0 * (n - 1) / n, bwsum = 0;
     int nbw = 0, oob = 0;
@@ -459,6 +488,25 @@ int topo_exec_gpu_main(int argc, char **argv)
             nbw++;
             if (wrong[ip] < 0) printf("  %7s  %6s  %6s  %6s", t, a, b, "N/A");
             else printf("  %7s  %6s  %6s  %6lld", t, a, b, wrong[ip]);
+            if (o.predict) {
+                double pu;
+                char pa[32], pe[32];
+                if (topo_exec_predict_plan_us("all_reduce", count * es, n, o.nccl ? "default" : tt_algo_label(eff.algo),
+                                              o.nccl ? "default" : tt_proto_name(eff.proto), o.nccl ? 0 : eff.channels,
+                                              &pu) == 0 && pu > 0 && tus[ip] > 0) {
+                    fmtnum(pa, sizeof pa, 7, pu);
+                    fmtnum(pe, sizeof pe, 6, 100.0 * (pu - tus[ip]) / tus[ip]);
+                    printf("  %7s  %6s", pa, pe);
+                    if (nperr == cperr) {
+                        int ncap = cperr ? 2 * cperr : 64;
+                        double *q = realloc(perr, (size_t)ncap * sizeof *q);
+                        if (q) { perr = q; cperr = ncap; }
+                    }
+                    if (nperr < cperr) perr[nperr++] = fabs(pu - tus[ip]) / tus[ip];
+                } else {
+                    printf("  %7s  %6s", "N/A", "N/A");
+                }
+            }
         }
         if (o.nccl) printf("  nccl\n");
         else printf("  %s/%s/%d\n", tt_algo_label(eff.algo), tt_proto_name(eff.proto), eff.channels);
@@ -468,10 +516,17 @@ int topo_exec_gpu_main(int argc, char **argv)
     if (rc == GX_OK) {
         printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g %s\n", nbw ? bwsum / nbw : 0, virt ? "(virtual ranks)" : "");
+        if (o.predict && nperr) {
+            qsort(perr, (size_t)nperr, sizeof *perr, cmp_double);
+            double med = nperr % 2 ? perr[nperr / 2] : 0.5 * (perr[nperr / 2 - 1] + perr[nperr / 2]);
+            printf("# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
+                   100 * med, 100 * perr[nperr - 1], nperr);
+        }
         printf("#\n# Collective test concluded: all_reduce\n");
         if (oob) rc = GX_WRONG;
     }
 out:
+    free(perr);
     for (int r = 0; r < n; r++) {
         tt_gpu_free(g, r, sb[r]);
         tt_gpu_free(g, r, rb[r]);
