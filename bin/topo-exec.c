@@ -33,6 +33,8 @@ extern int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, cons
                                 const char *proto, double *us) __attribute__((weak));
 /* Optional: whether the prediction source is configured (bin/cli_predict.c). */
 extern int topo_exec_predict_enabled(void) __attribute__((weak));
+/* --table FILE (bin/cli_plan_table.c) */
+int tt_cli_plan_table_load(const char *path, int nranks, tt_plan_rule **rules, int *n, char *desc, size_t dl);
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_WRONG = 7 };
 
@@ -52,6 +54,8 @@ typedef struct {
     const char *json;
     int timeout_ms;
     int progress;
+    const char *table;   /* --table FILE: plans per size from a topo-tune table */
+    char table_desc[512];
     int argc;
     char **argv;
 } opts;
@@ -154,6 +158,8 @@ static void print_header(const opts *o, int n, const char *transport)
            o->algo_src ? " from " : "", o->algo_src ? o->algo_src : "",
            o->plan.proto == TT_PROTO_DEFAULT ? "simple" : tt_proto_name(o->plan.proto),
            o->proto_src ? " from " : "", o->proto_src ? o->proto_src : "", o->plan.chunk_bytes);
+    if (o->table)
+        printf("# plan table: %s; per size it fills what --algo/--proto leave open\n", o->table_desc);
     /* the three header lines of nccl-tests, column for column; with a
      * prediction source each placement gains "pred" and "err%" columns */
     int pw = has_pred() ? 17 : 0; /* width of the prediction columns */
@@ -436,6 +442,8 @@ static void usage(FILE *f)
             "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
             "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
             "      --calibration F    model constants for --predict (topo-tune --calibrate output)\n"
+            "      --table FILE       plans per size from a topo-tune JSON table (--algo/--proto still win;\n"
+            "                         rules the host transports cannot run fall back and are counted)\n"
             "  -h, --help\n"
             "Without arguments: --host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1 (a short validated AllReduce sweep).\n");
 }
@@ -466,7 +474,7 @@ static int parse_args(int argc, char **argv, opts *o)
         o->iters = 10;
         o->warmup = 2;
     }
-    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB };
+    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -476,7 +484,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"host", 1, 0, O_HOST}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO},
         {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS}, {"master", 1, 0, O_MASTER},
         {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG},
-        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {0, 0, 0, 0}};
+        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"table", 1, 0, O_TABLE}, {0, 0, 0, 0}};
     int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0;
     long long v;
     uint64_t u;
@@ -562,6 +570,7 @@ static int parse_args(int argc, char **argv, opts *o)
         /* read by the prediction source (bin/cli_predict.c) */
         case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
         case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
+        case O_TABLE: o->table = optarg; break;
         case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default: return tt_cli_bad("unknown option '%s' (see --help)", argv[optind - 1]);
         }
@@ -798,6 +807,19 @@ int main(int argc, char **argv)
     }
     for (int r = 0; r < nlocal; r++)
         tt_comm_set_plan(comms[r], &o.plan);
+    if (o.table) {
+        tt_plan_rule *rules = NULL;
+        int nrules = 0;
+        if ((rc = tt_cli_plan_table_load(o.table, nranks, &rules, &nrules, o.table_desc, sizeof o.table_desc)) != 0)
+            goto done;
+        for (int r = 0; r < nlocal && rc == 0; r++)
+            if (tt_comm_set_plan_table(comms[r], rules, nrules, TT_PLAN_TABLE_FALLBACK) != TT_OK) {
+                fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+                rc = EXIT_RUNTIME;
+            }
+        free(rules);
+        if (rc) goto done;
+    }
     /* an override that cannot apply is reported up front, never ignored */
     {
         tt_plan eff;
@@ -846,6 +868,12 @@ int main(int argc, char **argv)
         if (!sh.failed) {
             printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
             printf("# Avg bus bandwidth    : %g \n", avg);
+            if (o.table) {
+                unsigned long fb = 0;
+                for (int r = 0; r < nlocal; r++) fb += tt_comm_plan_table_fallbacks(comms[r]);
+                printf("# plan table: %lu call(s) on this process ran a fallback (rules the host transports cannot "
+                       "run: LL/LL128, several channels, an algorithm not possible here)\n", fb);
+            }
             printf("#\n# Collective test concluded: %s\n", cli_name(o.coll));
         } else {
             printf("# Collective test FAILED after %d size(s): %s\n", sh.nrows, sh.err);
