@@ -29,6 +29,7 @@ int topo_exec_gpu_main(int argc, char **argv);
 int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
                               int channels, double *us);
 int topo_exec_predict_enabled(void);
+int tt_cli_plan_table_load(const char *path, int nranks, tt_plan_rule **rules, int *n, char *desc, size_t dl);
 
 enum { GX_OK = 0, GX_RUNTIME = 1, GX_USAGE = 2, GX_WRONG = 7 };
 
@@ -41,6 +42,7 @@ typedef struct {
     tt_plan plan;
     int nccl;
     int predict;       /* --predict given: pred/err% columns and an error summary */
+    const char *table; /* --table FILE: plans per size from a topo-tune table */
     uint64_t copy_bench;
 } gopts;
 
@@ -78,7 +80,7 @@ static int parse(int argc, char **argv, gopts *o)
     o->dtype = TT_FLOAT;
     o->op = TT_SUM;
     o->plan = TT_PLAN_DEFAULT;
-    enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG, O_PREDICT, O_CALIB };
+    enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -86,7 +88,7 @@ static int parse(int argc, char **argv, gopts *o)
         {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"engine", 1, 0, O_ENGINE},
         {"channels", 1, 0, O_CHAN}, {"gpu-copy-bench", 1, 0, O_COPY}, {"check-max", 1, 0, O_CHKMAX},
         {"no-progress", 0, 0, O_NOPROG}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
-        {0, 0, 0, 0}};
+        {"table", 1, 0, O_TABLE}, {0, 0, 0, 0}};
     const char *algo_s = NULL, *proto_s = NULL;
     long long v;
     uint64_t u;
@@ -136,6 +138,7 @@ static int parse(int argc, char **argv, gopts *o)
         /* read by the prediction source (bin/cli_predict.c), as in host mode */
         case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); o->predict = 1; break;
         case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
+        case O_TABLE: o->table = optarg; break;
         case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default:
             return tt_cli_bad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
@@ -285,6 +288,10 @@ int topo_exec_gpu_main(int argc, char **argv)
     void *ncomms[64] = {0};
     tt_gpu_comm *g = NULL;
     int virt = 0;
+    tt_plan_rule *rules = NULL; /* --table */
+    int nrules = 0;
+    unsigned long tfallback = 0;
+    char tdesc[512] = "";
     double *perr = NULL; /* |pred - meas| / meas per placement, for the summary */
     int nperr = 0, cperr = 0;
     tt_status st = tt_gpu_comm_init(&g, n, NULL);
@@ -293,6 +300,13 @@ int topo_exec_gpu_main(int argc, char **argv)
         return GX_RUNTIME;
     }
     virt = tt_gpu_comm_is_virtual(g);
+    if (o.table && !o.nccl) {
+        int trc = tt_cli_plan_table_load(o.table, n, &rules, &nrules, tdesc, sizeof tdesc);
+        if (trc) {
+            tt_gpu_comm_destroy(g);
+            return trc;
+        }
+    }
     if (o.nccl) {
         if (virt) {
             fprintf(stderr, "topo-exec: --engine nccl: NCCL runs one rank per GPU; -g %d needs %d GPUs but this "
@@ -369,6 +383,10 @@ int topo_exec_gpu_main(int argc, char **argv)
            o.plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o.plan.algo),
            o.plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o.plan.proto),
            o.channels ? "as given" : "default");
+    if (o.table)
+        printf("# plan table: %s%s\n", o.nccl ? o.table : tdesc,
+               o.nccl ? " NOT used: NCCL decides (use NCCL_TUNER_PLUGIN with TOPOTUNE_TUNER_TABLE)" :
+                        "; per size it fills what --algo/--proto/--channels leave open");
     if (o.predict)
         printf("# predicted: topotune model for the plan of each row, topology %s, calibration %s\n",
                getenv("TOPOTUNE_PREDICT_TOPO"), getenv("TOPOTUNE_CALIBRATION") ? getenv("TOPOTUNE_CALIBRATION") : "built-in");
@@ -389,8 +407,18 @@ int topo_exec_gpu_main(int argc, char **argv)
         size_t count = (size_t)(bytes / es);
         double tus[2];
         long long wrong[2];
-        tt_plan eff = o.plan;
-        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &o.plan, &eff) != TT_OK) {
+        tt_plan eff = o.plan, pl = o.plan;
+        const tt_plan_rule *rule = tt_plan_rule_find(rules, nrules, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
+        if (rule) { /* the rule fills what --algo/--proto/--channels leave open */
+            if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->plan.algo;
+            if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->plan.proto;
+            if (!pl.channels) pl.channels = rule->plan.channels;
+            if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
+                pl = o.plan; /* e.g. LL128 or NVLS from an NCCL table: our default here, counted */
+                tfallback++;
+            }
+        }
+        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             rc = GX_USAGE;
             break;
@@ -429,7 +457,7 @@ int topo_exec_gpu_main(int argc, char **argv)
                         fprintf(stderr, "topo-exec: ncclGroupEnd: %s\n", nc.err_string(e));
                         rc = GX_RUNTIME;
                     }
-                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK) {
+                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &pl) != TT_OK) {
                     rc = GX_RUNTIME;
                 }
                 runs++;
@@ -458,7 +486,7 @@ int topo_exec_gpu_main(int argc, char **argv)
                     }
                     nc.group_end();
                     nccl_sync(g, n);
-                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK ||
+                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &pl) != TT_OK ||
                            tt_gpu_comm_sync(g) != TT_OK) {
                     fprintf(stderr, "topo-exec: %s\n", tt_error_message());
                     rc = GX_RUNTIME;
@@ -516,6 +544,9 @@ int topo_exec_gpu_main(int argc, char **argv)
     if (rc == GX_OK) {
         printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g %s\n", nbw ? bwsum / nbw : 0, virt ? "(virtual ranks)" : "");
+        if (o.table && !o.nccl)
+            printf("# plan table: %lu size(s) had a rule this executor cannot run (LL128, NVLS, ...): default plan used\n",
+                   tfallback);
         if (o.predict && nperr) {
             qsort(perr, (size_t)nperr, sizeof *perr, cmp_double);
             double med = nperr % 2 ? perr[nperr / 2] : 0.5 * (perr[nperr / 2 - 1] + perr[nperr / 2]);
@@ -527,6 +558,7 @@ int topo_exec_gpu_main(int argc, char **argv)
     }
 out:
     free(perr);
+    free(rules);
     for (int r = 0; r < n; r++) {
         tt_gpu_free(g, r, sb[r]);
         tt_gpu_free(g, r, rb[r]);
