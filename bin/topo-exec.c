@@ -445,7 +445,8 @@ static void usage(FILE *f)
             "      --table FILE       plans per size from a topo-tune JSON table (--algo/--proto still win;\n"
             "                         rules the host transports cannot run fall back and are counted)\n"
             "  -h, --help\n"
-            "Without arguments: --host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1 (a short validated AllReduce sweep).\n");
+            "Without arguments: a short validated AllReduce sweep on this machine's GPUs (-g <all> -b 8 -e 64M -f 8\n"
+            "-n 20 -w 5 -c 1) or, without a usable GPU, on host ranks (--host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1).\n");
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -730,6 +731,18 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-exec");
     if (topo_exec_gpu_main) {
+        /* no arguments: a short validated sweep on whatever the machine has - its GPUs when
+         * any is usable, else host ranks (below) */
+        char why[256], gn[16];
+        int ngpu = argc == 1 ? tt_gpu_available(why, sizeof why) : 0;
+        if (ngpu > 0) {
+            snprintf(gn, sizeof gn, "%d", ngpu > 64 ? 64 : ngpu);
+            char *gargv[] = {argv[0], "-g", gn, "-b", "8", "-e", "64M", "-f", "8", "-n", "20", "-w", "5", "-c", "1", NULL};
+            printf("# topo-exec without arguments: %s GPU rank(s), one per GPU (-g %s -b 8 -e 64M -f 8 -n 20 -w 5 -c 1)\n",
+                   gn, gn);
+            return topo_exec_gpu_main((int)(sizeof gargv / sizeof gargv[0]) - 1, gargv);
+        }
+        if (argc == 1) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);
         int grc = topo_exec_gpu_main(argc, argv);
         if (grc >= 0)
             return grc;
