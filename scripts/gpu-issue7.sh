@@ -67,6 +67,12 @@ for a in ring tree; do for p in ll ll128 simple; do sweep "nccl-$a-$p" --engine 
 sweep nccl-default-1 --engine nccl
 sweep nccl-default-2 --engine nccl
 
+# large sizes: does another channel count help our ring/tree? (information for the default plan)
+for a in ring tree; do for c in 8 16 32 64; do
+  lim 60 "$TE" -g "$NG" -b 512M -e 8G -f 4 -n 10 -w 3 -c 0 --algo $a --proto simple --channels $c > "$W/ch-$a-$c.txt" 2>&1
+  say "channels $a/simple x$c: $(awk '!/^#/ && NF >= 13 { printf "%s %s GB/s; ", $1, $8 }' "$W/ch-$a-$c.txt")"
+done; done
+
 # 3. calibration and held-out prediction of our default plan
 lim 120 "$TT" --calibrate "$W"/s-ours-{ring,tree}-*.txt --input "$W/scan.xml" -o "$W/cal-ours.json" > "$W/cal-ours.txt" 2>&1
 say "calibrate (our forced sweeps): exit $?; $(grep -E '^# error' "$W/cal-ours.txt")"
