@@ -31,7 +31,7 @@ nvidia-smi -L 2>&1 | tee -a "$summary"
 nvidia-smi --query-gpu=name,compute_mode,driver_version --format=csv 2>&1 | tee -a "$summary"
 df -h /dev/shm 2>&1 | tail -1 | tee -a "$summary"
 
-step ipc-unit 200 "$BUILD/tests/test_exec_gpu_ipc"
+step ipc-unit ${UNIT_TIMEOUT:-120} "$BUILD/tests/test_exec_gpu_ipc"
 grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/ipc-unit.log" | head -60 | tee -a "$summary"
 
 port=$(( 20000 + (RANDOM % 20000) ))
@@ -44,16 +44,16 @@ grep -vE 'topotune INFO (exec|boot|transport)' "$OUT/pair-rank0.log" | head -40 
 grep -E ' via ' "$OUT/pair-rank1.log" | head -4 | tee -a "$summary"
 
 if [ -f tests/cli/test_topo_exec_gpu.sh ]; then
-  BUILD=$BUILD TOPOTUNE_ROOT=$PWD step cli-gpu 150 bash tests/cli/test_topo_exec_gpu.sh
+  BUILD=$BUILD TOPOTUNE_ROOT=$PWD step cli-gpu 90 bash tests/cli/test_topo_exec_gpu.sh
   grep -E '^(ok|not ok)' "$OUT/cli-gpu.log" | tee -a "$summary"
 fi
 
-TT_GPU_TEST_QUICK=1 step unit-threads 150 "$BUILD/tests/test_exec_gpu"
+TT_GPU_TEST_QUICK=1 step unit-threads 90 "$BUILD/tests/test_exec_gpu"
 grep -E '^# |PASSED|FAILED|SKIPPED|ERROR' "$OUT/unit-threads.log" | head -30 | tee -a "$summary"
 
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -z "${SKIP_SAN:-}" ] && [ -x "$CS" ]; then
-  TT_GPU_TEST_QUICK=1 step ipc-memcheck ${SAN_TIMEOUT:-150} "$CS" --tool memcheck --target-processes all \
+  TT_GPU_TEST_QUICK=1 step ipc-memcheck ${SAN_TIMEOUT:-90} "$CS" --tool memcheck --target-processes all \
     --error-exitcode 9 "$BUILD/tests/test_exec_gpu_ipc"
   grep -E 'ERROR SUMMARY|PASSED|FAILED|OK \]|SKIPPED' "$OUT/ipc-memcheck.log" | tail -14 | tee -a "$summary"
 fi
