@@ -422,6 +422,40 @@ static void test_stuck_rank_stops_every_process(void **state)
     }
 }
 
+/* A setup error in one process fails every process at the same point, naming
+ * the rank (nobody waits for a peer that gave up): rank 1 has a bad
+ * TOPOTUNE_GPU_TRANSPORT, then rank 0 asks for a device that does not exist. */
+static int setup_fail_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t ml)
+{
+    int which = *(const int *)argp;
+    if (which == 0 && rank == 1) setenv("TOPOTUNE_GPU_TRANSPORT", "bogus", 1);
+    tt_gpu_comm *g = (tt_gpu_comm *)1;
+    double t0 = now_s();
+    tt_status st = tt_gpu_comm_init_procs(&g, hc, which == 1 && rank == 0 ? 99 : -1);
+    double el = now_s() - t0;
+    const char *want1 = which == 0 ? "rank 1" : "rank 0", *want2 = which == 0 ? "TOPOTUNE_GPU_TRANSPORT" : "device 99";
+    if (st != TT_ERR_INVALID || g != NULL || !strstr(tt_error_message(), want1) || !strstr(tt_error_message(), want2) ||
+        el > 10) {
+        snprintf(msg, ml, "rank %d: status %d after %.1f s (want %d naming '%s' and '%s'): %s", rank, (int)st, el,
+                 (int)TT_ERR_INVALID, want1, want2, tt_error_message());
+        if (g && g != (tt_gpu_comm *)1) tt_gpu_comm_destroy(g);
+        return 1;
+    }
+    snprintf(msg, ml, "after %.2f s: %s", el, tt_error_message());
+    return 0;
+}
+
+static void test_setup_error_fails_every_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    for (int which = 0; which < 2; which++) {
+        results r;
+        run_procs(2, setup_fail_child, &which, 60, &r);
+        expect_all_ok(2, &r);
+    }
+}
+
 /* Without a GPU (or CUDA) the process API fails clearly, collectively, at once. */
 static int nogpu_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t ml)
 {
@@ -494,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_ipc_2_procs),
         cmocka_unit_test(test_ipc_3_procs),
         cmocka_unit_test(test_host_staged_shm_3_procs),
+        cmocka_unit_test(test_setup_error_fails_every_process),
         cmocka_unit_test(test_killed_peer_process),
         cmocka_unit_test(test_stuck_rank_stops_every_process),
     };
