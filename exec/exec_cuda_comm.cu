@@ -3,7 +3,8 @@
  * one process, the transport chosen per pair (same device = virtual ranks,
  * CUDA peer access, host-staged through mapped pinned memory), buffers
  * allocated once at creation, plans, launches, deadlines and the
- * reduce-copy benchmark.
+ * reduce-copy benchmark.  Ranks in separate processes (CUDA IPC): exec_cuda_procs.cu,
+ * sharing the state of exec_cuda_comm.h.
  */
 #include <cuda_runtime.h>
 #include <pthread.h>
