@@ -198,7 +198,9 @@ tt_status tt_group_end(void);
  * deadline).  Ranks placed on the same GPU are VIRTUAL ranks: separate
  * buffers and connections, the same kernels, one launch.  Transport per pair:
  * same GPU, CUDA peer access (P2P/NVLink or P2P/PCIe), or host-staged through
- * mapped pinned memory (TOPOTUNE_GPU_TRANSPORT=host forces it).  AllReduce
+ * mapped pinned memory (TOPOTUNE_GPU_TRANSPORT=host forces it).  Process mode
+ * (tt_gpu_comm_init_procs): one rank per process, CUDA IPC between processes
+ * (IPC (same GPU), IPC/NVLink, IPC/PCIe) or host-staged through shared memory.  AllReduce
  * only (ring, tree; protocols simple and ll).  See docs/gpu-executor.md. */
 typedef struct tt_gpu_comm tt_gpu_comm;
 /* Number of usable CUDA devices, or 0 with the reason in why. */
@@ -206,9 +208,24 @@ int tt_gpu_available(char *why, size_t whylen);
 /* nranks ranks; rank r on devices[r] (NULL: r % device count). */
 tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices);
 tt_status tt_gpu_comm_destroy(tt_gpu_comm *g);
+/* Process ranks: one GPU rank per process of the host communicator `host`
+ * (this process's rank is tt_comm_rank(host)); collective over `host`, whose
+ * processes must all run on one machine.  device: the CUDA device of this
+ * process, or -1 for (local rank on this host) modulo the GPU count.  Pairs
+ * on the same GPU or with peer access map each other's buffers with CUDA
+ * IPC; other pairs are host-staged through a POSIX shared-memory segment.
+ * The abort word is shared: a deadline hit (or a peer process that exited)
+ * stops every process's kernel.  `host` must outlive the GPU communicator
+ * (destroy uses it as a barrier) and keep the default plan. */
+tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, int device);
 int tt_gpu_comm_nranks(const tt_gpu_comm *g);
+/* Ranks of this process (thread mode: all, process mode: 1) and the global
+ * rank of local index i.  The buffer arrays of tt_gpu_allreduce have one entry
+ * per local rank in this order (thread mode: index = rank). */
+int tt_gpu_comm_nlocal(const tt_gpu_comm *g);
+int tt_gpu_comm_local_rank(const tt_gpu_comm *g, int i);
 int tt_gpu_comm_is_virtual(const tt_gpu_comm *g);   /* 1 when ranks share a GPU */
-int tt_gpu_comm_device(const tt_gpu_comm *g, int rank);
+int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal in that rank's process */
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);
