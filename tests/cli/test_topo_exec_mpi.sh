@@ -71,6 +71,11 @@ expect_rc 0 "-np 3 -d int64 -o max --algo ring"
 one_table "$TMP/out" "int64 max ring"
 expect_grep "$TMP/out" 'algo ring' "the plan line shows --algo ring"
 
+# --mpi without a launcher: an MPI singleton, one rank
+run timeout 60 "$X" --mpi -b 1K -e 4K -f 2 -n 2 --no-progress
+expect_rc 0 "--mpi outside mpirun: a singleton MPI job of one rank"
+expect_grep "$TMP/out" '^#  Rank  0 Group  0 Pid +[0-9]+ ' "--mpi singleton: rank 0 listed with its pid"
+
 # 3. ranks started with different options (MPMD): all stop before running anything, exit 2
 t0=$(date +%s%N)
 run "${MPIRUN[@]}" -np 1 "$X" -b 8 -e 4M -f 4 --no-progress : -np 1 "$X" -b 8 -e 1M -f 4 --no-progress
