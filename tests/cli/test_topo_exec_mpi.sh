@@ -138,6 +138,14 @@ run "${MPIRUN[@]}" -np 3 "$TMP/example"
 expect_rc 0 "mpirun -np 3 example: world and split communicators, AllReduce checked against MPI_Allreduce"
 [ "$(grep -c '^rank [0-2]: PASS 3 ranks' "$TMP/out")" = 3 ] && ok "all 3 ranks pass" \
   || not_ok "example: $(head -c 400 "$TMP/out") $(head -c 300 "$TMP/err")"
+# the ranks meet on a non-loopback address of this host, as they would across hosts
+addr=$( (ip -4 -o addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }') )
+if [ -n "$addr" ]; then
+  run "${MPIRUN[@]}" -np 3 -x TOPOTUNE_BOOTSTRAP_ADDR="$addr" "$TMP/example"
+  expect_rc 0 "TOPOTUNE_BOOTSTRAP_ADDR=$addr (non-loopback): the example passes"
+else
+  skip "rendezvous on a non-loopback address" "this host has no global IPv4 address"
+fi
 run "${MPIRUN[@]}" -np 3 -x TOPOTUNE_BOOTSTRAP_ADDR=192.0.2.7 "$TMP/example" badaddr
 expect_rc 0 "rank 0 cannot bind TOPOTUNE_BOOTSTRAP_ADDR: every rank returns an error, nobody hangs"
 [ "$(grep -c "could not create the rendezvous: cannot listen on 192.0.2.7" "$TMP/out")" = 3 ] \
