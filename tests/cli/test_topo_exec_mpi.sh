@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # topo-exec launched by mpirun in a build with MPI (like nccl-tests' MPI=1): one table from rank 0,
 # #wrong 0 for every collective, a rank with different options or a failing rank stops everyone
-# clearly; and a library user's program (tests/cli/mpi_allreduce_example.c) built with mpicc against
+# clearly, two emulated hosts (network namespaces) meet over a non-loopback address; and a library user's program (tests/cli/mpi_allreduce_example.c) built with mpicc against
 # this build's libtopotune, bootstrapping with tt_comm_init_mpi (exec/tt_exec_mpi.h).
 # Skips with the reason where mpirun is missing or cannot start here.
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +34,22 @@ fi
 if ! timeout 30 mpirun --allow-run-as-root --oversubscribe -np 2 true >"$TMP/probe" 2>&1; then
   skip "topo-exec under mpirun" "mpirun cannot start 2 processes here: $(grep -v '^-*$' "$TMP/probe" | head -2 | tr '\n' ' ')"
   finish
+fi
+
+# two network namespaces joined by a veth pair (root only), for section 6
+ns_ok=0
+NA=ttm-a$$ NB=ttm-b$$ VA=ttma$$ VB=ttmb$$
+ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }
+trap 'ns_cleanup; rm -rf "$TMP"' EXIT
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null &&
+   ip netns add $NA 2>"$TMP/ns.err" && ip netns add $NB 2>>"$TMP/ns.err" &&
+   ip link add $VA type veth peer name $VB 2>>"$TMP/ns.err" &&
+   ip link set $VA netns $NA && ip link set $VB netns $NB &&
+   ip -n $NA addr add 10.251.79.1/24 dev $VA && ip -n $NB addr add 10.251.79.2/24 dev $VB &&
+   ip -n $NA link set $VA up && ip -n $NB link set $VB up &&
+   ip -n $NA link set lo up && ip -n $NB link set lo up &&
+   ip netns exec $NA unshare --uts true 2>>"$TMP/ns.err"; then
+  ns_ok=1
 fi
 
 topo_exec_under_mpirun() {
@@ -109,6 +125,27 @@ port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print
 run "${MPIRUN[@]}" -np 2 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$port "$X" -b 1K -e 1K -n 2 --no-progress
 expect_rc 0 "mpirun with MASTER_ADDR/MASTER_PORT: exit 0"
 expect_grep "$TMP/out" '^#  Rank +1 Group  0 Pid +-1 ' "MASTER_ADDR/MASTER_PORT set: the variables' rendezvous is used, not MPI"
+
+# 6. two emulated hosts (network namespaces joined by a veth pair, own host names): mpirun starts
+#    the second host's ranks through an rsh agent that enters its namespace.  Rank 0 must then bind
+#    a non-loopback address (tt_host_address): shm inside a host, tcp between them.
+if [ $ns_ok = 1 ]; then
+  cat >"$TMP/agent.sh" <<AGENT
+#!/bin/sh
+shift   # the host name: always the second namespace
+exec ip netns exec $NB unshare --uts sh -c "hostname node-b; \$*"
+AGENT
+  chmod +x "$TMP/agent.sh"
+  printf '10.251.79.1 slots=2\n10.251.79.2 slots=2\n' >"$TMP/hosts"
+  run timeout 60 ip netns exec $NA unshare --uts sh -c 'hostname node-a; exec "$@"' sh \
+    mpirun --allow-run-as-root --hostfile "$TMP/hosts" -np 4 --mca plm_rsh_agent "$TMP/agent.sh" \
+    --mca btl self,tcp "$X" -b 1K -e 1M -f 8 -n 2 --no-progress
+  expect_rc 0 "2 hosts (netns) x 2 ranks under mpirun"
+  one_table "$TMP/out" "2 hosts"
+  expect_grep "$TMP/out" 'Rank +3 .* on +node-b .* shm\+tcp$' "2 hosts: rank 3 on node-b, shm inside a host, tcp between"
+else
+  skip "mpirun over 2 emulated hosts" "network namespaces not available here: $(head -c 200 "$TMP/ns.err")"
+fi
 }
 if ldd "$X" 2>/dev/null | grep -q 'libmpi\.so'; then
   topo_exec_under_mpirun
@@ -119,7 +156,7 @@ else
   skip "topo-exec under mpirun (MPI bootstrap)" "this topo-exec was built without MPI (make MPI=0, or no Open MPI found)"
 fi
 
-# 6. a library user's program: tt_comm_init_mpi from tt_exec_mpi.h, built with mpicc
+# 7. a library user's program: tt_comm_init_mpi from tt_exec_mpi.h, built with mpicc
 if ! command -v mpicc >/dev/null; then
   skip "tt_comm_init_mpi example" "mpicc not installed (apt-get install libopenmpi-dev)"; finish
 fi
