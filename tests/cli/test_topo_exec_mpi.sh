@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # topo-exec launched by mpirun in a build with MPI (like nccl-tests' MPI=1): one table from rank 0,
 # #wrong 0 for every collective, a rank with different options or a failing rank stops everyone
-# clearly, two emulated hosts (network namespaces) meet over a non-loopback address; and a library user's program (tests/cli/mpi_allreduce_example.c) built with mpicc against
-# this build's libtopotune, bootstrapping with tt_comm_init_mpi (exec/tt_exec_mpi.h).
+# clearly, two emulated hosts (network namespaces) meet over a non-loopback address; and a library
+# user's program (tests/cli/mpi_allreduce_example.c) built with mpicc against this build's
+# libtopotune, bootstrapping with tt_comm_init_mpi (exec/tt_exec_mpi.h).
 # Skips with the reason where mpirun is missing or cannot start here.
 . "$(dirname "$0")/lib.sh"
 X="$BIN/topo-exec"
