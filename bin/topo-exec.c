@@ -7,6 +7,7 @@
  *   topo-exec --host 8 -t all_gather -b 1K -e 64M -f 2
  *   topo-exec --rank R --nranks N --master 127.0.0.1:PORT ...   (one rank per process)
  *   RANK=.. WORLD_SIZE=.. MASTER_ADDR=.. MASTER_PORT=.. topo-exec ...  (torchrun)
+ *   mpirun -np N topo-exec ...        (build with MPI: bin/topo_exec_mpi.h)
  *
  * Exit status: 0 all results right, 1 runtime failure (timeout, peer died),
  * 2 usage error, 7 wrong results (nccl-tests' code).  See docs/cli-topo-exec.md.
@@ -49,7 +50,7 @@ typedef struct {
     tt_plan plan;
     const char *algo_src, *proto_src;
     int host_ranks;
-    int mp, rank, nranks;
+    int mp, rank, nranks; /* mp: 0 threads, 1 --rank/--master, 2 env, 3 MPI */
     char master[160];
     const char *json;
     int timeout_ms;
@@ -83,6 +84,8 @@ static const char *cli_name(tt_coll c)
         [TT_COLL_ALLGATHER] = "all_gather", [TT_COLL_BROADCAST] = "broadcast", [TT_COLL_REDUCE] = "reduce"};
     return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
 }
+
+#include "topo_exec_mpi.h"
 
 static double now_s(void)
 {
@@ -149,9 +152,12 @@ static void print_header(const opts *o, int n, const char *transport)
            (unsigned long long)(o->factor > 1 ? (uint64_t)o->factor : o->stepb), o->factor > 1 ? "factor" : "bytes",
            o->warmup, o->iters, o->agg, o->check);
     printf("#\n# Using devices\n");
-    for (int r = 0; r < n; r++)
-        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, o->mp ? -1 : (int)getpid(),
-               o->mp ? "-" : host, -1, transport);
+    for (int r = 0; r < n; r++) {
+        int pid = o->mp ? -1 : (int)getpid();
+        const char *h = o->mp ? "-" : host;
+        mpi_ident_of(r, &pid, &h); /* MPI mode: every rank's own */
+        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, pid, h, -1, transport);
+    }
     printf("# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
            o->plan.algo == TT_ALGO_DEFAULT ? "default (tree up to 64 KiB AllReduce, ring otherwise)"
                                            : tt_algo_label(o->plan.algo),
@@ -438,6 +444,7 @@ static void usage(FILE *f)
             "  -J, --output_file F    also write the results as JSON to F\n"
             "      --rank R --nranks N --master HOST:PORT   one rank per process, TCP rendezvous\n"
             "                         (or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them)\n"
+            "      --mpi              one rank per MPI process (automatic under mpirun/srun when built with MPI)\n"
             "      --no-progress      no live progress line on stderr\n"
             "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
             "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
@@ -475,7 +482,8 @@ static int parse_args(int argc, char **argv, opts *o)
         o->iters = 10;
         o->warmup = 2;
     }
-    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE };
+    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
+           O_MPI };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -485,8 +493,9 @@ static int parse_args(int argc, char **argv, opts *o)
         {"host", 1, 0, O_HOST}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO},
         {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS}, {"master", 1, 0, O_MASTER},
         {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG},
-        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"table", 1, 0, O_TABLE}, {0, 0, 0, 0}};
-    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0;
+        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"table", 1, 0, O_TABLE},
+        {"mpi", 0, 0, O_MPI}, {0, 0, 0, 0}};
+    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, mpi_given = 0;
     long long v;
     uint64_t u;
     const char *algo_s = NULL, *proto_s = NULL;
@@ -568,6 +577,7 @@ static int parse_args(int argc, char **argv, opts *o)
             break;
         case O_MASTER: snprintf(o->master, sizeof o->master, "%s", optarg); break;
         case O_NOPROG: o->progress = 0; break;
+        case O_MPI: mpi_given = 1; break;
         /* read by the prediction source (bin/cli_predict.c) */
         case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
         case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
@@ -609,8 +619,15 @@ static int parse_args(int argc, char **argv, opts *o)
         return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
     if (o->factor <= 1 && o->stepb == 0)
         return tt_cli_bad("-i 0 with -f 1 would never reach -e");
-    /* multi-process: options, else torchrun's variables */
-    if (o->rank >= 0 || have_nranks || o->master[0]) {
+    /* multi-process: options, --mpi, torchrun's variables, else an MPI launcher */
+    if (mpi_given && !TOPO_EXEC_HAVE_MPI)
+        return tt_cli_bad("--mpi: this topo-exec was built without MPI (install libopenmpi-dev and rebuild, or use "
+                          "mpirun -x MASTER_ADDR=host -x MASTER_PORT=port without --mpi)");
+    if (mpi_given && (o->rank >= 0 || have_nranks || o->master[0] || host_given))
+        return tt_cli_bad("--mpi cannot be combined with --rank/--nranks/--master or --host");
+    if (mpi_given) {
+        o->mp = 3;
+    } else if (o->rank >= 0 || have_nranks || o->master[0]) {
         if (o->rank < 0 || !have_nranks || !o->master[0])
             return tt_cli_bad("multi-process mode needs all of --rank, --nranks and --master");
         if (o->rank >= o->nranks)
@@ -621,6 +638,8 @@ static int parse_args(int argc, char **argv, opts *o)
                 (getenv("OMPI_COMM_WORLD_RANK") && getenv("OMPI_COMM_WORLD_SIZE")) ||
                 (getenv("PMI_RANK") && getenv("PMI_SIZE")) || (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")))) {
         o->mp = 2; /* tt_comm_init_env */
+    } else if (TOPO_EXEC_HAVE_MPI && !host_given && mpi_launched()) {
+        o->mp = 3; /* MPI_Init + tt_comm_init_mpi */
     } else if (!host_given) {
         /* started by a launcher but without a rendezvous address: refuse
          * rather than run one unrelated job per process (nccl-tests#27) */
@@ -634,7 +653,7 @@ static int parse_args(int argc, char **argv, opts *o)
         }
     }
     int nr = o->mp == 1 ? o->nranks : o->host_ranks;
-    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp != 2 && o->root >= nr) {
+    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp < 2 && o->root >= nr) {
         return tt_cli_bad("-r %d: root must be below the number of ranks (%d)", o->root, nr);
     }
     return 0;
@@ -734,7 +753,10 @@ int main(int argc, char **argv)
         /* no arguments: a short validated sweep on whatever the machine has - its GPUs when
          * any is usable, else host ranks (below) */
         char why[256], gn[16];
-        int ngpu = argc == 1 ? tt_gpu_available(why, sizeof why) : 0;
+        /* (not under a launcher: several processes must not each take every GPU) */
+        int launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK") ||
+                       getenv("WORLD_SIZE") || getenv("SLURM_NTASKS");
+        int ngpu = argc == 1 && !launched ? tt_gpu_available(why, sizeof why) : 0;
         if (ngpu > 0) {
             snprintf(gn, sizeof gn, "%d", ngpu > 64 ? 64 : ngpu);
             char *gargv[] = {argv[0], "-g", gn, "-b", "8", "-e", "64M", "-f", "8", "-n", "20", "-w", "5", "-c", "1", NULL};
@@ -742,7 +764,7 @@ int main(int argc, char **argv)
                    gn, gn);
             return topo_exec_gpu_main((int)(sizeof gargv / sizeof gargv[0]) - 1, gargv);
         }
-        if (argc == 1) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);
+        if (argc == 1 && !launched) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);
         int grc = topo_exec_gpu_main(argc, argv);
         if (grc >= 0)
             return grc;
@@ -773,12 +795,15 @@ int main(int argc, char **argv)
             st = tt_unique_id_from_addr(&id, o.master);
             if (st == TT_OK)
                 st = tt_comm_init_rank(&comms[0], o.nranks, &id, o.rank);
+        } else if (o.mp == 3) {
+            st = mpi_comm_init(&comms[0]); /* every rank learns if any failed */
         } else {
             st = tt_comm_init_env(&comms[0]);
         }
         if (st != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             free(comms);
+            mpi_finish();
             return st == TT_ERR_INVALID ? EXIT_USAGE : EXIT_RUNTIME;
         }
         nranks = tt_comm_nranks(comms[0]);
@@ -810,13 +835,13 @@ int main(int argc, char **argv)
                             "%llu MiB are available; lower -e or run fewer ranks per host\n",
                     (unsigned long long)o.maxb, need / 1048576.0, nlocal, (unsigned long long)(avail >> 20));
             rc = EXIT_USAGE;
-            goto done;
+            goto checked;
         }
     }
     if ((o.coll == TT_COLL_BROADCAST || o.coll == TT_COLL_REDUCE) && o.root >= nranks) {
         fprintf(stderr, "topo-exec: -r %d: root must be below the number of ranks (%d)\n", o.root, nranks);
         rc = EXIT_USAGE;
-        goto done;
+        goto checked;
     }
     for (int r = 0; r < nlocal; r++)
         tt_comm_set_plan(comms[r], &o.plan);
@@ -842,9 +867,14 @@ int main(int argc, char **argv)
                     tt_error_message(), tt_algo_label(o.plan.algo), o.algo_src ? o.algo_src : "default",
                     tt_proto_name(o.plan.proto), o.proto_src ? o.proto_src : "default");
             rc = EXIT_USAGE;
-            goto done;
+            goto checked;
         }
     }
+checked:
+    if (o.mp == 3) /* MPI: same options everywhere, and all ranks go on or stop together */
+        rc = mpi_agree(&o, me, nranks, rc);
+    if (rc)
+        goto done;
     if (me == 0)
         print_header(&o, nranks, transport);
     if (o.mp) {
@@ -909,5 +939,6 @@ done:
     }
     free(comms);
     free(sh.rows);
+    mpi_finish();
     return rc;
 }

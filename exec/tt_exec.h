@@ -6,7 +6,8 @@
  *     rank, host shared-memory transport), or
  *   - in separate processes that meet through a TCP rendezvous
  *     (tt_comm_init_rank with a tt_unique_id, or tt_comm_init_env with the
- *     RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT variables torchrun sets).
+ *     RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT variables torchrun sets,
+ *     or tt_comm_init_mpi from tt_exec_mpi.h over an MPI communicator).
  *
  * Every collective call is ASYNCHRONOUS: it checks its arguments, queues the
  * operation on the communicator's worker thread and returns.  Operations of
@@ -122,6 +123,12 @@ typedef struct { char bytes[128]; } tt_unique_id;
  * 127.0.0.1) in this process; pass the id to every rank (rank 0 must run in
  * this process).  */
 tt_status tt_get_unique_id(tt_unique_id *id, const char *addr);
+/* A numeric address of this host that other hosts can most likely reach
+ * (for tt_get_unique_id when the ranks span hosts): the source address of the
+ * default route, else the first up non-loopback interface address (IPv4
+ * first), else "127.0.0.1".  A heuristic: pick the address yourself where
+ * hosts have several networks. */
+tt_status tt_host_address(char *buf, size_t n);
 /* An id for a fixed "host:port" (rank 0 binds it in tt_comm_init_rank). */
 tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port);
 tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, int rank);
@@ -129,7 +136,9 @@ tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, 
  * RANK/WORLD_SIZE are unset, the launcher's are used: OMPI_COMM_WORLD_RANK/
  * _SIZE (Open MPI mpirun), PMI_RANK/PMI_SIZE (MPICH), SLURM_PROCID/
  * SLURM_NTASKS (srun); MASTER_ADDR and MASTER_PORT are still needed (e.g.
- * mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).  No MPI library is used. */
+ * mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).  No MPI library is used.
+ * Programs that use MPI anyway: tt_comm_init_mpi() in tt_exec_mpi.h (a
+ * header-only helper, so that libtopotune itself never needs libmpi). */
 tt_status tt_comm_init_env(tt_comm **comm);
 
 /* Waits for queued work (bounded by the deadline), stops the worker, closes
