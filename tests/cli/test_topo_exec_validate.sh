@@ -155,8 +155,10 @@ expect_rc 2 "no size runnable: exit 2"
 expect_grep "$TMP/err" 'nothing to run: table choice ring/ll not runnable here' "no size runnable: reason given"
 run "$X" --validate --algo ring --host 2 -b 1K -e 1K
 expect_rc 2 "--validate with --algo: exit 2"
-run "$X" --table "$TMP/wrong8.json" --host 8 -b 1K -e 1K
-expect_rc 2 "--table without --validate: exit 2"
+run "$X" --topo "$HOST" --host 8 -b 1K -e 1K
+expect_rc 2 "--topo without --validate: exit 2"
+run "$X" --validate-margin 10 --host 8 -b 1K -e 1K
+expect_rc 2 "--validate-margin without --validate: exit 2"
 run "$X" --validate --validate-margin abc --host 2 -b 1K -e 1K
 expect_rc 2 "bad --validate-margin: exit 2"
 expect_grep "$TMP/err" "validate-margin 'abc'" "bad --validate-margin: named"
