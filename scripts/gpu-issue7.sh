@@ -100,6 +100,12 @@ PY
 lim 60 "$TT" --from-measured "$W"/s-ours-{ring,tree}-*.txt -f json -o "$W/ours-measured.json" > /dev/null 2>&1
 sweep ours-table --table "$W/ours-measured.json"
 
+# the calibration loop on GPUs: does the calibrated model's table choose right here? (topo-exec --validate)
+lim 150 "$TE" -g "$NG" --validate --topo "$W/scan.xml" --calibration "$W/cal-ours.json" -b 8 -e 1G -f 8 -n 50 -w 10 \
+  -J "$W/validate.json" > "$W/validate.txt" 2>&1
+say "validate (model calibrated on this machine): exit $? (0 right, 3 table wrong somewhere)"
+grep -vE '^#  Rank' "$W/validate.txt" | tail -25 | tee -a "$S"
+
 # 4. NCCL tables and the plugin
 lim 60 "$TT" --from-measured "$W"/s-nccl-{ring,tree}-*.txt "$W"/s-nccl-default-[12]-*.txt --margin 0.03 \
   -f json -o "$W/plugin-measured.json" > /dev/null 2>"$W/from-measured.err"
