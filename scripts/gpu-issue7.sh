@@ -5,9 +5,10 @@
 # 1. topology: NVLink matrix vs `nvidia-smi topo -m`; NCCL accepts our NCCL-mode file
 # 2. our executor: ring/tree x ll/simple forced and the default plan, 8 B .. 8 GiB (x4);
 #    NCCL (--engine nccl): ring/tree x ll/ll128/simple forced and its own choice, same sizes
-#    small sizes (8 B .. 2 MiB) take 200 timed calls, large ones (8 MiB .. 8 GiB) 20
+#    small sizes (8 B .. 2 MiB) take 200 timed calls, large ones (8 MiB .. 2 GiB) 20; 8 GiB is
+#    measured for the default plans only (filling 8 GiB host buffers per sweep costs seconds)
 # 3. prediction: topo-tune --calibrate on our forced sweeps, then our default plan at the sizes
-#    in between (16 B .. 4 GiB) with --predict: pred/err% per size, median/worst error
+#    in between (16 B .. 512 MiB) with --predict: pred/err% per size, median/worst error
 # 4. NCCL with our tuner plugin against NCCL's own choice, interleaved (default, plugin,
 #    default, plugin) per size: the table from `topo-tune --from-measured` on step 2's NCCL
 #    sweeps, and the model table calibrated on them
@@ -58,7 +59,7 @@ say "NCCL ($NG GPUs) with our scan as NCCL_TOPO_FILE: exit $?, NCCL WARN lines $
 sweep() {
   local name=$1; shift
   lim 120 "$TE" -g "$NG" -b 8 -e 2M -f 4 -n 200 -w 20 "$@" > "$W/s-$name-small.txt" 2>&1; local r1=$?
-  lim 150 "$TE" -g "$NG" -b 8M -e 8G -f 4 -n 20 -w 5 "$@" > "$W/s-$name-large.txt" 2>&1; local r2=$?
+  lim 150 "$TE" -g "$NG" -b 8M -e ${LARGE_MAX:-2G} -f 4 -n 20 -w 5 "$@" > "$W/s-$name-large.txt" 2>&1; local r2=$?
   say "sweep $name: exit $r1/$r2 ($*)"
 }
 for a in ring tree; do for p in ll simple; do sweep "ours-$a-$p" --algo $a --proto $p; done; done
@@ -67,18 +68,18 @@ for a in ring tree; do for p in ll ll128 simple; do sweep "nccl-$a-$p" --engine 
 sweep nccl-default-1 --engine nccl
 sweep nccl-default-2 --engine nccl
 
-# large sizes: does another channel count help our ring/tree? (information for the default plan)
-for a in ring tree; do for c in 8 16 32 64; do
-  lim 60 "$TE" -g "$NG" -b 512M -e 8G -f 4 -n 10 -w 3 -c 0 --algo $a --proto simple --channels $c > "$W/ch-$a-$c.txt" 2>&1
-  say "channels $a/simple x$c: $(awk '!/^#/ && NF >= 13 { printf "%s %s GB/s; ", $1, $8 }' "$W/ch-$a-$c.txt")"
-done; done
-
+# 8 GiB, the default plans only
+for nm in ours-default nccl-default-1; do
+  extra=""; [ "$nm" != ours-default ] && extra="--engine nccl"
+  lim 100 "$TE" -g "$NG" -b 8G -e 8G -n 10 -w 3 -c 0 $extra > "$W/s-$nm-8g.txt" 2>&1
+  say "8 GiB $nm: exit $?"
+done
 # 3. calibration and held-out prediction of our default plan
 lim 120 "$TT" --calibrate "$W"/s-ours-{ring,tree}-*.txt --input "$W/scan.xml" -o "$W/cal-ours.json" > "$W/cal-ours.txt" 2>&1
 say "calibrate (our forced sweeps): exit $?; $(grep -E '^# error' "$W/cal-ours.txt")"
 lim 120 "$TE" -g "$NG" -b 16 -e 1M -f 4 -n 200 -w 20 --predict "$W/scan.xml" --calibration "$W/cal-ours.json" \
   > "$W/held-small.txt" 2>&1; r1=$?
-lim 150 "$TE" -g "$NG" -b 4M -e 4G -f 4 -n 20 -w 5 --predict "$W/scan.xml" --calibration "$W/cal-ours.json" \
+lim 150 "$TE" -g "$NG" -b 4M -e 512M -f 4 -n 20 -w 5 --predict "$W/scan.xml" --calibration "$W/cal-ours.json" \
   > "$W/held-large.txt" 2>&1
 say "held-out default plan with prediction: exit $r1/$?"
 grep -hE '^ *[0-9]|Prediction error' "$W"/held-small.txt "$W"/held-large.txt | tee -a "$S"
@@ -93,7 +94,7 @@ for f in ("held-small.txt", "held-large.txt"):
                 try: errs.append(abs(float(x[p]) - float(x[m])) / float(x[m]))
                 except ValueError: pass
 if errs:
-    print("held-out prediction error over %d placements (16 B .. 4 GiB): median %.1f%%, worst %.1f%%"
+    print("held-out prediction error over %d placements (16 B .. 512 MiB): median %.1f%%, worst %.1f%%"
           % (len(errs), 100 * statistics.median(errs), 100 * max(errs)))
 PY
 # our executor driven by a table measured on this machine (no baseline: fastest candidate per size)
@@ -101,7 +102,7 @@ lim 60 "$TT" --from-measured "$W"/s-ours-{ring,tree}-*.txt -f json -o "$W/ours-m
 sweep ours-table --table "$W/ours-measured.json"
 
 # the calibration loop on GPUs: does the calibrated model's table choose right here? (topo-exec --validate)
-lim 150 "$TE" -g "$NG" --validate --topo "$W/scan.xml" --calibration "$W/cal-ours.json" -b 8 -e 1G -f 8 -n 50 -w 10 \
+lim 150 "$TE" -g "$NG" --validate --topo "$W/scan.xml" --calibration "$W/cal-ours.json" -b 8 -e 64M -f 8 -n 50 -w 10 \
   -J "$W/validate.json" > "$W/validate.txt" 2>&1
 say "validate (model calibrated on this machine): exit $? (0 right, 3 table wrong somewhere)"
 grep -vE '^#  Rank' "$W/validate.txt" | tail -25 | tee -a "$S"
@@ -133,7 +134,7 @@ import glob, os, re, sys, statistics
 w = sys.argv[1]
 data = {}
 for f in sorted(glob.glob(os.path.join(w, "s-*-*.txt"))):
-    name = re.sub(r"-(small|large)\.txt$", "", os.path.basename(f)[2:])
+    name = re.sub(r"-(small|large|8g)\.txt$", "", os.path.basename(f)[2:])
     for line in open(f):
         x = line.split()
         if len(x) >= 13 and x[0].isdigit() and len(x) <= 15:
