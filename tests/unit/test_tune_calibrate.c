@@ -396,6 +396,52 @@ static void test_tree_two_gpus(void **state)
     unload(&f);
 }
 
+/* Second recorded 2 x H200 run (gpu-h200x2-b): fit on its forced sweeps, predict the default-plan
+ * sweep it made at the sizes in between (held-*.txt, 16 B .. 512 MiB): median error under 10 %,
+ * as the run itself reported (4.8 %). */
+static void test_gpu_run_b_heldout(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "measurements/gpu-h200x2-b/scan.xml");
+    char pat[1024];
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/gpu-h200x2-b/s-ours-ring-*.txt", root());
+    glob_t g;
+    assert_int_equal(glob(pat, 0, NULL, &g), 0);
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/gpu-h200x2-b/s-ours-tree-*.txt", root());
+    assert_int_equal(glob(pat, GLOB_APPEND, NULL, &g), 0);
+    assert_int_equal((int)g.gl_pathc, 8); /* ring/tree x ll/simple x small/large */
+    tt_measure_set fit = {0}, held = {0};
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (tt_measure_load(g.gl_pathv[i], NULL, &fit) != TT_OK) fail_msg("%s", tt_error_message());
+    globfree(&g);
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/gpu-h200x2-b/held-*.txt", root());
+    assert_int_equal(glob(pat, 0, NULL, &g), 0);
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (tt_measure_load(g.gl_pathv[i], NULL, &held) != TT_OK) fail_msg("%s", tt_error_message());
+    globfree(&g);
+    assert_int_equal(held.n, 13);
+    tt_model_params start, fitted;
+    tt_model_params_default(&start);
+    tt_calib_report rep;
+    if (tt_calibrate(f.topo, &f.cl, &fit, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
+    double *e = calloc((size_t)held.n, sizeof(double));
+    assert_non_null(e);
+    for (int i = 0; i < held.n; i++) {
+        double p;
+        assert_true(held.m[i].algo >= 0 && held.m[i].channels >= 1); /* the plan each row ran */
+        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &fitted, &held.m[i], &p), TT_OK);
+        e[i] = fabs(p - held.m[i].time_us) / held.m[i].time_us;
+    }
+    double m = median(e, held.n);
+    if (!(m < 0.10)) fail_msg("held-out median error %.3f", m);
+    free(e);
+    tt_calib_report_free(&rep);
+    tt_measure_set_free(&fit);
+    tt_measure_set_free(&held);
+    unload(&f);
+}
+
 static void test_unusable_rows(void **state)
 {
     (void)state;
@@ -453,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_real_runs),
         cmocka_unit_test(test_gpu_runs_heldout),
         cmocka_unit_test(test_tree_two_gpus),
+        cmocka_unit_test(test_gpu_run_b_heldout),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
     };
