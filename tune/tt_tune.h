@@ -258,6 +258,8 @@ typedef struct {
     int algo;              /* tt_algo, or -1 = not recorded (NCCL's own choice) */
     int proto;             /* tt_proto, or -1 = not recorded */
     int channels;          /* 0 = not recorded */
+    int topotune_tree;     /* 1: run by topotune's executor, whose tree is a binary tree in heap
+                            * order (2 log2 n hops in a node), not NCCL's chain */
     double time_oop_us;    /* out-of-place time, < 0 when absent */
     double time_ip_us;     /* in-place time, < 0 when absent */
     double time_us;        /* min of the two present ones (> 0) */

@@ -85,6 +85,7 @@ static tt_status predict_ctx(tt_tune_ctx *ctx, const tt_measurement *m, double *
 {
     int saved = ctx->params.max_channels;
     if (m->channels > 0) ctx->params.max_channels = m->channels;
+    ctx->binary_tree = m->topotune_tree;
     double best = -1;
     int a0 = m->algo >= 0 ? m->algo : 0, a1 = m->algo >= 0 ? m->algo + 1 : TT_ALGO_NCCL_COUNT;
     int p0 = m->proto >= 0 ? m->proto : 0, p1 = m->proto >= 0 ? m->proto + 1 : TT_PROTO_COUNT;
@@ -101,6 +102,7 @@ static tt_status predict_ctx(tt_tune_ctx *ctx, const tt_measurement *m, double *
             if (best < 0 || e.time_us < best) best = e.time_us;
         }
     ctx->params.max_channels = saved;
+    ctx->binary_tree = 0;
     if (st != TT_OK) return st;
     if (best <= 0)
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s: the model cannot evaluate %s %s/%s: %s", m->where,

@@ -62,6 +62,7 @@ struct tt_tune_ctx {
     float lat[TT_COLL_COUNT][TT_ALGO_NCCL_COUNT][TT_PROTO_COUNT];
     char why[TT_COLL_COUNT][TT_ALGO_COUNT][TT_PROTO_COUNT][120]; /* "" = enabled */
     int ll128_ok[TT_ALGO_NCCL_COUNT];
+    int binary_tree;     /* evaluate the tree as topotune's executor runs it (set per row) */
 };
 
 void tune_nccl_prepare(struct tt_tune_ctx *ctx);

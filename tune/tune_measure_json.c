@@ -152,6 +152,9 @@ tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt
             goto out;
         }
         m.coll = cc;
+        /* topo-exec runs our executor (its tree is a binary tree) unless it drove NCCL */
+        const cJSON *eng = cJSON_GetObjectItemCaseSensitive(cfg, "engine");
+        m.topotune_tree = !(cJSON_IsString(eng) && !strncmp(eng->valuestring, "nccl", 4));
         const cJSON *nr = cJSON_GetObjectItemCaseSensitive(cfg, "nranks");
         if (!cJSON_IsNumber(nr) || nr->valuedouble < 1 || nr->valuedouble > 1e6 || nr->valuedouble != floor(nr->valuedouble)) {
             st = tt_error_set(TT_ERR_PARSE, "%s: config.nranks: expected a positive integer", name);

@@ -29,6 +29,7 @@ typedef struct {
     int nhosts;
     char **hosts;
     int algo, proto, channels;
+    int topotune;        /* a topo-exec table of our executor (not --engine nccl) */
     int first_row;       /* index in the set of this table's first row, -1 none */
     int first_line;
     int ntime, tcol[2];  /* from the column header: data columns of "time" per placement */
@@ -111,6 +112,7 @@ static tt_status table_close(table_state *t, const char *name, const tt_measure_
         if (m->algo < 0) m->algo = t->algo;
         if (m->proto < 0) m->proto = t->proto;
         if (m->channels <= 0) m->channels = t->channels;
+        m->topotune_tree = t->topotune;
     }
     return TT_OK;
 }
@@ -157,6 +159,7 @@ static tt_status parse_comment(const char *c, int line, table_state *t, const ch
     if (!strncmp(c, "# topo-exec (", 13) && (p = strstr(c, "collective:"))) {
         if ((st = maybe_new_table(t, name, o, set)) != TT_OK) return st;
         /* "collective: all_reduce" or, in GPU mode, "collective: all_reduce, engine ..." */
+        t->topotune = strstr(p, "engine nccl") == NULL;
         if (sscanf(p + 11, " %127[^ ,\t\r]", word) == 1) {
             tt_coll cc;
             if (tm_coll_from_prog(word, &cc) != TT_OK)

@@ -162,13 +162,19 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
         }
         case TT_ALGO_TREE: {
             int hi = g - 1, hn = ceil_log2(N);
+            double f = (g <= 2 && N == 1) ? 1.0 : 2.0;
+            if (ctx->binary_tree && N == 1) {
+                /* topotune's executor: a binary tree in heap order, depth floor(log2 g); an
+                 * interior rank with two children sends S up and 2S down */
+                hi = tune_log2i(g);
+                f = g <= 2 ? 1.0 : g <= 4 ? 2.0 : 3.0;
+            }
             double per = S / c, k = fmax(1, ceil(per / e.chunk));
             lat += pipe_time(2 * hi, 2 * hn, per, e.chunk, &e);
             /* an interior GPU of the chain sends S up and S down (2S on its egress link, 2S
              * through its channels); with two GPUs and one node there is no interior GPU: the
              * leaf sends S up, the root S down (S per GPU, as a 2-rank ring);
              * a double binary tree sends 2S per node on the network (1.5S interior + S/2 leaf) */
-            double f = (g <= 2 && N == 1) ? 1.0 : 2.0;
             double t_ch = f * S / (cap * 1e3);
             double t_in = g > 1 ? f * S / (bin * pp->efficiency * 1e3) : 0;
             double t_net = N > 1 ? 2 * S / (bnet * pp->efficiency * 1e3) : 0;

@@ -442,6 +442,35 @@ static void test_gpu_run_b_heldout(void **state)
     unload(&f);
 }
 
+/* Rows of topotune's executor are evaluated with its binary tree (2 floor(log2 n) hops in a
+ * node), NCCL rows with NCCL's chain (2(n-1) hops): at 8 B on 8 GPUs the hop counts are 6 vs 14. */
+static void test_tree_shape_per_engine(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "hgx-h100-8gpu.xml");
+    tt_model_params p;
+    tt_model_params_default(&p);
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.coll = TT_COLL_ALLREDUCE;
+    m.bytes = 8;
+    m.nranks = 8;
+    m.nodes = 1;
+    m.algo = TT_ALGO_TREE;
+    m.proto = TT_PROTO_LL;
+    m.channels = 1;
+    m.time_us = 1;
+    double chain, bin;
+    assert_int_equal(tt_calib_predict(f.topo, &f.cl, &p, &m, &chain), TT_OK);
+    m.topotune_tree = 1;
+    assert_int_equal(tt_calib_predict(f.topo, &f.cl, &p, &m, &bin), TT_OK);
+    double hop = p.link[TT_LCLASS_NVL].alpha_us + p.proto[TT_PROTO_LL].step_us;
+    if (!(fabs((chain - bin) - 8 * hop) < 0.02 * 8 * hop)) /* + the tiny per-hop bandwidth term */
+        fail_msg("chain %.4f us, binary %.4f us, 8 hops of %.4f us expected between them", chain, bin, hop);
+    unload(&f);
+}
+
 static void test_unusable_rows(void **state)
 {
     (void)state;
@@ -500,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_gpu_runs_heldout),
         cmocka_unit_test(test_tree_two_gpus),
         cmocka_unit_test(test_gpu_run_b_heldout),
+        cmocka_unit_test(test_tree_shape_per_engine),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
     };
