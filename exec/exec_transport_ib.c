@@ -701,12 +701,18 @@ tt_status exec_ib_upgrade(tt_comm *comm)
         st = xs;
         goto out_free;
     }
-    /* 3. pairs where both sides are ready connect; the rest stay on TCP (auto) */
+    /* 3. a peer's failure first (it is the cause), then pairs where both sides
+     * are ready connect; the rest stay on TCP (auto) */
+    for (int p = 0; st == TT_OK && p < n; p++) {
+        ib_info *th = &theirs[p];
+        th->err[sizeof th->err - 1] = th->dev[sizeof th->dev - 1] = '\0';
+        if (target[p] && th->magic == IB_MAGIC && (th->status == 2 || (th->status != 0 && forced)))
+            st = tt_error_set(TT_ERR_REMOTE, "rank %d: rank %d could not set up InfiniBand: %s", me, p, th->err);
+    }
     for (int p = 0; st == TT_OK && p < n; p++) {
         if (!target[p])
             continue;
         ib_info *th = &theirs[p];
-        th->err[sizeof th->err - 1] = th->dev[sizeof th->dev - 1] = '\0';
         if (th->magic != IB_MAGIC)
             st = tt_error_set(TT_ERR_MISMATCH, "rank %d: rank %d sent no InfiniBand attributes (different "
                               "topotune build or TOPOTUNE_TRANSPORT?)", me, p);
