@@ -167,6 +167,23 @@ for r in 0 1 3; do
 done
 { wait ${pids[2]}; } 2>/dev/null
 
+# a stuck peer (SIGSTOP; the fake still writes into its memory, as an HCA would, but no credit comes back):
+# the others give up at the deadline (1 s) and name it
+port=$(free_port); pids=()
+for r in 0 1 2 3; do
+  env TOPOTUNE_TIMEOUT_MS=1000 $FAKE TOPOTUNE_TRANSPORT=ib "$X" --rank $r --nranks 4 --master 127.0.0.1:$port -b 1M -e 1M \
+    -n 1000000 -c 0 >"$TMP/s$r.out" 2>"$TMP/s$r.err" & pids+=($!)
+done
+for i in $(seq 150); do grep -q 'in-place' "$TMP/s0.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -STOP ${pids[3]}; t0=$(date +%s%N)
+for r in 0 1 2; do
+  wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ $rc -eq 1 ] && [ $dt -lt 4000 ]; then ok "stopped rank 3: rank $r exits 1 after $dt ms (deadline 1000 ms)"; else not_ok "stopped rank 3: rank $r rc=$rc after $dt ms"; fi
+  expect_grep "$TMP/s$r.err" 'waiting for rank 3|sending to rank 3|all waiting for rank 3' "stopped rank 3: rank $r names it ($(head -c 200 "$TMP/s$r.err"))"
+done
+kill -9 ${pids[3]}; kill -CONT ${pids[3]} 2>/dev/null; { wait ${pids[3]}; } 2>/dev/null
+
 # 5. auto mode across two "hosts" (network namespaces + own host names), 2 ranks each: shm inside, ib between
 NA=ttib-a$$ NB=ttib-b$$ VA=ttiba$$ VB=ttibb$$
 ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }
