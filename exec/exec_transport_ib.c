@@ -49,6 +49,7 @@ tt_status exec_ib_upgrade(tt_comm *comm)
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec_ib_ring.h"
@@ -97,6 +98,7 @@ typedef struct {
     uint64_t r_ring, r_credit;
     uint32_t r_rkey;
     unsigned max_writes;
+    int drain_ms;       /* bound of the wait for outstanding writes at close */
     int credits_out;
     unsigned credit_seq;
     tt_status err; /* sticky */
@@ -298,7 +300,9 @@ static tt_status ib_check_peer(exec_conn *ec)
     if (c->err == TT_OK)
         (void)progress(c);
     struct pollfd p = {exec_tcp_conn_fd(c->tcp), POLLRDHUP, 0};
-    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+    /* a peer that wrote its last bytes and left is not lost until they are read
+     * (as TCP's POLLIN with POLLRDHUP) */
+    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) && c->rx.head == c->rx.tail)
         return tt_error_set(TT_ERR_REMOTE, "lost rank %d (process died or aborted)", ec->peer);
     return TT_OK;
 }
@@ -330,7 +334,28 @@ static void conn_free(ib_conn *c)
     free(c);
 }
 
-static void ib_close(exec_conn *ec) { conn_free((ib_conn *)ec); }
+/* Before the QP goes: wait (bounded) until every posted data write has
+ * completed, so that the last bytes of the stream reach the peer even when
+ * this process exits right after send_some handed them over (destroying a QP
+ * flushes its outstanding work).  Credit writes are not waited for (the peer
+ * needs no room any more and may already be gone: waiting would cost the
+ * HCA's retry timeout).  A failed pair is not drained. */
+static void drain(ib_conn *c)
+{
+    int64_t until = exec_now_ms() + c->drain_ms;
+    while (c->err == TT_OK && c->tx.acked != c->tx.sent && exec_now_ms() < until) {
+        if (progress(c) != TT_OK)
+            break;
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void ib_close(exec_conn *ec)
+{
+    drain((ib_conn *)ec);
+    conn_free((ib_conn *)ec);
+}
 
 static tt_status ib_connect_all(tt_comm *comm)
 {
@@ -489,6 +514,7 @@ static tt_status conn_new(tt_comm *comm, ib_dev *d, int p, size_t cap, ib_conn *
     c->base.tp = &exec_transport_ib;
     c->base.peer = p;
     c->me = me;
+    c->drain_ms = comm->timeout_ms < 10000 ? comm->timeout_ms : 10000; /* engineering bound */
     c->dev = d;
     d->refs++;
     c->cap = cap;
