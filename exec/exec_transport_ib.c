@@ -692,7 +692,7 @@ tt_status exec_ib_upgrade(tt_comm *comm)
     int64_t deadline = exec_now_ms() + comm->timeout_ms;
     size_t cap = env_ring();
     ib_dev *d = NULL;
-    char why[512] = "";
+    char why[400] = ""; /* = ib_info.err */
     if (dev_open(&d, me) != TT_OK) {
         snprintf(why, sizeof why, "%s", tt_error_message());
         if (forced)
