@@ -317,7 +317,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                                             "%srank %d", len ? ", " : "", pfd_peer[i]);
             }
             if (len) {
-                char mine[300];
+                char mine[320];
                 snprintf(mine, sizeof mine, "lost connection to %s (process died or aborted)", gone);
                 return fail_lost(ctx, mine);
             }
@@ -342,7 +342,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                                                 "%srank %d", len ? ", " : "", p);
                 }
                 if (len) {
-                    char mine[300];
+                    char mine[320];
                     snprintf(mine, sizeof mine, "lost connection to %s (process died or aborted)", gone);
                     return fail_lost(ctx, mine);
                 }
