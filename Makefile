@@ -7,7 +7,7 @@
 #   make deps            install missing build dependencies (Debian/Ubuntu, as root)
 #
 # Variables: BUILD (build folder, default build), PREFIX, CC, NVCC (empty = no CUDA),
-#            CUDA_ARCH (default sm_90), SANITIZE=1 (ASan+UBSan).
+#            CUDA_ARCH (default sm_90), SANITIZE=1 (ASan+UBSan), MPI=0 (topo-exec without MPI).
 
 BUILD     ?= build
 .DEFAULT_GOAL := all
@@ -109,6 +109,27 @@ $(SHARED_LIB): $(LIB_OBJS) $(CU_OBJS)
 $(BUILD)/bin/%: bin/%.c $(CLI_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+# MPI (like nccl-tests' MPI=1): only topo-exec links libmpi, so that mpirun launches it; the
+# library, the tuner plugin and the other tools stay MPI-free (exec/tt_exec_mpi.h is header-only).
+# Found through pkg-config ompi-c or Open MPI's mpicc; `make MPI=0` builds without it.
+ifeq ($(origin MPI),undefined)
+  MPI := $(shell { $(PKG_CONFIG) --exists ompi-c 2>/dev/null || command -v mpicc >/dev/null 2>&1; } && echo 1)
+endif
+ifeq ($(MPI),1)
+  MPI_CFLAGS := $(shell $(PKG_CONFIG) --cflags ompi-c 2>/dev/null || mpicc --showme:compile)
+  MPI_LIBS   := $(shell $(PKG_CONFIG) --libs ompi-c 2>/dev/null || mpicc --showme:link)
+  # private: not inherited by the prerequisites (library objects, CLI helpers)
+  $(BUILD)/bin/topo-exec: private CFLAGS += -DTT_HAVE_MPI=1 $(MPI_CFLAGS)
+  $(BUILD)/bin/topo-exec: private LDLIBS += $(MPI_LIBS)
+endif
+# relink topo-exec when MPI is switched on or off (the file changes only then)
+$(BUILD)/bin/topo-exec: $(BUILD)/.mpi-setting
+$(BUILD)/.mpi-setting: mpi-setting-check
+	@:
+.PHONY: mpi-setting-check
+mpi-setting-check:
+	@mkdir -p $(BUILD) && { echo "MPI=$(MPI)" | cmp -s - $(BUILD)/.mpi-setting || echo "MPI=$(MPI)" >$(BUILD)/.mpi-setting; }
 
 # NCCL tuner plugin (tune module): self-contained .so, libtopotune linked in statically.
 TUNER_PLUGIN := $(BUILD)/lib/libnccl-tuner-topotune.so

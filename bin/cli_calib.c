@@ -3,7 +3,9 @@
  *   --calibrate FILE...        fit the model constants, write a calibration file, report the
  *                              prediction error before and after;
  *   --judge-choices FILE...    was the table's choice the fastest measured candidate?
- *   --expect [--measured F]    expected busbw envelope; PASS/WARN/FAIL of a measured run.
+ *   --expect [--measured F]    expected busbw envelope; PASS/WARN/FAIL of a measured run;
+ *   --from-measured FILE...    a tuning table of the fastest measured candidates (NCCL's own
+ *                              choice kept unless one beats it by --margin).
  */
 #include <math.h>
 #include <stdio.h>
@@ -269,5 +271,29 @@ out:
     tt_tune_ctx_free(ctx);
     tt_strbuf_free(&out);
     tt_measure_set_free(&ms);
+    return rc;
+}
+
+int tt_cli_from_measured(const tt_cli_calib_args *a)
+{
+    tt_measure_set ms = {0};
+    tt_measured_table t;
+    memset(&t, 0, sizeof t);
+    tt_strbuf sb, src;
+    tt_strbuf_init(&sb);
+    tt_strbuf_init(&src);
+    tt_status st = load_all(a, &ms);
+    if (st == TT_OK) st = tt_tune_measured_build(&ms, a->margin, 1, &t);
+    if (st == TT_OK) {
+        for (int i = 0; i < a->nfiles; i++) tt_strbuf_printf(&src, "%s%s", i ? " " : "measured: ", a->files[i]);
+        st = a->format == 1 ? tt_measured_write_json(&t, src.data, &sb)
+             : a->format == 2 ? tt_measured_write_csv(&t, &sb)
+                              : tt_measured_write_text(&t, &sb);
+    }
+    int rc = st == TT_OK ? emit(a->outpath, &sb) : tt_cli_fail(st);
+    tt_measured_table_free(&t);
+    tt_measure_set_free(&ms);
+    tt_strbuf_free(&sb);
+    tt_strbuf_free(&src);
     return rc;
 }

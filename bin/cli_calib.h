@@ -1,5 +1,6 @@
 /*
- * cli_calib.h - the measurement modes of topo-tune: --calibrate, --judge-choices, --expect.
+ * cli_calib.h - the measurement modes of topo-tune: --calibrate, --judge-choices, --expect,
+ * --from-measured.
  * See docs/calibration.md.
  */
 #ifndef TT_CLI_CALIB_H
@@ -23,10 +24,13 @@ typedef struct {
     unsigned colls;              /* --expect without --measured */
     uint64_t min_size, max_size;
     int nccl_only;
+    double margin;               /* --from-measured */
+    int format;                  /* --from-measured: 0 table, 1 json, 2 nccl-csv */
 } tt_cli_calib_args;
 
 int tt_cli_calibrate(const tt_cli_calib_args *a);
 int tt_cli_judge(const tt_cli_calib_args *a);
 int tt_cli_expect(const tt_cli_calib_args *a);
+int tt_cli_from_measured(const tt_cli_calib_args *a);
 
 #endif

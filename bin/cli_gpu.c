@@ -5,12 +5,17 @@
  *   topo-exec -g N [...]          N ranks on GPUs (on one GPU: N VIRTUAL ranks)
  *   topo-exec -g N --engine nccl  the same sweep through libnccl.so.2 (dlopen)
  *   topo-exec --gpu-copy-bench SIZE   reduce-copy vs cudaMemcpy device-to-device
+ *   topo-exec -g 1 --rank R --nranks N --master HOST:PORT   process ranks on GPUs
+ *                                 (one GPU rank per process, CUDA IPC between them;
+ *                                 also RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT or
+ *                                 OMPI_COMM_WORLD_* as tt_comm_init_env reads them)
  *
  * Output follows nccl-tests' table (size, count, type, redop, root, time,
  * algbw, busbw, #wrong out of place and in place).  AllReduce only.
  */
 #include <dlfcn.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +29,11 @@
 #include "tt_exec.h"
 
 int topo_exec_gpu_main(int argc, char **argv);
+/* prediction source (bin/cli_predict.c): --predict TOPO [--calibration F] */
+int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
+                              int channels, double *us);
+int topo_exec_predict_enabled(void);
+int tt_cli_plan_table_load(const char *path, int nranks, tt_plan_rule **rules, int *n, char *desc, size_t dl);
 
 enum { GX_OK = 0, GX_RUNTIME = 1, GX_USAGE = 2, GX_WRONG = 7 };
 
@@ -35,7 +45,11 @@ typedef struct {
     tt_redop op;
     tt_plan plan;
     int nccl;
+    int predict;       /* --predict given: pred/err% columns and an error summary */
+    const char *table; /* --table FILE: plans per size from a topo-tune table */
     uint64_t copy_bench;
+    int mp, rank, nranks;   /* process ranks: 1 = --rank/--nranks/--master, 2 = launcher environment */
+    char master[160];
 } gopts;
 
 static double gnow(void)
@@ -52,6 +66,7 @@ static int wants_gpu(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--host") || !strncmp(a, "--host=", 7)) return 0;
+        if (!strcmp(a, "--validate")) return 0; /* topo-exec parses it; GPU ranks run in bin/cli_validate.c */
         if (!strcmp(a, "-g") || !strncmp(a, "--ngpus", 7) || !strncmp(a, "--engine", 8) ||
             !strncmp(a, "--gpu-copy-bench", 16) || (a[0] == '-' && a[1] == 'g' && a[2] >= '0' && a[2] <= '9'))
             gpu = 1;
@@ -72,14 +87,19 @@ static int parse(int argc, char **argv, gopts *o)
     o->dtype = TT_FLOAT;
     o->op = TT_SUM;
     o->plan = TT_PLAN_DEFAULT;
-    enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG };
+    enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
+           O_RANK, O_NRANKS, O_MASTER };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"ngpus", 1, 0, 'g'}, {"timeout", 1, 0, 'T'},
         {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"engine", 1, 0, O_ENGINE},
         {"channels", 1, 0, O_CHAN}, {"gpu-copy-bench", 1, 0, O_COPY}, {"check-max", 1, 0, O_CHKMAX},
-        {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
+        {"no-progress", 0, 0, O_NOPROG}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
+        {"table", 1, 0, O_TABLE}, {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS},
+        {"master", 1, 0, O_MASTER}, {0, 0, 0, 0}};
+    o->rank = -1;
+    int have_nranks = 0;
     const char *algo_s = NULL, *proto_s = NULL;
     long long v;
     uint64_t u;
@@ -126,6 +146,17 @@ static int parse(int argc, char **argv, gopts *o)
             break;
         case O_CHAN: if (tt_cli_int_option("--channels", optarg, 1, 64, &v)) return GX_USAGE; o->channels = (int)v; break;
         case O_NOPROG: break;
+        /* read by the prediction source (bin/cli_predict.c), as in host mode */
+        case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); o->predict = 1; break;
+        case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
+        case O_TABLE: o->table = optarg; break;
+        case O_RANK: if (tt_cli_int_option("--rank", optarg, 0, 63, &v)) return GX_USAGE; o->rank = (int)v; break;
+        case O_NRANKS:
+            if (tt_cli_int_option("--nranks", optarg, 1, 64, &v)) return GX_USAGE;
+            o->nranks = (int)v;
+            have_nranks = 1;
+            break;
+        case O_MASTER: snprintf(o->master, sizeof o->master, "%s", optarg); break;
         case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default:
             return tt_cli_bad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
@@ -139,7 +170,33 @@ static int parse(int argc, char **argv, gopts *o)
     o->plan.channels = o->channels;
     if (o->maxb < o->minb) return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
     if (!o->copy_bench && o->ngpus == 0) o->ngpus = 1;
+    if (o->predict && !topo_exec_predict_enabled())
+        return tt_cli_bad("--predict: no prediction possible with that topology/calibration (reason above)");
+    /* process ranks: the options, else a launcher's environment (as host mode) */
+    if (o->rank >= 0 || have_nranks || o->master[0]) {
+        if (o->rank < 0 || !have_nranks || !o->master[0])
+            return tt_cli_bad("process ranks on GPUs need all of --rank, --nranks and --master");
+        if (o->rank >= o->nranks) return tt_cli_bad("--rank must be below --nranks");
+        o->mp = 1;
+    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") &&
+               ((getenv("RANK") && getenv("WORLD_SIZE")) ||
+                (getenv("OMPI_COMM_WORLD_RANK") && getenv("OMPI_COMM_WORLD_SIZE")) ||
+                (getenv("PMI_RANK") && getenv("PMI_SIZE")) || (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")))) {
+        o->mp = 2;
+    }
+    if (o->mp && !o->copy_bench) {
+        if (o->ngpus != 1)
+            return tt_cli_bad("-g %d with process ranks: each process drives one GPU rank; use -g 1 and start one "
+                              "process per rank", o->ngpus);
+        if (o->nccl) return tt_cli_bad("--engine nccl runs every rank in one process; it cannot run with --rank");
+    }
     return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void fmtnum(char *b, size_t n, int w, double v)
@@ -266,13 +323,49 @@ int topo_exec_gpu_main(int argc, char **argv)
     nccl_api nc;
     void *ncomms[64] = {0};
     tt_gpu_comm *g = NULL;
-    int virt = 0;
-    tt_status st = tt_gpu_comm_init(&g, n, NULL);
+    tt_plan_rule *rules = NULL; /* --table */
+    int nrules = 0;
+    unsigned long tfallback = 0;
+    char tdesc[512] = "";
+    double *perr = NULL; /* |pred - meas| / meas per placement, for the summary */
+    int nperr = 0, cperr = 0;
+    tt_comm *hc = NULL; /* process ranks: the host communicator (rendezvous, handles, results) */
+    int virt = 0, me = 0;
+    tt_status st;
+    if (o.mp) {
+        tt_unique_id id;
+        st = o.mp == 1 ? tt_unique_id_from_addr(&id, o.master) : TT_OK;
+        if (st == TT_OK) st = o.mp == 1 ? tt_comm_init_rank(&hc, o.nranks, &id, o.rank) : tt_comm_init_env(&hc);
+        if (st != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            return st == TT_ERR_INVALID ? GX_USAGE : GX_RUNTIME;
+        }
+        n = tt_comm_nranks(hc);
+        me = tt_comm_rank(hc);
+        if (n > 64) {
+            fprintf(stderr, "topo-exec: %d process ranks: GPU mode runs at most 64\n", n);
+            tt_comm_destroy(hc);
+            return GX_USAGE;
+        }
+        st = tt_gpu_comm_init_procs(&g, hc, -1);
+    } else {
+        st = tt_gpu_comm_init(&g, n, NULL);
+    }
     if (st != TT_OK) {
         fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+        tt_comm_destroy(hc);
         return GX_RUNTIME;
     }
     virt = tt_gpu_comm_is_virtual(g);
+    const int nloc = tt_gpu_comm_nlocal(g); /* ranks driven by this process (process ranks: 1) */
+    if (o.table && !o.nccl) {
+        int trc = tt_cli_plan_table_load(o.table, n, &rules, &nrules, tdesc, sizeof tdesc);
+        if (trc) {
+            tt_gpu_comm_destroy(g);
+            tt_comm_destroy(hc);
+            return trc;
+        }
+    }
     if (o.nccl) {
         if (virt) {
             fprintf(stderr, "topo-exec: --engine nccl: NCCL runs one rank per GPU; -g %d needs %d GPUs but this "
@@ -301,6 +394,7 @@ int topo_exec_gpu_main(int argc, char **argv)
         if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, (size_t)(o.maxb / es), o.dtype, &o.plan, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             tt_gpu_comm_destroy(g);
+            tt_comm_destroy(hc);
             return GX_USAGE;
         }
     }
@@ -314,17 +408,17 @@ int topo_exec_gpu_main(int argc, char **argv)
         rc = GX_RUNTIME;
         goto out;
     }
-    for (int r = 0; r < n; r++)
-        if (tt_gpu_alloc(g, r, maxcount * es + 16, &sb[r]) != TT_OK ||
-            tt_gpu_alloc(g, r, maxcount * es + 16, &rb[r]) != TT_OK) {
+    for (int i = 0; i < nloc; i++)
+        if (tt_gpu_alloc(g, tt_gpu_comm_local_rank(g, i), maxcount * es + 16, &sb[i]) != TT_OK ||
+            tt_gpu_alloc(g, tt_gpu_comm_local_rank(g, i), maxcount * es + 16, &rb[i]) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             rc = GX_RUNTIME;
             goto out;
         }
     const uint64_t seed = 12345;
-    for (int r = 0; r < n; r++) {
-        tt_verify_fill(h, maxcount, o.dtype, o.op, r, seed, 0);
-        if (tt_gpu_memcpy(sb[r], h, maxcount * es) != TT_OK) {
+    for (int i = 0; i < nloc; i++) {
+        tt_verify_fill(h, maxcount, o.dtype, o.op, tt_gpu_comm_local_rank(g, i), seed, 0);
+        if (tt_gpu_memcpy(sb[i], h, maxcount * es) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             rc = GX_RUNTIME;
             goto out;
@@ -332,27 +426,63 @@ int topo_exec_gpu_main(int argc, char **argv)
     }
     char host[64] = "";
     gethostname(host, sizeof host - 1);
+    int pids[64];
+    for (int r = 0; r < n; r++) pids[r] = (int)getpid();
+    if (hc) { /* every process's pid for the device lines */
+        int32_t mine = (int32_t)getpid(), all[64];
+        if (tt_allgather(&mine, all, 1, TT_INT32, hc) != TT_OK || tt_comm_wait(hc) != TT_OK) {
+            fprintf(stderr, "topo-exec: rank %d: %s\n", me, tt_error_message());
+            rc = GX_RUNTIME;
+            goto out;
+        }
+        for (int r = 0; r < n; r++) pids[r] = all[r];
+    }
+    if (me == 0) {
     printf("# topo-exec (topotune %s) collective: all_reduce, engine %s\n", TT_VERSION_STRING,
            o.nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor");
     printf("# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
            "validation: %d (sizes up to %llu bytes)\n", n, (unsigned long long)o.minb, (unsigned long long)o.maxb,
            (unsigned long long)(o.factor > 1 ? (uint64_t)o.factor : o.stepb), o.factor > 1 ? "factor" : "bytes",
            o.warmup, o.iters, o.check, (unsigned long long)o.check_max);
+    if (hc)
+        printf("# process ranks on GPUs: %d processes, one GPU rank each (CUDA IPC or shared memory between them)\n",
+               n);
     if (virt)
         printf("# VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real kernels; "
                "bandwidths are NOT those of %d GPUs\n", n, ndev == 1 ? "1" : "some", n);
     printf("#\n# Using devices\n");
-    for (int r = 0; r < n; r++)
-        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [gpu%s] %s -> rank %d\n", r, (int)getpid(), host,
-               tt_gpu_comm_device(g, r), virt ? ", virtual" : "", tt_gpu_comm_link(g, r, (r + 1) % n), (r + 1) % n);
+    for (int r = 0; r < n; r++) {
+        /* virtual: this rank shares its GPU with another rank (same device, or IPC on the same GPU) */
+        int rv = 0;
+        for (int q = 0; q < n && !rv; q++)
+            if (q != r && (hc ? strstr(tt_gpu_comm_link(g, r, q), "same GPU") != NULL
+                              : tt_gpu_comm_device(g, q) == tt_gpu_comm_device(g, r)))
+                rv = 1;
+        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [gpu%s] %s -> rank %d\n", r, pids[r], host,
+               tt_gpu_comm_device(g, r), rv ? ", virtual" : "", tt_gpu_comm_link(g, r, (r + 1) % n), (r + 1) % n);
+    }
     printf("# plan: algo %s, proto %s, channels %s\n",
            o.plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o.plan.algo),
            o.plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o.plan.proto),
            o.channels ? "as given" : "default");
-    printf("#\n#                                                    out-of-place                       in-place\n");
-    printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
-    printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
+    if (o.table)
+        printf("# plan table: %s%s\n", o.nccl ? o.table : tdesc,
+               o.nccl ? " NOT used: NCCL decides (use NCCL_TUNER_PLUGIN with TOPOTUNE_TUNER_TABLE)" :
+                        "; per size it fills what --algo/--proto/--channels leave open");
+    if (o.predict)
+        printf("# predicted: topotune model for the plan of each row, topology %s, calibration %s\n",
+               getenv("TOPOTUNE_PREDICT_TOPO"), getenv("TOPOTUNE_CALIBRATION") ? getenv("TOPOTUNE_CALIBRATION") : "built-in");
+    if (!o.predict) {
+        printf("#\n#                                                    out-of-place                       in-place\n");
+        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
+        printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
+    } else {
+        printf("#\n#                                                    out-of-place                                        in-place\n");
+        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     pred    err%%     time   algbw   busbw  #wrong     pred    err%%  algo/proto/ch\n");
+        printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
+    }
     fflush(stdout);
+    }
     double busf = 2.0 * (n - 1) / n, bwsum = 0;
     int nbw = 0, oob = 0;
     for (uint64_t bytes = o.minb; bytes <= o.maxb && rc == GX_OK;
@@ -360,8 +490,18 @@ int topo_exec_gpu_main(int argc, char **argv)
         size_t count = (size_t)(bytes / es);
         double tus[2];
         long long wrong[2];
-        tt_plan eff = o.plan;
-        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &o.plan, &eff) != TT_OK) {
+        tt_plan eff = o.plan, pl = o.plan;
+        const tt_plan_rule *rule = tt_plan_rule_find(rules, nrules, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
+        if (rule) { /* the rule fills what --algo/--proto/--channels leave open */
+            if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->plan.algo;
+            if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->plan.proto;
+            if (!pl.channels) pl.channels = rule->plan.channels;
+            if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
+                pl = o.plan; /* e.g. LL128 or NVLS from an NCCL table: our default here, counted */
+                tfallback++;
+            }
+        }
+        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             rc = GX_USAGE;
             break;
@@ -369,9 +509,9 @@ int topo_exec_gpu_main(int argc, char **argv)
         for (int ip = 0; ip < 2 && rc == GX_OK; ip++) {
             const void *s[64];
             void *d[64];
-            for (int r = 0; r < n; r++) {
-                d[r] = rb[r];
-                s[r] = ip ? rb[r] : sb[r];
+            for (int i = 0; i < nloc; i++) {
+                d[i] = rb[i];
+                s[i] = ip ? rb[i] : sb[i];
             }
             /* one AllReduce of the whole batch on every rank */
             int runs = 0;
@@ -400,7 +540,7 @@ int topo_exec_gpu_main(int argc, char **argv)
                         fprintf(stderr, "topo-exec: ncclGroupEnd: %s\n", nc.err_string(e));
                         rc = GX_RUNTIME;
                     }
-                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK) {
+                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &pl) != TT_OK) {
                     rc = GX_RUNTIME;
                 }
                 runs++;
@@ -414,12 +554,21 @@ int topo_exec_gpu_main(int argc, char **argv)
                 break;
             }
             tus[ip] = (gnow() - t0) * 1e6 / o.iters;
+            if (hc) { /* average over the processes (nccl-tests' default) */
+                double sum = 0;
+                if (tt_allreduce(&tus[ip], &sum, 1, TT_DOUBLE, TT_SUM, hc) != TT_OK || tt_comm_wait(hc) != TT_OK) {
+                    fprintf(stderr, "topo-exec: rank %d: %s\n", me, tt_error_message());
+                    rc = GX_RUNTIME;
+                    break;
+                }
+                tus[ip] = sum / n;
+            }
             /* correctness: a fresh run on restored inputs */
             wrong[ip] = -1;
             if (o.check && bytes <= o.check_max) {
-                for (int r = 0; r < n; r++) {
-                    tt_gpu_memset(rb[r], 0xEE, count * es);
-                    if (ip) tt_gpu_memcpy(rb[r], sb[r], count * es);
+                for (int i = 0; i < nloc; i++) {
+                    tt_gpu_memset(rb[i], 0xEE, count * es);
+                    if (ip) tt_gpu_memcpy(rb[i], sb[i], count * es);
                 }
                 if (o.nccl) {
                     nc.group_start();
@@ -429,7 +578,7 @@ int topo_exec_gpu_main(int argc, char **argv)
                     }
                     nc.group_end();
                     nccl_sync(g, n);
-                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &o.plan) != TT_OK ||
+                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &pl) != TT_OK ||
                            tt_gpu_comm_sync(g) != TT_OK) {
                     fprintf(stderr, "topo-exec: %s\n", tt_error_message());
                     rc = GX_RUNTIME;
@@ -437,16 +586,29 @@ int topo_exec_gpu_main(int argc, char **argv)
                 }
                 tt_verify_expected(want, count, o.dtype, o.op, n, seed, 0);
                 wrong[ip] = 0;
-                for (int r = 0; r < n; r++) {
-                    tt_gpu_memcpy(got, rb[r], count * es);
+                for (int i = 0; i < nloc; i++) {
+                    tt_gpu_memcpy(got, rb[i], count * es);
                     wrong[ip] += (long long)tt_verify_count_wrong(got, want, count, o.dtype);
+                }
+                if (hc) { /* wrong elements of every process */
+                    int64_t w = wrong[ip], sum = 0;
+                    if (tt_allreduce(&w, &sum, 1, TT_INT64, TT_SUM, hc) != TT_OK || tt_comm_wait(hc) != TT_OK) {
+                        fprintf(stderr, "topo-exec: rank %d: %s\n", me, tt_error_message());
+                        rc = GX_RUNTIME;
+                        break;
+                    }
+                    wrong[ip] = sum;
                 }
                 if (wrong[ip]) oob++;
             }
             if (ip) /* leave the receive buffers as a fresh input would */
-                for (int r = 0; r < n; r++) tt_gpu_memcpy(rb[r], sb[r], count * es);
+                for (int i = 0; i < nloc; i++) tt_gpu_memcpy(rb[i], sb[i], count * es);
         }
         if (rc != GX_OK) break;
+        if (me != 0) { /* only rank 0 prints the table */
+            if (o.factor <= 1 && o.stepb == 0) break;
+            continue;
+        }
         printf("%12llu  %12zu  %8s  %6s  %6d", (unsigned long long)(count * es), count, tt_dtype_name(o.dtype),
                tt_redop_name(o.op), -1);
         for (int ip = 0; ip < 2; ip++) {
@@ -459,27 +621,59 @@ int topo_exec_gpu_main(int argc, char **argv)
             nbw++;
             if (wrong[ip] < 0) printf("  %7s  %6s  %6s  %6s", t, a, b, "N/A");
             else printf("  %7s  %6s  %6s  %6lld", t, a, b, wrong[ip]);
+            if (o.predict) {
+                double pu;
+                char pa[32], pe[32];
+                if (topo_exec_predict_plan_us("all_reduce", count * es, n, o.nccl ? "default" : tt_algo_label(eff.algo),
+                                              o.nccl ? "default" : tt_proto_name(eff.proto), o.nccl ? 0 : eff.channels,
+                                              &pu) == 0 && pu > 0 && tus[ip] > 0) {
+                    fmtnum(pa, sizeof pa, 7, pu);
+                    fmtnum(pe, sizeof pe, 6, 100.0 * (pu - tus[ip]) / tus[ip]);
+                    printf("  %7s  %6s", pa, pe);
+                    if (nperr == cperr) {
+                        int ncap = cperr ? 2 * cperr : 64;
+                        double *q = realloc(perr, (size_t)ncap * sizeof *q);
+                        if (q) { perr = q; cperr = ncap; }
+                    }
+                    if (nperr < cperr) perr[nperr++] = fabs(pu - tus[ip]) / tus[ip];
+                } else {
+                    printf("  %7s  %6s", "N/A", "N/A");
+                }
+            }
         }
         if (o.nccl) printf("  nccl\n");
         else printf("  %s/%s/%d\n", tt_algo_label(eff.algo), tt_proto_name(eff.proto), eff.channels);
         fflush(stdout);
         if (o.factor <= 1 && o.stepb == 0) break;
     }
-    if (rc == GX_OK) {
+    if (rc == GX_OK && me == 0) {
         printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g %s\n", nbw ? bwsum / nbw : 0, virt ? "(virtual ranks)" : "");
+        if (o.table && !o.nccl)
+            printf("# plan table: %lu size(s) had a rule this executor cannot run (LL128, NVLS, ...): default plan used\n",
+                   tfallback);
+        if (o.predict && nperr) {
+            qsort(perr, (size_t)nperr, sizeof *perr, cmp_double);
+            double med = nperr % 2 ? perr[nperr / 2] : 0.5 * (perr[nperr / 2 - 1] + perr[nperr / 2]);
+            printf("# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
+                   100 * med, 100 * perr[nperr - 1], nperr);
+        }
         printf("#\n# Collective test concluded: all_reduce\n");
-        if (oob) rc = GX_WRONG;
     }
+    if (rc == GX_OK && oob) rc = GX_WRONG;
 out:
-    for (int r = 0; r < n; r++) {
-        tt_gpu_free(g, r, sb[r]);
-        tt_gpu_free(g, r, rb[r]);
-        if (o.nccl && ncomms[r]) nc.comm_destroy(ncomms[r]);
+    free(perr);
+    free(rules);
+    for (int i = 0; i < nloc; i++) {
+        tt_gpu_free(g, tt_gpu_comm_local_rank(g, i), sb[i]);
+        tt_gpu_free(g, tt_gpu_comm_local_rank(g, i), rb[i]);
     }
+    for (int r = 0; r < n; r++)
+        if (o.nccl && ncomms[r]) nc.comm_destroy(ncomms[r]);
     free(h);
     free(want);
     free(got);
     tt_gpu_comm_destroy(g);
+    tt_comm_destroy(hc);
     return rc;
 }

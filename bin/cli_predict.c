@@ -7,9 +7,9 @@
  *   TOPOTUNE_PREDICT_TOPO=node.xml   topology of one node (topo-dump output); unset = no prediction
  *   TOPOTUNE_CALIBRATION=cal.json    model constants (topo-tune --calibrate output); optional
  *   TOPOTUNE_PREDICT_NODES=N         nodes the ranks are spread over (default 1)
- * The model is the topotune model, evaluated for the algorithm and protocol the executor ran
- * on one channel per rank when the protocol is simple on host transports (what topo-exec's
- * host ranks do), i.e. exactly as topo-tune --calibrate evaluates topo-exec rows.
+ * The model is the topotune model, evaluated for the algorithm, protocol and channels the
+ * executor ran (host ranks: one channel; GPU mode: the plan's channels; NCCL's own choice: the
+ * model's best NCCL candidate), i.e. exactly as topo-tune --calibrate evaluates those rows.
  *
  * Linked into every tool (bin/cli_*.c); topo-exec shows its pred/err% columns only while
  * topo_exec_predict_enabled() says a topology is configured (topo-exec --predict FILE and
@@ -25,6 +25,8 @@
 #include "tt_xml.h"
 
 int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us);
+int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
+                              int channels, double *us);
 int topo_exec_predict_enabled(void);
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -57,6 +59,14 @@ static int setup(void)
 
 int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us)
 {
+    return topo_exec_predict_plan_us(coll, bytes, nranks, algo, proto, 1, us); /* host transports: one channel */
+}
+
+/* The same for a run on `channels` channels (GPU mode: the plan's channel count; 0 = the
+ * model's best for NCCL's own choice). */
+int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
+                              int channels, double *us)
+{
     tt_measurement m;
     memset(&m, 0, sizeof m);
     tt_coll c;
@@ -69,7 +79,7 @@ int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char 
     m.nodes = 0; /* the cluster's (TOPOTUNE_PREDICT_NODES) */
     m.algo = algo && strcmp(algo, "default") && tt_measure_algo_parse(algo, &a) == TT_OK ? (int)a : -1;
     m.proto = proto && strcmp(proto, "default") && tt_proto_parse(proto, &p) == TT_OK ? (int)p : -1;
-    m.channels = 1; /* host transports run one channel (tt_exec.h) */
+    m.channels = channels > 0 ? channels : 0;
     m.time_us = 1;
     snprintf(m.where, sizeof m.where, "topo-exec %s %zu bytes", coll, bytes);
     pthread_mutex_lock(&mu);

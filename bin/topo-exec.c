@@ -7,9 +7,12 @@
  *   topo-exec --host 8 -t all_gather -b 1K -e 64M -f 2
  *   topo-exec --rank R --nranks N --master 127.0.0.1:PORT ...   (one rank per process)
  *   RANK=.. WORLD_SIZE=.. MASTER_ADDR=.. MASTER_PORT=.. topo-exec ...  (torchrun)
+ *   mpirun -np N topo-exec ...        (build with MPI: bin/topo_exec_mpi.h)
+ *   topo-exec --validate --table T.json --host 8 -b 1K -e 64M -f 4   (was the table's choice right?)
  *
  * Exit status: 0 all results right, 1 runtime failure (timeout, peer died),
- * 2 usage error, 7 wrong results (nccl-tests' code).  See docs/cli-topo-exec.md.
+ * 2 usage error, 3 (--validate) the tuning table's choice lost somewhere, 7 wrong
+ * results (nccl-tests' code).  See docs/cli-topo-exec.md.
  */
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_validate.h"
 #include "tt_common.h"
 #include "tt_exec.h"
 
@@ -33,6 +37,15 @@ extern int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, cons
                                 const char *proto, double *us) __attribute__((weak));
 /* Optional: whether the prediction source is configured (bin/cli_predict.c). */
 extern int topo_exec_predict_enabled(void) __attribute__((weak));
+/* --validate (bin/cli_validate.c); weak so that a program embedding topo-exec.c without it
+ * still links (the option is then refused). */
+extern void tt_cli_validate_defaults(tt_cli_validate_opts *v) __attribute__((weak));
+extern int tt_cli_validate_option(tt_cli_validate_opts *v, const char *name, const char *value) __attribute__((weak));
+extern int tt_cli_validate_host(const tt_cli_validate_opts *v, const tt_cli_sweep *s, tt_comm **comms, int nlocal)
+    __attribute__((weak));
+extern int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus) __attribute__((weak));
+/* --table FILE (bin/cli_plan_table.c) */
+int tt_cli_plan_table_load(const char *path, int nranks, tt_plan_rule **rules, int *n, char *desc, size_t dl);
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_WRONG = 7 };
 
@@ -47,13 +60,17 @@ typedef struct {
     tt_plan plan;
     const char *algo_src, *proto_src;
     int host_ranks;
-    int mp, rank, nranks;
+    int mp, rank, nranks; /* mp: 0 threads, 1 --rank/--master, 2 env, 3 MPI */
     char master[160];
     const char *json;
     int timeout_ms;
     int progress;
+    const char *table;   /* --table FILE: plans per size from a topo-tune table */
+    char table_desc[512];
     int argc;
     char **argv;
+    tt_cli_validate_opts val; /* --validate (bin/cli_validate.c) */
+    int ngpus;                /* -g with --validate */
 } opts;
 
 typedef struct {
@@ -79,6 +96,8 @@ static const char *cli_name(tt_coll c)
         [TT_COLL_ALLGATHER] = "all_gather", [TT_COLL_BROADCAST] = "broadcast", [TT_COLL_REDUCE] = "reduce"};
     return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
 }
+
+#include "topo_exec_mpi.h"
 
 static double now_s(void)
 {
@@ -145,15 +164,20 @@ static void print_header(const opts *o, int n, const char *transport)
            (unsigned long long)(o->factor > 1 ? (uint64_t)o->factor : o->stepb), o->factor > 1 ? "factor" : "bytes",
            o->warmup, o->iters, o->agg, o->check);
     printf("#\n# Using devices\n");
-    for (int r = 0; r < n; r++)
-        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, o->mp ? -1 : (int)getpid(),
-               o->mp ? "-" : host, -1, transport);
+    for (int r = 0; r < n; r++) {
+        int pid = o->mp ? -1 : (int)getpid();
+        const char *h = o->mp ? "-" : host;
+        mpi_ident_of(r, &pid, &h); /* MPI mode: every rank's own */
+        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, pid, h, -1, transport);
+    }
     printf("# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
            o->plan.algo == TT_ALGO_DEFAULT ? "default (tree up to 64 KiB AllReduce, ring otherwise)"
                                            : tt_algo_label(o->plan.algo),
            o->algo_src ? " from " : "", o->algo_src ? o->algo_src : "",
            o->plan.proto == TT_PROTO_DEFAULT ? "simple" : tt_proto_name(o->plan.proto),
            o->proto_src ? " from " : "", o->proto_src ? o->proto_src : "", o->plan.chunk_bytes);
+    if (o->table)
+        printf("# plan table: %s; per size it fills what --algo/--proto leave open\n", o->table_desc);
     /* the three header lines of nccl-tests, column for column; with a
      * prediction source each placement gains "pred" and "err%" columns */
     int pw = has_pred() ? 17 : 0; /* width of the prediction columns */
@@ -423,7 +447,7 @@ static void usage(FILE *f)
             "  -o, --op OP            sum (default), prod, min, max, avg\n"
             "  -d, --datatype TYPE    int8 uint8 int32 uint32 int64 uint64 half bfloat16 float (default) double\n"
             "  -r, --root N           root of broadcast/reduce (default 0)\n"
-            "  -g, --ngpus N          GPU ranks (needs the CUDA executor; not in this build)\n"
+            "  -g, --ngpus N          N ranks on GPUs (GPU mode, docs/gpu-executor.md; refused without a usable GPU)\n"
             "      --host N           N host ranks as threads of this process (default 4)\n"
             "      --algo NAME        ring, tree, halving-doubling, hierarchical (also NCCL_ALGO)\n"
             "      --proto NAME       simple, ll, ll128 (also NCCL_PROTO)\n"
@@ -432,12 +456,23 @@ static void usage(FILE *f)
             "  -J, --output_file F    also write the results as JSON to F\n"
             "      --rank R --nranks N --master HOST:PORT   one rank per process, TCP rendezvous\n"
             "                         (or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them)\n"
+            "      --mpi              one rank per MPI process (automatic under mpirun/srun when built with MPI)\n"
             "      --no-progress      no live progress line on stderr\n"
             "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
             "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
-            "      --calibration F    model constants for --predict (topo-tune --calibrate output)\n"
+            "      --calibration F    model constants for --predict and --validate (topo-tune --calibrate output)\n"
+            "      --table FILE       plans per size from a topo-tune JSON table (--algo/--proto still win;\n"
+            "                         rules the host transports cannot run fall back and are counted)\n"
+            "      --validate         per size, run the tuning table's choice (--table) and its nearest runner-ups\n"
+            "                         back to back and report whether the choice was right (exit 3 when it lost)\n"
+            "      --topo FILE        with --validate: topology for the model (default: built-in host stand-in);\n"
+            "                         without --table the table is computed from it\n"
+            "      --validate-margin PCT   a choice within PCT%% of the fastest is within noise (default 5)\n"
+            "      --validate-runners-up N runner-ups measured per size (default 2; 0..7)\n"
+            "      --validate-rounds N     measure the candidates of a size N times, interleaved (default 1)\n"
             "  -h, --help\n"
-            "Without arguments: --host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1 (a short validated AllReduce sweep).\n");
+            "Without arguments: a short validated AllReduce sweep on this machine's GPUs (-g <all> -b 8 -e 64M -f 8\n"
+            "-n 20 -w 5 -c 1) or, without a usable GPU, on host ranks (--host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1).\n");
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -466,7 +501,8 @@ static int parse_args(int argc, char **argv, opts *o)
         o->iters = 10;
         o->warmup = 2;
     }
-    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB };
+    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
+           O_MPI, O_VALIDATE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -476,8 +512,13 @@ static int parse_args(int argc, char **argv, opts *o)
         {"host", 1, 0, O_HOST}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO},
         {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS}, {"master", 1, 0, O_MASTER},
         {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG},
-        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {0, 0, 0, 0}};
-    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0;
+        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"table", 1, 0, O_TABLE},
+        {"mpi", 0, 0, O_MPI}, {"validate", 0, 0, O_VALIDATE}, {"topo", 1, 0, O_TOPO},
+        {"validate-margin", 1, 0, O_VMARGIN}, {"validate-runners-up", 1, 0, O_VRUNNERS},
+        {"validate-rounds", 1, 0, O_VROUNDS}, {0, 0, 0, 0}};
+    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, mpi_given = 0, val_given = 0;
+    if (tt_cli_validate_defaults)
+        tt_cli_validate_defaults(&o->val);
     long long v;
     uint64_t u;
     const char *algo_s = NULL, *proto_s = NULL;
@@ -559,16 +600,40 @@ static int parse_args(int argc, char **argv, opts *o)
             break;
         case O_MASTER: snprintf(o->master, sizeof o->master, "%s", optarg); break;
         case O_NOPROG: o->progress = 0; break;
+        case O_MPI: mpi_given = 1; break;
         /* read by the prediction source (bin/cli_predict.c) */
         case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
         case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
+        case O_VALIDATE:
+            if (!tt_cli_validate_host || !tt_cli_validate_gpu)
+                return tt_cli_bad("--validate is not part of this build (bin/cli_validate.c)");
+            o->val.on = 1;
+            break;
+        case O_TABLE: o->table = o->val.table = optarg; break; /* a plan table, or the table --validate judges */
+        case O_TOPO: o->val.topo = optarg; val_given = 1; break;
+        case O_VMARGIN:
+        case O_VRUNNERS:
+        case O_VROUNDS:
+            if (!tt_cli_validate_option)
+                return tt_cli_bad("--validate is not part of this build (bin/cli_validate.c)");
+            if (tt_cli_validate_option(&o->val,
+                                       ch == O_VMARGIN    ? "--validate-margin"
+                                       : ch == O_VRUNNERS ? "--validate-runners-up"
+                                                          : "--validate-rounds",
+                                       optarg))
+                return EXIT_USAGE;
+            val_given = 1;
+            break;
         case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default: return tt_cli_bad("unknown option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return tt_cli_bad("unexpected argument '%s'", argv[optind]);
-    if (ngpus > 0)
+    if (val_given && !o->val.on)
+        return tt_cli_bad("--topo and the --validate-* options need --validate");
+    o->ngpus = ngpus;
+    if (ngpus > 0 && !o->val.on)
         return tt_cli_bad("-g %d: GPU ranks need the CUDA executor, which this build does not have yet; "
                    "use --host N for host ranks", ngpus);
     if (!algo_s && getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) {
@@ -579,6 +644,9 @@ static int parse_args(int argc, char **argv, opts *o)
         proto_s = getenv("NCCL_PROTO");
         o->proto_src = "NCCL_PROTO";
     }
+    if (o->val.on && (algo_s || proto_s))
+        return tt_cli_bad("--validate runs the table's choice and its runner-ups; drop %s (it would fix one algorithm "
+                          "or protocol)", algo_s ? o->algo_src : o->proto_src);
     if (predict_given && !has_pred())
         return tt_cli_bad("--predict: no prediction possible with that topology/calibration (reason above)");
     if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK)
@@ -599,8 +667,15 @@ static int parse_args(int argc, char **argv, opts *o)
         return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
     if (o->factor <= 1 && o->stepb == 0)
         return tt_cli_bad("-i 0 with -f 1 would never reach -e");
-    /* multi-process: options, else torchrun's variables */
-    if (o->rank >= 0 || have_nranks || o->master[0]) {
+    /* multi-process: options, --mpi, torchrun's variables, else an MPI launcher */
+    if (mpi_given && !TOPO_EXEC_HAVE_MPI)
+        return tt_cli_bad("--mpi: this topo-exec was built without MPI (install libopenmpi-dev and rebuild, or use "
+                          "mpirun -x MASTER_ADDR=host -x MASTER_PORT=port without --mpi)");
+    if (mpi_given && (o->rank >= 0 || have_nranks || o->master[0] || host_given))
+        return tt_cli_bad("--mpi cannot be combined with --rank/--nranks/--master or --host");
+    if (mpi_given) {
+        o->mp = 3;
+    } else if (o->rank >= 0 || have_nranks || o->master[0]) {
         if (o->rank < 0 || !have_nranks || !o->master[0])
             return tt_cli_bad("multi-process mode needs all of --rank, --nranks and --master");
         if (o->rank >= o->nranks)
@@ -611,6 +686,8 @@ static int parse_args(int argc, char **argv, opts *o)
                 (getenv("OMPI_COMM_WORLD_RANK") && getenv("OMPI_COMM_WORLD_SIZE")) ||
                 (getenv("PMI_RANK") && getenv("PMI_SIZE")) || (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")))) {
         o->mp = 2; /* tt_comm_init_env */
+    } else if (TOPO_EXEC_HAVE_MPI && !host_given && mpi_launched()) {
+        o->mp = 3; /* MPI_Init + tt_comm_init_mpi */
     } else if (!host_given) {
         /* started by a launcher but without a rendezvous address: refuse
          * rather than run one unrelated job per process (nccl-tests#27) */
@@ -624,7 +701,7 @@ static int parse_args(int argc, char **argv, opts *o)
         }
     }
     int nr = o->mp == 1 ? o->nranks : o->host_ranks;
-    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp != 2 && o->root >= nr) {
+    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp < 2 && o->root >= nr) {
         return tt_cli_bad("-r %d: root must be below the number of ranks (%d)", o->root, nr);
     }
     return 0;
@@ -721,6 +798,21 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-exec");
     if (topo_exec_gpu_main) {
+        /* no arguments: a short validated sweep on whatever the machine has - its GPUs when
+         * any is usable, else host ranks (below) */
+        char why[256], gn[16];
+        /* (not under a launcher: several processes must not each take every GPU) */
+        int launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK") ||
+                       getenv("WORLD_SIZE") || getenv("SLURM_NTASKS");
+        int ngpu = argc == 1 && !launched ? tt_gpu_available(why, sizeof why) : 0;
+        if (ngpu > 0) {
+            snprintf(gn, sizeof gn, "%d", ngpu > 64 ? 64 : ngpu);
+            char *gargv[] = {argv[0], "-g", gn, "-b", "8", "-e", "64M", "-f", "8", "-n", "20", "-w", "5", "-c", "1", NULL};
+            printf("# topo-exec without arguments: %s GPU rank(s), one per GPU (-g %s -b 8 -e 64M -f 8 -n 20 -w 5 -c 1)\n",
+                   gn, gn);
+            return topo_exec_gpu_main((int)(sizeof gargv / sizeof gargv[0]) - 1, gargv);
+        }
+        if (argc == 1 && !launched) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);
         int grc = topo_exec_gpu_main(argc, argv);
         if (grc >= 0)
             return grc;
@@ -734,6 +826,10 @@ int main(int argc, char **argv)
         snprintf(b, sizeof b, "%d", o.timeout_ms);
         setenv("TOPOTUNE_TIMEOUT_MS", b, 1);
     }
+    tt_cli_sweep sweep = {o.coll, o.dtype, o.op, o.root, o.minb, o.maxb, o.stepb, o.factor, o.iters, o.warmup,
+                          o.agg, o.check, o.plan.chunk_bytes, o.progress, o.json, o.argc, o.argv};
+    if (o.val.on && o.ngpus > 0)
+        return tt_cli_validate_gpu(&o.val, &sweep, o.ngpus);
     char start[64];
     time_t t = time(NULL);
     strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", gmtime(&t));
@@ -751,12 +847,15 @@ int main(int argc, char **argv)
             st = tt_unique_id_from_addr(&id, o.master);
             if (st == TT_OK)
                 st = tt_comm_init_rank(&comms[0], o.nranks, &id, o.rank);
+        } else if (o.mp == 3) {
+            st = mpi_comm_init(&comms[0]); /* every rank learns if any failed */
         } else {
             st = tt_comm_init_env(&comms[0]);
         }
         if (st != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             free(comms);
+            mpi_finish();
             return st == TT_ERR_INVALID ? EXIT_USAGE : EXIT_RUNTIME;
         }
         nranks = tt_comm_nranks(comms[0]);
@@ -788,16 +887,31 @@ int main(int argc, char **argv)
                             "%llu MiB are available; lower -e or run fewer ranks per host\n",
                     (unsigned long long)o.maxb, need / 1048576.0, nlocal, (unsigned long long)(avail >> 20));
             rc = EXIT_USAGE;
-            goto done;
+            goto checked;
         }
     }
     if ((o.coll == TT_COLL_BROADCAST || o.coll == TT_COLL_REDUCE) && o.root >= nranks) {
         fprintf(stderr, "topo-exec: -r %d: root must be below the number of ranks (%d)\n", o.root, nranks);
         rc = EXIT_USAGE;
-        goto done;
+        goto checked;
     }
+    if (o.val.on)
+        goto checked; /* --validate sets the plan of every candidate itself (bin/cli_validate_run.c) */
     for (int r = 0; r < nlocal; r++)
         tt_comm_set_plan(comms[r], &o.plan);
+    if (o.table) {
+        tt_plan_rule *rules = NULL;
+        int nrules = 0;
+        if ((rc = tt_cli_plan_table_load(o.table, nranks, &rules, &nrules, o.table_desc, sizeof o.table_desc)) != 0)
+            goto done;
+        for (int r = 0; r < nlocal && rc == 0; r++)
+            if (tt_comm_set_plan_table(comms[r], rules, nrules, TT_PLAN_TABLE_FALLBACK) != TT_OK) {
+                fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+                rc = EXIT_RUNTIME;
+            }
+        free(rules);
+        if (rc) goto done;
+    }
     /* an override that cannot apply is reported up front, never ignored */
     {
         tt_plan eff;
@@ -807,8 +921,17 @@ int main(int argc, char **argv)
                     tt_error_message(), tt_algo_label(o.plan.algo), o.algo_src ? o.algo_src : "default",
                     tt_proto_name(o.plan.proto), o.proto_src ? o.proto_src : "default");
             rc = EXIT_USAGE;
-            goto done;
+            goto checked;
         }
+    }
+checked:
+    if (o.mp == 3) /* MPI: same options everywhere, and all ranks go on or stop together */
+        rc = mpi_agree(&o, me, nranks, rc);
+    if (rc)
+        goto done;
+    if (o.val.on) {
+        rc = tt_cli_validate_host(&o.val, &sweep, comms, nlocal);
+        goto done;
     }
     if (me == 0)
         print_header(&o, nranks, transport);
@@ -846,6 +969,12 @@ int main(int argc, char **argv)
         if (!sh.failed) {
             printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
             printf("# Avg bus bandwidth    : %g \n", avg);
+            if (o.table) {
+                unsigned long fb = 0;
+                for (int r = 0; r < nlocal; r++) fb += tt_comm_plan_table_fallbacks(comms[r]);
+                printf("# plan table: %lu call(s) on this process ran a fallback (rules the host transports cannot "
+                       "run: LL/LL128, several channels, an algorithm not possible here)\n", fb);
+            }
             printf("#\n# Collective test concluded: %s\n", cli_name(o.coll));
         } else {
             printf("# Collective test FAILED after %d size(s): %s\n", sh.nrows, sh.err);
@@ -868,5 +997,6 @@ done:
     }
     free(comms);
     free(sh.rows);
+    mpi_finish();
     return rc;
 }

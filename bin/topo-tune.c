@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG };
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -180,6 +180,7 @@ int main(int argc, char **argv)
         {"expect", no_argument, NULL, OPT_EXPECT},      {"measured", no_argument, NULL, OPT_MEASURED},
         {"table", required_argument, NULL, OPT_TABLE},  {"tolerance", required_argument, NULL, OPT_TOL},
         {"among-measured", no_argument, NULL, OPT_AMONG},
+        {"from-measured", no_argument, NULL, OPT_FROM_MEAS}, {"margin", required_argument, NULL, OPT_MARGIN},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
@@ -187,7 +188,8 @@ int main(int argc, char **argv)
     int nodes = 1, gpn = -1, nics = -1, rails = -1, nccl_only = 0, fmt = 0, bench = 0;
     int mode = 0, measured = 0, among = 0; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT */
     const char *table = NULL;
-    double tolerance = 0.05;
+    double tolerance = 0.05, margin = 0.03;
+    int margin_given = 0;
     double nic_speed = -1;
     uint64_t min_size = TT_TUNE_MIN_SIZE, max_size = TT_TUNE_MAX_SIZE;
     static const char *const formats[] = {"table", "json", "nccl-csv", "env", NULL};
@@ -223,13 +225,19 @@ int main(int argc, char **argv)
         case OPT_CALIBRATE:
         case OPT_JUDGE:
         case OPT_EXPECT:
+        case OPT_FROM_MEAS:
             if (mode && mode != c)
-                return tt_cli_usage_error("--calibrate, --judge-choices and --expect exclude each other");
+                return tt_cli_usage_error("--calibrate, --judge-choices, --expect and --from-measured exclude each other");
             mode = c;
             break;
         case OPT_MEASURED: measured = 1; break;
         case OPT_TABLE: table = optarg; break;
         case OPT_AMONG: among = 1; break;
+        case OPT_MARGIN:
+            if (tt_parse_double(optarg, &margin) != TT_OK || !(margin >= 0) || margin >= 1)
+                return tt_cli_usage_error("--margin '%s' must be a fraction in [0, 1) (0.03 = 3%%)", optarg);
+            margin_given = 1;
+            break;
         case OPT_TOL:
             if (tt_parse_double(optarg, &tolerance) != TT_OK || !(tolerance >= 0) || tolerance > 10)
                 return tt_cli_usage_error("--tolerance '%s' must be a number in 0..10 (0.05 = 5%%)", optarg);
@@ -249,6 +257,26 @@ int main(int argc, char **argv)
         }
     }
     if (measured && mode != OPT_EXPECT) return tt_cli_usage_error("--measured goes with --expect");
+    if (margin_given && mode != OPT_FROM_MEAS) return tt_cli_usage_error("--margin goes with --from-measured");
+    if (mode == OPT_FROM_MEAS) {
+        if (argc - optind == 0) return tt_cli_usage_error("--from-measured needs measurement files");
+        if (explain || input || calib) return tt_cli_usage_error("--from-measured takes measurement files only (no --input, --calibration, --explain)");
+        if (fmt == 3) return tt_cli_usage_error("--format env does not apply to --from-measured");
+        tt_cli_calib_args fa;
+        memset(&fa, 0, sizeof fa);
+        fa.files = (const char *const *)argv + optind;
+        fa.nfiles = argc - optind;
+        fa.mopts = TT_MEASURE_OPTS_DEFAULT;
+        if (strcmp(coll_s, "all")) {
+            tt_coll cc;
+            if (tt_coll_parse(coll_s, &cc) != TT_OK) return tt_cli_usage_error("--collective: %s", tt_error_message());
+            fa.mopts.coll = cc;
+        }
+        fa.outpath = outpath;
+        fa.margin = margin;
+        fa.format = fmt;
+        return tt_cli_from_measured(&fa);
+    }
     if ((table || tolerance != 0.05 || among) && mode != OPT_JUDGE)
         return tt_cli_usage_error("--table, --tolerance and --among-measured go with --judge-choices");
     if (among && table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");

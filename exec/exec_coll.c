@@ -29,12 +29,9 @@ static int algo_supported(tt_coll coll, tt_algo a, int nranks)
     }
 }
 
-tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, tt_dtype t,
-                               tt_plan *eff)
+static tt_status resolve(const tt_comm *comm, tt_coll coll, size_t count, tt_dtype t, const tt_plan *req,
+                         tt_plan *eff)
 {
-    if (!comm || !eff)
-        return tt_error_set(TT_ERR_INVALID, "tt_comm_resolve_plan: NULL argument");
-    const tt_plan *req = &comm->plan;
     *eff = *req;
     if (req->proto != TT_PROTO_DEFAULT && req->proto != TT_PROTO_SIMPLE)
         return tt_error_set(TT_ERR_UNSUPPORTED,
@@ -74,6 +71,51 @@ tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, 
                             tt_algo_label(req->algo), tt_coll_label(coll), comm->nranks, why, avail);
     }
     return TT_OK;
+}
+
+/* the explicit plan, its default fields filled from the table rule */
+static tt_plan merged(const tt_plan *req, const tt_plan *rule)
+{
+    tt_plan m = *req;
+    if (m.algo == TT_ALGO_DEFAULT) m.algo = rule->algo;
+    if (m.proto == TT_PROTO_DEFAULT) m.proto = rule->proto;
+    if (!m.channels) m.channels = rule->channels;
+    if (!m.chunk_bytes) m.chunk_bytes = rule->chunk_bytes;
+    return m;
+}
+
+tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, tt_dtype t, tt_plan *eff)
+{
+    if (!comm || !eff)
+        return tt_error_set(TT_ERR_INVALID, "tt_comm_resolve_plan: NULL argument");
+    uint64_t bytes = (uint64_t)count * tt_dtype_size(t);
+    const tt_plan_rule *rule = tt_plan_rule_find(comm->rules, comm->nrules, coll, bytes);
+    if (!rule) return resolve(comm, coll, count, t, &comm->plan, eff);
+    tt_plan want = merged(&comm->plan, &rule->plan);
+    tt_status st = resolve(comm, coll, count, t, &want, eff);
+    if (st == TT_OK) return TT_OK;
+    if (!(comm->rule_flags & TT_PLAN_TABLE_FALLBACK))
+        return tt_error_prefix(st, "plan table rule for %s %llu..%llu bytes (%s/%s)", tt_coll_label(coll),
+                               (unsigned long long)rule->min_bytes, (unsigned long long)rule->max_bytes,
+                               tt_algo_label(want.algo), tt_proto_name(want.proto));
+    /* fall back: keep the rule's algorithm where it applies, this transport's protocol and
+     * channel count otherwise */
+    tt_plan fb = comm->plan;
+    if (fb.algo == TT_ALGO_DEFAULT) fb.algo = rule->plan.algo;
+    if (resolve(comm, coll, count, t, &fb, eff) != TT_OK) {
+        fb.algo = comm->plan.algo;
+        if ((st = resolve(comm, coll, count, t, &fb, eff)) != TT_OK) return st;
+    }
+    __atomic_add_fetch(&((tt_comm *)comm)->rule_fallbacks, 1, __ATOMIC_RELAXED);
+    TT_TRACE("exec", "rank %d: plan table rule %s/%s for %s %llu bytes cannot run here; ran %s/%s", comm->rank,
+             tt_algo_label(want.algo), tt_proto_name(want.proto), tt_coll_label(coll), (unsigned long long)bytes,
+             tt_algo_label(eff->algo), tt_proto_name(eff->proto));
+    return TT_OK;
+}
+
+unsigned long tt_comm_plan_table_fallbacks(const tt_comm *comm)
+{
+    return comm ? __atomic_load_n(&comm->rule_fallbacks, __ATOMIC_RELAXED) : 0;
 }
 
 static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *recvbuf, size_t count,

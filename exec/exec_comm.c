@@ -166,6 +166,7 @@ void exec_comm_free(tt_comm *comm)
         if (comm->conns[p])
             comm->conns[p]->tp->close(comm->conns[p]);
     free(comm->conns);
+    free(comm->rules);
     for (int r = 0; r < comm->nranks; r++)
         if (comm->ctl[r] >= 0)
             close(comm->ctl[r]);

@@ -3,7 +3,8 @@
  * one process, the transport chosen per pair (same device = virtual ranks,
  * CUDA peer access, host-staged through mapped pinned memory), buffers
  * allocated once at creation, plans, launches, deadlines and the
- * reduce-copy benchmark.
+ * reduce-copy benchmark.  Ranks in separate processes (CUDA IPC): exec_cuda_procs.cu,
+ * sharing the state of exec_cuda_comm.h.
  */
 #include <cuda_runtime.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "exec_cuda_comm.h"
 #include "exec_gpu_internal.h"
 #include "tt_common.h"
 #include "tt_exec.h"
@@ -25,55 +27,27 @@
 #define GPU_LL_MAX_BYTES (64u * 1024u)     /* LL up to 64 KiB, Simple above */
 #define GPU_TREE_MAX_BYTES (64u * 1024u)   /* tree up to 64 KiB on > 2 ranks, ring above */
 #define GPU_BYTES_PER_CHANNEL (256u * 1024u)
-#define GPU_HOST_STAGED_CHANNELS 4
 
-namespace {
-
-enum { LINK_LOCAL = 0, LINK_P2P_NVLINK, LINK_P2P_PCIE, LINK_HOST };
-const char *link_name(int l)
+const char *exec_gpu_link_name(int l)
 {
     switch (l) {
     case LINK_LOCAL: return "local (same GPU, virtual ranks)";
     case LINK_P2P_NVLINK: return "P2P/NVLink";
     case LINK_P2P_PCIE: return "P2P/PCIe";
+    case LINK_IPC_SAME: return "IPC (same GPU)";
+    case LINK_IPC_NVLINK: return "IPC/NVLink";
+    case LINK_IPC_PCIE: return "IPC/PCIe";
+    case LINK_HOST_SHM: return "host-staged (shm)";
     default: return "host-staged (pinned host memory)";
     }
 }
+#define link_name exec_gpu_link_name
 
-struct dev_group {
-    int device;
-    std::vector<int> ranks;   /* global ranks on this device, local index order */
-    cudaStream_t stream;
-    gpu_chan *dchans;         /* [ranks.size() * nch_max] on the device */
-    char *pool;               /* device pool of buffers and words */
-    size_t pool_bytes, pool_used;
-};
-
-tt_status cuda_fail(cudaError_t e, const char *what)
+tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what)
 {
     return tt_error_set(TT_ERR_SYSTEM, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
-
-}  // namespace
-
-struct tt_gpu_comm {
-    int nranks, nch_max, timeout_ms, is_virtual, force_host;
-    int stall_rank;                /* TOPOTUNE_GPU_TEST_STALL_RANK (testing aid), -1 */
-    std::vector<int> dev;          /* device of every rank */
-    std::vector<int> group_of;     /* device group of every rank */
-    std::vector<int> local_of;     /* local index within the group */
-    std::vector<dev_group> groups;
-    std::vector<int> link;         /* [from * n + to] */
-    std::vector<gpu_chan> hchans;  /* [rank * nch_max + c] host mirror used while building */
-    char *hpool;                   /* host-staged pool (mapped pinned) */
-    size_t hpool_bytes, hpool_used;
-    volatile int *abort_word;      /* mapped pinned */
-    gpu_err *err;                  /* mapped pinned */
-    uint64_t seq;
-    tt_status sticky;
-    char sticky_msg[1024];
-    char last_algo[32];
-};
+#define cuda_fail exec_gpu_cuda_fail
 
 extern "C" int tt_gpu_available(char *why, size_t whylen)
 {
@@ -90,7 +64,7 @@ extern "C" int tt_gpu_available(char *why, size_t whylen)
     return n;
 }
 
-static int env_timeout_ms(void)
+int exec_gpu_env_timeout_ms(void)
 {
     const char *s = getenv("TOPOTUNE_TIMEOUT_MS");
     long long v;
@@ -101,9 +75,10 @@ static int env_timeout_ms(void)
 /* Bytes of the receiver-side block of one connection. */
 static const size_t RECV_BLOCK = (size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES +
                                  (size_t)GPU_LL_SLOTS * GPU_LL_SLOT_LINES * 16 + 256;
+size_t exec_gpu_recv_block(void) { return RECV_BLOCK; }
 
 /* Who sends into recv role `role` of rank r (and with which send role). */
-static int sender_of(int n, int r, int role, int *srole)
+int exec_gpu_sender_of(int n, int r, int role, int *srole)
 {
     switch (role) {
     case GPU_CONN_RING: *srole = GPU_CONN_RING; return n >= 2 ? (r - 1 + n) % n : -1;
@@ -135,6 +110,28 @@ static void gpu_free_all(tt_gpu_comm *g)
     delete g;
 }
 
+int exec_gpu_channel_cap(int device, int per_gpu)
+{
+    int sms = 0, occ = 1 << 30;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    cudaSetDevice(device);
+    for (int t = 0; t < TT_NDTYPES; t++)
+        for (int o = 0; o < TT_NREDOPS; o++) occ = std::min(occ, exec_gpu_max_blocks_per_sm((tt_dtype)t, (tt_redop)o));
+    if (occ <= 0 || sms <= 0) {
+        tt_error_set(TT_ERR_SYSTEM, "GPU communicator: the AllReduce kernels cannot run on device %d (occupancy 0)",
+                     device);
+        return 0;
+    }
+    long cap = (long)sms * occ / (long)(per_gpu > 0 ? per_gpu : 1);
+    if (cap < 1) {
+        tt_error_set(TT_ERR_LIMIT, "GPU communicator: %d ranks on one GPU need %d resident blocks but the GPU holds "
+                                   "%d (%d SMs x %d blocks); use fewer virtual ranks", per_gpu, per_gpu, sms * occ,
+                     sms, occ);
+        return 0;
+    }
+    return (int)std::min<long>(cap, GPU_MAX_CHANNELS);
+}
+
 static pthread_mutex_t peer_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char peer_enabled[64][64];
 
@@ -148,7 +145,7 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
         return tt_error_set(TT_ERR_INVALID, "GPU communicator: %d ranks (allowed 1..%d)", nranks, GPU_MAX_RANKS);
     tt_gpu_comm *g = new tt_gpu_comm();
     g->nranks = nranks;
-    g->timeout_ms = env_timeout_ms();
+    g->timeout_ms = exec_gpu_env_timeout_ms();
     g->stall_rank = -1;
     const char *sr = getenv("TOPOTUNE_GPU_TEST_STALL_RANK");
     long long srv;
@@ -202,9 +199,10 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
     for (int t = 0; t < TT_NDTYPES; t++)
         for (int o = 0; o < TT_NREDOPS; o++) occ = std::min(occ, exec_gpu_max_blocks_per_sm((tt_dtype)t, (tt_redop)o));
     if (occ <= 0) {
+        int d0 = g->groups[0].device;
         delete g;
         return tt_error_set(TT_ERR_SYSTEM, "GPU communicator: the AllReduce kernels cannot run on device %d "
-                                           "(occupancy 0)", g->groups[0].device);
+                                           "(occupancy 0)", d0);
     }
     long cap = (long)sms * occ / (long)maxloc;
     if (cap < 1) {
@@ -265,7 +263,7 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
     size_t hneed = 0;
     for (int r = 0; r < nranks; r++)
         for (int role = 0; role < GPU_NCONN; role++) {
-            int srole, s = sender_of(nranks, r, role, &srole);
+            int srole, s = exec_gpu_sender_of(nranks, r, role, &srole);
             if (s < 0) continue;
             bool host = g->link[(size_t)s * nranks + r] == LINK_HOST;
             size_t blk = (RECV_BLOCK + 256) * nch;
@@ -306,6 +304,9 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
             memset(g->hpool, 0, g->hpool_bytes);
             memset((void *)g->abort_word, 0, 256);
             memset(g->err, 0, sizeof *g->err);
+            /* UVA: the host pointer of mapped pinned memory is valid on every device */
+            g->abort_dev = g->abort_word;
+            g->err_dev = g->err;
         }
     }
     if (st != TT_OK) {
@@ -330,7 +331,7 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
     };
     for (int r = 0; r < nranks; r++)
         for (int role = 0; role < GPU_NCONN; role++) {
-            int srole, s = sender_of(nranks, r, role, &srole);
+            int srole, s = exec_gpu_sender_of(nranks, r, role, &srole);
             if (s < 0) continue;
             bool host = g->link[(size_t)s * nranks + r] == LINK_HOST;
             for (int c = 0; c < nch; c++) {
@@ -369,6 +370,8 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
             return st;
         }
     }
+    for (int r = 0; r < nranks; r++) g->locals.push_back(r);
+    g->me = 0;
     TT_INFO(SUBSYS, "GPU communicator: %d rank(s) on %zu GPU(s)%s, up to %d channel(s), %d threads each", nranks,
             g->groups.size(), g->is_virtual ? " (VIRTUAL ranks share a GPU)" : "", nch, GPU_THREADS);
     *out = g;
@@ -378,6 +381,10 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
 extern "C" tt_status tt_gpu_comm_destroy(tt_gpu_comm *g)
 {
     if (!g) return TT_OK;
+    if (g->procs) {
+        exec_gpu_procs_destroy(g);
+        return TT_OK;
+    }
     for (auto &gr : g->groups) {
         cudaSetDevice(gr.device);
         if (gr.stream) cudaStreamSynchronize(gr.stream);
@@ -387,6 +394,18 @@ extern "C" tt_status tt_gpu_comm_destroy(tt_gpu_comm *g)
 }
 
 extern "C" int tt_gpu_comm_nranks(const tt_gpu_comm *g) { return g->nranks; }
+extern "C" int tt_gpu_comm_nlocal(const tt_gpu_comm *g) { return (int)g->locals.size(); }
+extern "C" int tt_gpu_comm_local_rank(const tt_gpu_comm *g, int i)
+{
+    return i >= 0 && i < (int)g->locals.size() ? g->locals[i] : -1;
+}
+/* index of a global rank among this process's ranks, -1 if it lives elsewhere */
+static int local_index(const tt_gpu_comm *g, int rank)
+{
+    for (size_t i = 0; i < g->locals.size(); i++)
+        if (g->locals[i] == rank) return (int)i;
+    return -1;
+}
 extern "C" int tt_gpu_comm_is_virtual(const tt_gpu_comm *g) { return g->is_virtual; }
 extern "C" int tt_gpu_comm_device(const tt_gpu_comm *g, int rank)
 {
@@ -400,7 +419,7 @@ extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
 }
 extern "C" void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms)
 {
-    g->timeout_ms = timeout_ms > 0 ? timeout_ms : env_timeout_ms();
+    g->timeout_ms = timeout_ms > 0 ? timeout_ms : exec_gpu_env_timeout_ms();
 }
 
 extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
@@ -439,6 +458,15 @@ extern "C" tt_status tt_gpu_comm_sync(tt_gpu_comm *g)
 {
     if (g->sticky != TT_OK) return tt_error_set(g->sticky, "%s", g->sticky_msg);
     tt_status st = TT_OK;
+    if (g->procs) {
+        /* waits while watching the peer processes (exec_cuda_procs.cu) */
+        st = exec_gpu_procs_sync(g);
+        if (st != TT_OK) {
+            g->sticky = st;
+            snprintf(g->sticky_msg, sizeof g->sticky_msg, "%s", tt_error_message());
+        }
+        return st;
+    }
     for (auto &gr : g->groups) {
         cudaSetDevice(gr.device);
         cudaError_t e = cudaStreamSynchronize(gr.stream);
@@ -473,10 +501,12 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
     tt_status st = tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, t, plan, &p);
     if (st != TT_OK) return st;
     size_t es = tt_dtype_size(t);
-    for (int r = 0; r < g->nranks; r++) {
-        if (!sendbufs[r] || !recvbufs[r])
+    /* one entry per rank of this process (tt_gpu_comm_local_rank order) */
+    for (size_t i = 0; i < g->locals.size(); i++) {
+        int r = g->locals[i];
+        if (!sendbufs[i] || !recvbufs[i])
             return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: rank %d has a NULL buffer", r);
-        if (((uintptr_t)sendbufs[r] | (uintptr_t)recvbufs[r]) % es)
+        if (((uintptr_t)sendbufs[i] | (uintptr_t)recvbufs[i]) % es)
             return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: rank %d: buffers must be aligned to the element "
                                                 "size (%zu bytes for %s)", r, es, tt_dtype_name(t));
     }
@@ -493,14 +523,15 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
         a.proto = p.proto;
         a.avg_div = op == TT_AVG ? g->nranks : 0;
         for (int i = 0; i < a.nloc; i++) {
+            int li = local_index(g, gr.ranks[i]);
             a.rank[i] = gr.ranks[i];
-            a.send[i] = sendbufs[gr.ranks[i]];
-            a.recv[i] = recvbufs[gr.ranks[i]];
+            a.send[i] = sendbufs[li];
+            a.recv[i] = recvbufs[li];
         }
         a.count = count;
         a.timeout_ns = (unsigned long long)g->timeout_ms * 1000000ull;
-        a.abort = g->abort_word;
-        a.err = g->err;
+        a.abort = g->abort_dev;
+        a.err = g->err_dev;
         a.chstride = g->nch_max;
         a.stall_rank = g->stall_rank;
         cudaSetDevice(gr.device);
@@ -517,6 +548,9 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
 extern "C" tt_status tt_gpu_alloc(tt_gpu_comm *g, int rank, size_t bytes, void **ptr)
 {
     *ptr = NULL;
+    if (local_index(g, rank) < 0)
+        return tt_error_set(TT_ERR_INVALID, "tt_gpu_alloc: rank %d does not live in this process (its ranks: %d..%d)",
+                            rank, g->locals.front(), g->locals.back());
     cudaSetDevice(g->dev[rank]);
     cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 1);
     if (e != cudaSuccess)
@@ -526,7 +560,7 @@ extern "C" tt_status tt_gpu_alloc(tt_gpu_comm *g, int rank, size_t bytes, void *
 }
 extern "C" void tt_gpu_free(tt_gpu_comm *g, int rank, void *ptr)
 {
-    if (!ptr) return;
+    if (!ptr || local_index(g, rank) < 0) return;
     cudaSetDevice(g->dev[rank]);
     cudaFree(ptr);
 }

@@ -23,7 +23,16 @@ tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices)
     *out = NULL;
     return tt_error_set(TT_ERR_UNSUPPORTED, "GPU communicator: %s", NO_CUDA);
 }
+tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, int device)
+{
+    (void)host;
+    (void)device;
+    *out = NULL;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU communicator: %s", NO_CUDA);
+}
 tt_status tt_gpu_comm_destroy(tt_gpu_comm *g) { (void)g; return TT_OK; }
+int tt_gpu_comm_nlocal(const tt_gpu_comm *g) { (void)g; return 0; }
+int tt_gpu_comm_local_rank(const tt_gpu_comm *g, int i) { (void)g; (void)i; return -1; }
 int tt_gpu_comm_nranks(const tt_gpu_comm *g) { (void)g; return 0; }
 int tt_gpu_comm_is_virtual(const tt_gpu_comm *g) { (void)g; return 0; }
 int tt_gpu_comm_device(const tt_gpu_comm *g, int rank) { (void)g; (void)rank; return -1; }

@@ -47,6 +47,10 @@ struct tt_comm {
     exec_conn **conns;       /* [nranks], NULL at [rank] */
     int timeout_ms;
     tt_plan plan;
+    tt_plan_rule *rules;     /* plans per size (tt_comm_set_plan_table) */
+    int nrules;
+    unsigned rule_flags;
+    unsigned long rule_fallbacks;
     uint64_t issued;         /* collectives issued (seq of the last one) */
 
     /* worker */

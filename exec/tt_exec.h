@@ -6,7 +6,8 @@
  *     rank, host shared-memory transport), or
  *   - in separate processes that meet through a TCP rendezvous
  *     (tt_comm_init_rank with a tt_unique_id, or tt_comm_init_env with the
- *     RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT variables torchrun sets).
+ *     RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT variables torchrun sets,
+ *     or tt_comm_init_mpi from tt_exec_mpi.h over an MPI communicator).
  *
  * Every collective call is ASYNCHRONOUS: it checks its arguments, queues the
  * operation on the communicator's worker thread and returns.  Operations of
@@ -122,6 +123,12 @@ typedef struct { char bytes[128]; } tt_unique_id;
  * 127.0.0.1) in this process; pass the id to every rank (rank 0 must run in
  * this process).  */
 tt_status tt_get_unique_id(tt_unique_id *id, const char *addr);
+/* A numeric address of this host that other hosts can most likely reach
+ * (for tt_get_unique_id when the ranks span hosts): the source address of the
+ * default route, else the first up non-loopback interface address (IPv4
+ * first), else "127.0.0.1".  A heuristic: pick the address yourself where
+ * hosts have several networks. */
+tt_status tt_host_address(char *buf, size_t n);
 /* An id for a fixed "host:port" (rank 0 binds it in tt_comm_init_rank). */
 tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port);
 tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, int rank);
@@ -129,7 +136,9 @@ tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, 
  * RANK/WORLD_SIZE are unset, the launcher's are used: OMPI_COMM_WORLD_RANK/
  * _SIZE (Open MPI mpirun), PMI_RANK/PMI_SIZE (MPICH), SLURM_PROCID/
  * SLURM_NTASKS (srun); MASTER_ADDR and MASTER_PORT are still needed (e.g.
- * mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).  No MPI library is used. */
+ * mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).  No MPI library is used.
+ * Programs that use MPI anyway: tt_comm_init_mpi() in tt_exec_mpi.h (a
+ * header-only helper, so that libtopotune itself never needs libmpi). */
 tt_status tt_comm_init_env(tt_comm **comm);
 
 /* Waits for queued work (bounded by the deadline), stops the worker, closes
@@ -142,6 +151,22 @@ const char *tt_comm_transport(const tt_comm *comm); /* in use: "shm", "tcp", "ib
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
 /* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */
 void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan);
+/* Plans per message size, e.g. from a topo-tune table: for each call, the first rule of its
+ * collective whose [min_bytes, max_bytes] holds the call's bytes (count x type size) supplies
+ * the fields that the plan of tt_comm_set_plan leaves at default (an explicit plan wins).
+ * A rule that cannot apply here (LL on a host transport, halving-doubling on 6 ranks, ...)
+ * fails the call with TT_ERR_UNSUPPORTED naming the rule, or, with TT_PLAN_TABLE_FALLBACK,
+ * runs what is closest (simple protocol, one channel, the default algorithm) and counts it
+ * in tt_comm_plan_table_fallbacks.  The rules are copied; n = 0 removes the table. */
+typedef struct {
+    tt_coll coll;
+    uint64_t min_bytes, max_bytes;
+    tt_plan plan;
+} tt_plan_rule;
+#define TT_PLAN_TABLE_FALLBACK 1u
+tt_status tt_comm_set_plan_table(tt_comm *comm, const tt_plan_rule *rules, int n, unsigned flags);
+unsigned long tt_comm_plan_table_fallbacks(const tt_comm *comm);
+const tt_plan_rule *tt_plan_rule_find(const tt_plan_rule *rules, int n, tt_coll coll, uint64_t bytes);
 /* The algorithm a collective with these arguments would use under the
  * current plan, or TT_ERR_UNSUPPORTED explaining why the plan cannot apply. */
 tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count,
@@ -182,7 +207,9 @@ tt_status tt_group_end(void);
  * deadline).  Ranks placed on the same GPU are VIRTUAL ranks: separate
  * buffers and connections, the same kernels, one launch.  Transport per pair:
  * same GPU, CUDA peer access (P2P/NVLink or P2P/PCIe), or host-staged through
- * mapped pinned memory (TOPOTUNE_GPU_TRANSPORT=host forces it).  AllReduce
+ * mapped pinned memory (TOPOTUNE_GPU_TRANSPORT=host forces it).  Process mode
+ * (tt_gpu_comm_init_procs): one rank per process, CUDA IPC between processes
+ * (IPC (same GPU), IPC/NVLink, IPC/PCIe) or host-staged through shared memory.  AllReduce
  * only (ring, tree; protocols simple and ll).  See docs/gpu-executor.md. */
 typedef struct tt_gpu_comm tt_gpu_comm;
 /* Number of usable CUDA devices, or 0 with the reason in why. */
@@ -190,9 +217,24 @@ int tt_gpu_available(char *why, size_t whylen);
 /* nranks ranks; rank r on devices[r] (NULL: r % device count). */
 tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices);
 tt_status tt_gpu_comm_destroy(tt_gpu_comm *g);
+/* Process ranks: one GPU rank per process of the host communicator `host`
+ * (this process's rank is tt_comm_rank(host)); collective over `host`, whose
+ * processes must all run on one machine.  device: the CUDA device of this
+ * process, or -1 for (local rank on this host) modulo the GPU count.  Pairs
+ * on the same GPU or with peer access map each other's buffers with CUDA
+ * IPC; other pairs are host-staged through a POSIX shared-memory segment.
+ * The abort word is shared: a deadline hit (or a peer process that exited)
+ * stops every process's kernel.  `host` must outlive the GPU communicator
+ * (destroy uses it as a barrier) and keep the default plan. */
+tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, int device);
 int tt_gpu_comm_nranks(const tt_gpu_comm *g);
+/* Ranks of this process (thread mode: all, process mode: 1) and the global
+ * rank of local index i.  The buffer arrays of tt_gpu_allreduce have one entry
+ * per local rank in this order (thread mode: index = rank). */
+int tt_gpu_comm_nlocal(const tt_gpu_comm *g);
+int tt_gpu_comm_local_rank(const tt_gpu_comm *g, int i);
 int tt_gpu_comm_is_virtual(const tt_gpu_comm *g);   /* 1 when ranks share a GPU */
-int tt_gpu_comm_device(const tt_gpu_comm *g, int rank);
+int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal in that rank's process */
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);

@@ -148,7 +148,8 @@ static tp_result get_coll_info(void *ctxv, int collType, size_t nBytes, int numP
     for (int i = 0; i < c->n; i++) {
         const tt_tune_entry *e = &c->e[i];
         if ((int)e->coll != collType || nBytes < e->min_bytes || nBytes > e->max_bytes) continue;
-        if ((int)e->algo >= numAlgo || (int)e->proto >= numProto) return tpSuccess;
+        if ((int)e->algo < 0 || (int)e->proto < 0 || (int)e->algo >= numAlgo || (int)e->proto >= numProto)
+            return tpSuccess; /* "default" entries and cells NCCL's table lacks: NCCL decides */
         float *cell = &table[(int)e->algo * numProto + (int)e->proto];
         if (*cell < 0) { /* NCCL_ALGO_PROTO_IGNORE: unsupported or disabled here */
             c->ignored++;

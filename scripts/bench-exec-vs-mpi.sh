@@ -26,17 +26,24 @@ while [ "$b" -le "$MAXB" ]; do
   mpirun --allow-run-as-root --oversubscribe -np "$NP" "$tmp/mpi_ar" "$b" "$b" 4 "$(iters_for "$b")" 2 >>"$tmp/mpi.txt"
   b=$((b * 4))
 done
-# topo-exec: NP processes, same sizes
+# topo-exec: NP processes, same sizes; started by mpirun when topo-exec was built with MPI
+# (MPI bootstrap, as nccl-tests), else by hand with a TCP rendezvous on 127.0.0.1
 : >"$tmp/tt.txt"
+if ldd "$X" 2>/dev/null | grep -q 'libmpi\.so'; then launch=mpirun; else launch=rendezvous; fi
+echo "bench: topo-exec launched by $launch" >&2
 b=$MINB
 while [ "$b" -le "$MAXB" ]; do
-  port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-  pids=()
-  for ((r = 0; r < NP; r++)); do
-    "$X" --rank $r --nranks "$NP" --master 127.0.0.1:$port -b "$b" -e "$b" -n "$(iters_for "$b")" -w 2 -c 1 \
-      --no-progress >"$tmp/tt$r.out" 2>&1 & pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p"; done
+  args=(-b "$b" -e "$b" -n "$(iters_for "$b")" -w 2 -c 1 --no-progress)
+  if [ $launch = mpirun ]; then
+    mpirun --allow-run-as-root --oversubscribe -np "$NP" "$X" "${args[@]}" >"$tmp/tt0.out" 2>&1
+  else
+    port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+    pids=()
+    for ((r = 0; r < NP; r++)); do
+      "$X" --rank $r --nranks "$NP" --master 127.0.0.1:$port "${args[@]}" >"$tmp/tt$r.out" 2>&1 & pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+  fi
   awk '!/^#/ && NF >= 13 { print $1, $6, $8, ($9 == "0" ? "ok" : "WRONG"), $7 }' "$tmp/tt0.out" >>"$tmp/tt.txt"
   b=$((b * 4))
 done

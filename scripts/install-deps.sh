@@ -19,13 +19,15 @@ if command -v pkg-config >/dev/null 2>&1; then
   need_pc hwloc libhwloc-dev
   need_pc libibverbs libibverbs-dev
   need_pc cmocka libcmocka-dev
+  need_pc ompi-c libopenmpi-dev   # MPI for topo-exec under mpirun and tt_exec_mpi.h (optional: make MPI=0)
 else
-  missing+=(libxml2-dev libcjson-dev libhwloc-dev libibverbs-dev libcmocka-dev)
+  missing+=(libxml2-dev libcjson-dev libhwloc-dev libibverbs-dev libcmocka-dev libopenmpi-dev)
 fi
 # Tools the tests and views use (optional ones are still installed when possible).
 need_cmd xmllint libxml2-utils
 need_cmd dot graphviz
 need_cmd lstopo hwloc
+need_cmd mpirun openmpi-bin
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all build dependencies present"

@@ -17,6 +17,7 @@ topo="$R/topology.xml"
 if [ -x "$B/topo-dump" ] && "$B/topo-dump" --format native -o "$topo" 2>"$R/scan.log" \
    && grep -q '<gpu' "$topo"; then
   echo "live scan of $(hostname): $topo"
+  live=1
 else
   if [ -s "$R/scan.log" ]; then sed 's/^/  scan: /' "$R/scan.log" | head -20; fi
   echo "no GPU found by the live scan: using the bundled example topology $EXAMPLE (8x H100, NVSwitch, 8 NICs)"
@@ -38,7 +39,14 @@ fi
 
 step "3. executor"
 if [ -x "$B/topo-exec" ]; then
-  "$B/topo-exec" || status=1
+  ngpu=0
+  if [ "${live:-0}" = 1 ]; then ngpu=$(grep -c '<gpu ' "$topo"); fi
+  if [ "$ngpu" -gt 0 ] && [ -s "$R/tuning.json" ] && "$B/topo-exec" -g "$ngpu" -b 8 -e 8 -n 1 -w 0 -c 0 >/dev/null 2>&1; then
+    echo "GPU ranks, one per GPU, plans per size from the tuning table $R/tuning.json:"
+    "$B/topo-exec" -g "$ngpu" -b 8 -e 64M -f 8 -n 20 -w 5 -c 1 --table "$R/tuning.json" || status=1
+  else
+    "$B/topo-exec" || status=1   # no arguments: this machine's GPUs if usable, else 4 host ranks
+  fi
 else
   echo "topo-exec is not built in this version"
 fi

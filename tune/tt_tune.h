@@ -287,6 +287,36 @@ void tt_measure_set_free(tt_measure_set *set);
 /* Algorithm names of tune and of topo-exec ("halving-doubling" = rhd, "hierarchical" = hier). */
 tt_status tt_measure_algo_parse(const char *s, tt_algo *out);
 
+/* ---- a tuning table from measurements (tune_measured.c) ----
+ * For operators who measured every candidate: sweeps with one (algorithm, protocol) forced each,
+ * plus sweeps with NCCL's own choice (rows without an algorithm) as the baseline, all of one
+ * communicator shape.  Per measured size the fastest candidate (median of repeats) is forced
+ * when it beats the baseline by at least `margin` (fraction), else the size is left to NCCL
+ * (no entry).  Size s_i decides up to the geometric midpoint with its neighbours. */
+typedef struct {
+    tt_coll coll;
+    uint64_t bytes;                  /* measured size */
+    uint64_t min_bytes, max_bytes;   /* range it decides for */
+    tt_algo algo;                    /* fastest candidate (TT_ALGO_DEFAULT: none measured) */
+    tt_proto proto;
+    int ncand;                       /* candidates measured at this size */
+    double best_us, base_us;         /* fastest candidate; NCCL's own choice (< 0: not measured) */
+    int forced;                      /* 1: the table forces the fastest candidate here */
+} tt_measured_row;
+typedef struct {
+    tt_measured_row *rows;
+    int n;
+    int nranks, nodes;
+    double margin;
+} tt_measured_table;
+tt_status tt_tune_measured_build(const tt_measure_set *ms, double margin, int nccl_only, tt_measured_table *out);
+void tt_measured_table_free(tt_measured_table *t);
+/* JSON table (schema topotune-tuning-table, model "measured", forced ranges as entries, every
+ * size under "decisions"), NCCL tuner CSV, human table. */
+tt_status tt_measured_write_json(const tt_measured_table *t, const char *sources, tt_strbuf *out);
+tt_status tt_measured_write_csv(const tt_measured_table *t, tt_strbuf *out);
+tt_status tt_measured_write_text(const tt_measured_table *t, tt_strbuf *out);
+
 /* ---- calibration (tune_calibrate.c) ----
  * Fits the topotune model's constants to measurements: robust (Cauchy loss on log(pred/meas),
  * annealed scale 100% -> 10%), bounded (latencies >= 0.001 us, bandwidth never above what the

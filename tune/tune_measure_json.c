@@ -1,9 +1,10 @@
 /*
  * tune_measure_json.c - topo-exec -J and nccl-tests -J JSON results.
  *
- * topo-exec (docs/cli-topo-exec.md on branch h-exec): {"tool":"topo-exec", "config":
+ * topo-exec (docs/cli-topo-exec.md): {"tool":"topo-exec", "config":
  *   {"collective", "nranks", "transport", "proto_requested", ...}, "results": [{"size", "algo",
- *   "out_of_place": {"time", "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}]}.
+ *   ["proto", "channels" (topo-exec --validate),] "out_of_place": {"time", "alg_bw", "bus_bw",
+ *   "nwrong"}, "in_place": {...}}]}.
  *   Host transports (shm, tcp) run the simple protocol on one channel (tt_exec.h); "shm" is
  *   one node.
  * nccl-tests (peers.md 1.4, version 3): {"args": [prog, ...], "config": {"nthreads", "ngpus",
@@ -75,6 +76,24 @@ static tt_status results(const cJSON *root, const char *name, const tt_measureme
                 m.algo = al;
             } else if (a && !cJSON_IsString(a) && !cJSON_IsNull(a)) {
                 return tt_error_set(TT_ERR_PARSE, "%s.algo: expected a string", where);
+            }
+            /* per-result protocol and channels (topo-exec --validate runs several candidates in one
+             * file); they override config.proto_requested / config.channels */
+            const cJSON *pr = cJSON_GetObjectItemCaseSensitive(r, "proto");
+            if (cJSON_IsString(pr) && strcmp(pr->valuestring, "default")) {
+                tt_proto p;
+                if (tt_proto_parse(pr->valuestring, &p) != TT_OK)
+                    return tt_error_set(TT_ERR_PARSE, "%s.proto: unknown protocol '%s'", where, pr->valuestring);
+                m.proto = p;
+            } else if (pr && !cJSON_IsString(pr) && !cJSON_IsNull(pr)) {
+                return tt_error_set(TT_ERR_PARSE, "%s.proto: expected a string", where);
+            }
+            const cJSON *ch = cJSON_GetObjectItemCaseSensitive(r, "channels");
+            if (ch && !cJSON_IsNull(ch)) {
+                if (!cJSON_IsNumber(ch) || ch->valuedouble < 1 || ch->valuedouble > 64 ||
+                    ch->valuedouble != floor(ch->valuedouble))
+                    return tt_error_set(TT_ERR_PARSE, "%s.channels: expected an integer in 1..64", where);
+                m.channels = (int)ch->valuedouble;
             }
         }
         double b0 = 0, b1 = 0;

@@ -107,9 +107,10 @@ static tt_status table_close(table_state *t, const char *name, const tt_measure_
         m->nranks = o->nranks > 0 ? o->nranks : t->nranks;
         if (m->nranks == 0 && (coll == TT_COLL_ALLGATHER || coll == TT_COLL_REDUCESCATTER)) m->nranks = hint;
         m->nodes = o->nodes > 0 ? o->nodes : t->nhosts;
-        m->algo = t->algo;
-        m->proto = t->proto;
-        m->channels = t->channels;
+        /* a row that named its own plan (GPU mode's algo/proto/ch column) keeps it */
+        if (m->algo < 0) m->algo = t->algo;
+        if (m->proto < 0) m->proto = t->proto;
+        if (m->channels <= 0) m->channels = t->channels;
     }
     return TT_OK;
 }
@@ -155,7 +156,8 @@ static tt_status parse_comment(const char *c, int line, table_state *t, const ch
     }
     if (!strncmp(c, "# topo-exec (", 13) && (p = strstr(c, "collective:"))) {
         if ((st = maybe_new_table(t, name, o, set)) != TT_OK) return st;
-        if (sscanf(p + 11, "%127s", word) == 1) {
+        /* "collective: all_reduce" or, in GPU mode, "collective: all_reduce, engine ..." */
+        if (sscanf(p + 11, " %127[^ ,\t\r]", word) == 1) {
             tt_coll cc;
             if (tm_coll_from_prog(word, &cc) != TT_OK)
                 return tt_error_set(TT_ERR_PARSE, "%s:%d: unknown collective '%s'", name, line, word);
@@ -265,6 +267,20 @@ static tt_status parse_row(char *s, int line, table_state *t, const char *name, 
     }
     tm_finish_times(&m);
     m.busbw = m.time_us == m.time_oop_us ? busbw[0] : busbw[1];
+    /* topo-exec's GPU mode ends a row with the plan it ran, "ring/ll/4" (algorithm/protocol/
+     * channels); "nccl" there means NCCL chose */
+    for (int k = col[places - 1] + 4; k < nt && k < 32; k++) {
+        char a[64], pr[32];
+        int chn;
+        tt_algo al;
+        tt_proto pp;
+        if (sscanf(tok[k], "%63[^/]/%31[^/]/%d", a, pr, &chn) == 3 && tt_measure_algo_parse(a, &al) == TT_OK &&
+            tt_proto_parse(pr, &pp) == TT_OK && chn > 0) {
+            m.algo = (int)al;
+            m.proto = (int)pp;
+            m.channels = chn;
+        }
+    }
     /* all_gather / reduce_scatter: size = count * esize * nranks gives the ranks when the
      * header lacks the "#  Rank" lines */
     snprintf(m.where, sizeof m.where, "%s:%d", name, line);

@@ -13,7 +13,8 @@
  * 2(n-1)/n * S per rank; allgather/reducescatter (n-1) steps, (n-1)/n * S; broadcast/reduce
  * a pipelined chain of n-1 hops.  Tree (allreduce): pipelined chain inside the node plus a
  * binary tree of depth ceil(log2 N) across nodes, up then down; every GPU sends 2S on its
- * egress link and through its channels (reduce up, broadcast down), every node 2S on the
+ * egress link and through its channels (reduce up, broadcast down; S when the chain is only
+ * two GPUs of one node: no GPU is interior), every node 2S on the
  * network (double binary tree).  Pipelines move k = ceil(S/c/chunk) chunks:
  * (hops + k - 1) chunk times.  RD/RHD/HIER follow the textbook step counts (docs/model.md).
  */
@@ -163,10 +164,13 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
             int hi = g - 1, hn = ceil_log2(N);
             double per = S / c, k = fmax(1, ceil(per / e.chunk));
             lat += pipe_time(2 * hi, 2 * hn, per, e.chunk, &e);
-            /* every GPU sends S up and S down (2S on its egress link, 2S through its channels);
+            /* an interior GPU of the chain sends S up and S down (2S on its egress link, 2S
+             * through its channels); with two GPUs and one node there is no interior GPU: the
+             * leaf sends S up, the root S down (S per GPU, as a 2-rank ring);
              * a double binary tree sends 2S per node on the network (1.5S interior + S/2 leaf) */
-            double t_ch = 2 * S / (cap * 1e3);
-            double t_in = g > 1 ? 2 * S / (bin * pp->efficiency * 1e3) : 0;
+            double f = (g <= 2 && N == 1) ? 1.0 : 2.0;
+            double t_ch = f * S / (cap * 1e3);
+            double t_in = g > 1 ? f * S / (bin * pp->efficiency * 1e3) : 0;
             double t_net = N > 1 ? 2 * S / (bnet * pp->efficiency * 1e3) : 0;
             double tt = fmax(t_ch, fmax(t_in, t_net));
             tb = tt * (2 * (hi + hn) + k - 1) / k;

@@ -7,7 +7,7 @@ run make -C "$ROOT" -s BUILD="$BUILD" install PREFIX="$P"
 expect_rc 0 "make install PREFIX=tmp"
 for f in bin/topo-dump bin/topo-tune bin/topo-exec lib/libtopotune.a lib/libtopotune.so.0 lib/libtopotune.so \
          lib/libnccl-tuner-topotune.so include/topotune/tt_topo.h include/topotune/tt_xml.h \
-         include/topotune/tt_common.h include/topotune/tt_tune.h include/topotune/tt_exec.h lib/pkgconfig/topotune.pc; do
+         include/topotune/tt_common.h include/topotune/tt_tune.h include/topotune/tt_exec.h include/topotune/tt_exec_mpi.h lib/pkgconfig/topotune.pc; do
   [ -e "$P/$f" ] && ok "installed $f" || not_ok "missing $f"
 done
 cat > "$TMP/consumer.c" <<'C'

@@ -2,7 +2,9 @@
 # topo-exec GPU mode: without a GPU, -g / --engine nccl / --gpu-copy-bench fail
 # at once with the reason and exit 2 (usage: use --host) (nothing hangs, nothing fails at load
 # time); --host keeps host mode.  With a GPU: a small validated sweep on
-# (virtual) GPU ranks, plan overrides, an unsupported plan refused.
+# (virtual) GPU ranks, plan overrides, an unsupported plan refused; process
+# ranks on GPUs (-g 1 --rank R --nranks N --master ...): usage errors always,
+# with a GPU two processes over CUDA IPC, only rank 0 printing the table.
 source "$(dirname "$0")/lib.sh"
 TE="$BIN/topo-exec"
 export NCCL_NVLS_ENABLE=0
@@ -18,6 +20,24 @@ run "$TE" -g 2 -t all_gather
 expect_rc 2 "GPU mode refuses collectives other than all_reduce"
 expect_grep "$TMP/err" "all_reduce only" "... and says so"
 
+run "$TE" -g 2 --rank 0 --nranks 2 --master 127.0.0.1:1
+expect_rc 2 "process ranks with -g 2 are a usage error"
+expect_grep "$TMP/err" "use -g 1" "... saying each process drives one GPU rank"
+run "$TE" -g 1 --rank 0 --master 127.0.0.1:1
+expect_rc 2 "process ranks without --nranks are a usage error"
+run "$TE" -g 1 --engine nccl --rank 0 --nranks 2 --master 127.0.0.1:1
+expect_rc 2 "--engine nccl with process ranks is a usage error"
+
+# two process ranks on GPUs, rank 0 and rank 1 in the background; prints
+# rank 1's exit code into $TMP/rc1 and its output into $TMP/out1/err1
+run_pair() { # run_pair EXTRA-ARGS...
+  local port=$(( 20000 + (RANDOM % 20000) ))
+  timeout 120 "$TE" -g 1 --rank 1 --nranks 2 --master 127.0.0.1:$port "$@" >"$TMP/out1" 2>"$TMP/err1" &
+  local p1=$!
+  run timeout 120 "$TE" -g 1 --rank 0 --nranks 2 --master 127.0.0.1:$port "$@"
+  wait $p1; echo $? > "$TMP/rc1"
+}
+
 run "$TE" -g 1 -b 1K -e 1K -n 1
 why=$(head -1 "$TMP/err")
 if grep -qE "no usable GPU|no CUDA support" "$TMP/err"; then
@@ -27,7 +47,11 @@ if grep -qE "no usable GPU|no CUDA support" "$TMP/err"; then
   expect_rc 2 "--engine nccl without a GPU is refused with exit 2"
   run "$TE" --gpu-copy-bench 1M
   expect_rc 2 "--gpu-copy-bench without a GPU is refused with exit 2"
+  run timeout 30 "$TE" -g 1 --rank 0 --nranks 2 --master 127.0.0.1:1
+  expect_rc 2 "process ranks on GPUs without a GPU are refused with exit 2 (before any rendezvous)"
+  expect_grep "$TMP/err" "use --host N" "... naming the way out"
   skip "GPU sweep" "no GPU: $why"
+  skip "process ranks on GPUs" "no GPU: $why"
 else
   expect_rc 0 "-g 1 runs on the GPU"
   run "$TE" -g 3 -b 8 -e 1M -f 8 -n 3 --algo tree --proto ll
@@ -41,5 +65,22 @@ else
   run "$TE" -g 2 --proto ll128
   expect_rc 2 "LL128 is refused, not replaced"
   expect_grep "$TMP/err" "available: simple, ll" "... listing what is available"
+
+  TOPOTUNE_DEBUG=INFO run_pair -b 8 -e 1M -f 8 -n 3
+  expect_rc 0 "2 process ranks on GPUs (rank 0)"
+  [ "$(cat "$TMP/rc1")" = 0 ] && ok "... rank 1 exits 0" || not_ok "... rank 1 exits $(cat "$TMP/rc1"): $(head -c 300 "$TMP/err1")"
+  expect_grep "$TMP/out" "process ranks on GPUs" "... the header says process ranks on GPUs"
+  expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+  if [ "${ngpu:-1}" -lt 2 ]; then
+    expect_grep "$TMP/out" "VIRTUAL RANKS" "... ranks sharing the GPU are marked VIRTUAL"
+    expect_grep "$TMP/err" "rank 0 -> 1 via IPC \(same GPU\)" "... transport logged under TOPOTUNE_DEBUG=INFO"
+  else
+    expect_grep "$TMP/err" "rank 0 -> 1 via IPC" "... transport logged under TOPOTUNE_DEBUG=INFO"
+  fi
+  if [ -s "$TMP/out1" ]; then not_ok "... only rank 0 prints (rank 1: $(head -c 200 "$TMP/out1"))"; else ok "... only rank 0 prints"; fi
+  TOPOTUNE_GPU_TRANSPORT=host TOPOTUNE_DEBUG=INFO run_pair -b 1K -e 64K -f 8 -n 2 --algo tree --proto ll
+  expect_rc 0 "2 process ranks host-staged through shared memory"
+  expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+  expect_grep "$TMP/err" "via host-staged \(shm\)" "... transport logged"
 fi
 finish

@@ -106,21 +106,34 @@ if [ -x "$X" ]; then
   run "$TT" --judge-choices "$TMP"/live-*.json --input "$HOST" --calibration "$TMP/cal-live.json" --among-measured
   if [ "$RC" -le 1 ] && grep -Eq '^# [0-9]+ right, [0-9]+ wrong, 0 without' "$TMP/out"; then ok "judge: fresh runs judged (exit $RC)"
   else not_ok "judge: fresh runs (exit $RC: $(head -c 300 "$TMP/err"))"; fi
-  # scripts/topo-validate.sh: one topo-exec run per candidate, then --judge-choices
-  V="$ROOT/scripts/topo-validate.sh"
-  run "$V" --bin "$BIN" --input "$HOST" --among-measured -- --host 2 -b 1K -e 16K -f 4 -n 2
-  if [ "$RC" -le 1 ] && grep -q '^# measured halving-doubling' "$TMP/out" && grep -Eq '^# [0-9]+ right, [0-9]+ wrong, 0 without' "$TMP/out"
-  then ok "topo-validate: candidates measured and judged (exit $RC)"; else not_ok "topo-validate (exit $RC): $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; fi
-  run "$V" --bin "$BIN" --input "$HOST" -- --host 3 -b 1K -e 1K -n 1
-  expect_grep "$TMP/out" '^# halving-doubling left out: .*power-of-two' "topo-validate: a refused candidate is named and left out"
-  run "$V" --bin "$BIN" -- --host 2
-  expect_rc 2 "topo-validate: needs --table or --input"
-  run "$V" --bin "$BIN" --input "$HOST" -- --host 2 --algo ring
-  expect_rc 2 "topo-validate: --algo belongs to the script"
-  run "$V" --bin "$BIN" --input "$HOST" -- --host 2 --bogus
-  expect_rc 2 "topo-validate: a failing topo-exec run stops it"
+  # (topo-exec --validate, which measures the candidates itself: tests/cli/test_topo_exec_validate.sh)
   # topo-exec predicts with the calibration (--predict / --calibration, bin/cli_predict.c)
-  if [ -x "$BIN/topo-exec" ] && cp "$BIN/topo-exec" "$TMP/topo-exec-pred"; then
+  # --from-measured: a table of the fastest measured candidates, NCCL's own choice kept within the margin
+G="$FIX/measurements/gpu-h200x2"
+run "$TT" --from-measured "$G"/sweep-ring-ll.txt "$G"/sweep-ring-simple.txt "$G"/sweep-tree-ll.txt "$G"/sweep-tree-simple.txt "$G"/sweep-nccl-default.txt
+expect_rc 0 "from-measured: recorded 2xH200 sweeps"
+expect_grep "$TMP/out" '^allreduce +8 +8\.\.15 +ring/ll +11\.35 +19\.20 +\+40\.9% +force' "from-measured: 8 B forced to ring/ll (+40.9% on NCCL's choice)"
+expect_grep "$TMP/out" '^allreduce +524288 .*leave to NCCL' "from-measured: 512 KiB left to NCCL (its choice is faster)"
+run "$TT" --from-measured --margin 0.5 "$G"/sweep-ring-ll.txt "$G"/sweep-nccl-default.txt -f json -o "$TMP/meas.json"
+expect_rc 0 "from-measured: JSON with a 50% margin"
+expect_grep "$TMP/meas.json" '"model":[[:space:]]*"measured"' "from-measured JSON: model measured"
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["entries"]; sys.exit(not (d["ranks"]==2 and len(e)==0 and len(d["decisions"])==16))' "$TMP/meas.json" 2>/dev/null; then
+  # ring/ll beats NCCL's choice by at most 40.9% (8 B): with a 50% margin nothing is forced
+  ok "from-measured: 50% margin forces nothing, all 16 sizes listed as decisions"; else
+  not_ok "from-measured JSON: $(head -c 300 "$TMP/meas.json")"; fi
+run "$TT" --from-measured "$G"/sweep-ring-ll.txt "$G"/sweep-nccl-default.txt -f nccl-csv
+expect_grep "$TMP/out" '^allreduce,8,16383,ring,ll,-1,1,2,-1,-1$' "from-measured: NCCL tuner CSV, equal neighbours merged (8 B..16 KiB ring/ll)"
+run "$TT" --from-measured "$FIX"/measurements/exec-ar-ring-2.json "$FIX"/measurements/exec-ar-ring-4.json
+expect_rc 2 "from-measured: mixed rank counts refused"
+expect_grep "$TMP/err" 'one communicator shape.*2 ranks.*4 ranks' "... naming both shapes"
+run "$TT" --from-measured --margin 1.5 "$G"/sweep-ring-ll.txt
+expect_rc 2 "from-measured: --margin out of range"
+run "$TT" --from-measured
+expect_rc 2 "from-measured: no files"
+run "$TT" --margin 0.1 -i "$FIX/pcie-4gpu.xml"
+expect_rc 2 "--margin without --from-measured"
+
+if [ -x "$BIN/topo-exec" ] && cp "$BIN/topo-exec" "$TMP/topo-exec-pred"; then
     run "$TMP/topo-exec-pred" --predict "$HOST" --calibration "$TMP/cal.json" --host 2 --algo ring \
       -b 1K -e 64K -f 8 -n 2 --no-progress -J "$TMP/pred.json"
     expect_rc 0 "predicting topo-exec runs"

@@ -260,6 +260,46 @@ static void test_group_many_ops(void **state)
     world_fini(&w);
 }
 
+/* Plans per size from a table: rules fill the default fields, an explicit plan wins, a rule
+ * the host transport cannot run is an error naming the rule unless fallback was asked for. */
+static void test_plan_table(void **state)
+{
+    (void)state;
+    tt_comm *c[4];
+    assert_int_equal(tt_comm_init_threads(4, c), TT_OK);
+    tt_plan_rule rules[2] = {
+        {TT_COLL_ALLREDUCE, 0, 4096, {TT_ALGO_RHD, TT_PROTO_SIMPLE, 0, 0}},
+        {TT_COLL_ALLREDUCE, 4097, 1u << 20, {TT_ALGO_RING, TT_PROTO_LL, 0, 0}},
+    };
+    assert_int_equal(tt_comm_set_plan_table(c[0], rules, 2, 0), TT_OK);
+    tt_plan eff;
+    assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 1024, TT_FLOAT, &eff), TT_OK);
+    assert_int_equal(eff.algo, TT_ALGO_RHD);
+    /* outside every rule: the built-in default (ring above 64 KiB) */
+    assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 1u << 20, TT_FLOAT, &eff), TT_OK);
+    assert_int_equal(eff.algo, TT_ALGO_RING);
+    /* LL on the host: refused, naming the rule */
+    assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 2048, TT_FLOAT, &eff), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "plan table rule for AllReduce 4097..1048576 bytes (ring/ll)"));
+    /* explicit plan wins */
+    tt_plan p = TT_PLAN_DEFAULT;
+    p.algo = TT_ALGO_TREE;
+    tt_comm_set_plan(c[0], &p);
+    assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 256, TT_FLOAT, &eff), TT_OK);
+    assert_int_equal(eff.algo, TT_ALGO_TREE);
+    tt_comm_set_plan(c[0], NULL);
+    /* with fallback: ring with simple, counted */
+    assert_int_equal(tt_comm_set_plan_table(c[0], rules, 2, TT_PLAN_TABLE_FALLBACK), TT_OK);
+    assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 2048, TT_FLOAT, &eff), TT_OK);
+    assert_true(eff.algo == TT_ALGO_RING && eff.proto == TT_PROTO_SIMPLE);
+    assert_int_equal(tt_comm_plan_table_fallbacks(c[0]), 1);
+    /* bad rules */
+    tt_plan_rule bad = {TT_COLL_ALLREDUCE, 10, 5, {TT_ALGO_RING, TT_PROTO_SIMPLE, 0, 0}};
+    assert_int_equal(tt_comm_set_plan_table(c[0], &bad, 1, 0), TT_ERR_INVALID);
+    assert_int_equal(tt_comm_set_plan_table(c[0], NULL, 0, 0), TT_OK);
+    for (int r = 0; r < 4; r++) assert_int_equal(tt_comm_destroy(c[r]), TT_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_other_collectives),
         cmocka_unit_test(test_hierarchical_nodes),
         cmocka_unit_test(test_group_many_ops),
+        cmocka_unit_test(test_plan_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

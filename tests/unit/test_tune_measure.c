@@ -133,6 +133,42 @@ static void test_topo_exec_text_and_srun(void **state)
     tt_measure_set_free(&ms);
 }
 
+/* topo-exec's GPU mode: "collective: all_reduce, engine ...", nGpus, and a last column with
+ * the plan each row ran ("ring/ll/2"); NCCL rows say "nccl" there (NCCL's own choice) */
+static void test_topo_exec_gpu_text(void **state)
+{
+    (void)state;
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_load(fix("gpu-h200x2/sweep-ours-default.txt"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 16);
+    assert_int_equal(ms.m[0].coll, TT_COLL_ALLREDUCE);
+    assert_int_equal(ms.m[0].nranks, 2);
+    assert_int_equal(ms.m[0].nodes, 1);
+    assert_int_equal(ms.m[0].algo, TT_ALGO_RING);
+    assert_int_equal(ms.m[0].proto, TT_PROTO_LL);
+    assert_int_equal(ms.m[15].proto, TT_PROTO_SIMPLE);
+    assert_true(ms.m[15].bytes == 8589934592ULL && ms.m[15].channels > 1);
+    tt_measure_set_free(&ms);
+    assert_int_equal(tt_measure_load(fix("gpu-h200x2/sweep-nccl-default.txt"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 16);
+    assert_int_equal(ms.m[3].algo, -1);
+    assert_int_equal(ms.m[3].proto, -1);
+    tt_measure_set_free(&ms);
+    /* the per-row plan wins over the "# plan:" line */
+    const char *t = "# topo-exec (topotune 0.1.0) collective: all_reduce, engine topotune GPU executor\n"
+                    "# plan: algo ring, proto simple, channels default\n"
+                    "#  Rank  0 Group  0 Pid 1 on h device  0 [gpu] P2P/NVLink -> rank 1\n"
+                    "#  Rank  1 Group  0 Pid 1 on h device  1 [gpu] P2P/NVLink -> rank 0\n"
+                    "  1024  256  float  sum  -1  12.0  0.09  0.09  0  11.0  0.09  0.09  0  tree/ll/3\n";
+    assert_int_equal(tt_measure_parse(t, strlen(t), "g.txt", NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 1);
+    assert_int_equal(ms.m[0].algo, TT_ALGO_TREE);
+    assert_int_equal(ms.m[0].proto, TT_PROTO_LL);
+    assert_int_equal(ms.m[0].channels, 3);
+    assert_true(ms.m[0].time_us == 11.0);
+    tt_measure_set_free(&ms);
+}
+
 static void expect_error(const char *text, const char *want1, const char *want2)
 {
     tt_measure_set ms = {0};
@@ -182,6 +218,38 @@ static void test_malformed(void **state)
     tt_measure_set_free(&ms);
 }
 
+/* topo-exec --validate: several candidates in one file, each result with its own algo, proto and channels */
+static void test_topo_exec_validate_rows(void **state)
+{
+    (void)state;
+    const char *j = "{\"tool\": \"topo-exec\", \"config\": {\"collective\": \"all_reduce\", \"nranks\": 4, "
+                    "\"transport\": \"gpu\", \"proto_requested\": \"default\"}, \"results\": ["
+                    "{\"size\": 1024, \"algo\": \"ring\", \"proto\": \"ll\", \"channels\": 2, \"role\": \"choice\","
+                    " \"out_of_place\": {\"time\": 9}, \"in_place\": {\"time\": 8}},"
+                    "{\"size\": 1024, \"algo\": \"tree\", \"proto\": \"simple\", \"channels\": 1,"
+                    " \"out_of_place\": {\"time\": 7}, \"in_place\": {\"time\": 7.5}},"
+                    "{\"size\": 1024, \"algo\": \"halving-doubling\", \"out_of_place\": {\"time\": 6}}]}";
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_parse(j, strlen(j), "v.json", NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 3);
+    assert_int_equal(ms.m[0].algo, TT_ALGO_RING);
+    assert_int_equal(ms.m[0].proto, TT_PROTO_LL);
+    assert_int_equal(ms.m[0].channels, 2);
+    assert_true(ms.m[0].time_us == 8);
+    assert_int_equal(ms.m[1].algo, TT_ALGO_TREE);
+    assert_int_equal(ms.m[1].proto, TT_PROTO_SIMPLE);
+    assert_int_equal(ms.m[1].channels, 1);
+    assert_int_equal(ms.m[2].algo, TT_ALGO_RHD);
+    assert_int_equal(ms.m[2].proto, -1); /* not a host transport, no per-result proto: not recorded */
+    tt_measure_set_free(&ms);
+    expect_error("{\"tool\": \"topo-exec\", \"config\": {\"collective\": \"all_reduce\", \"nranks\": 2}, \"results\": "
+                 "[{\"size\": 8, \"algo\": \"ring\", \"proto\": \"fast\", \"out_of_place\": {\"time\": 3}}]}",
+                 "results[0].proto", "fast");
+    expect_error("{\"tool\": \"topo-exec\", \"config\": {\"collective\": \"all_reduce\", \"nranks\": 2}, \"results\": "
+                 "[{\"size\": 8, \"algo\": \"ring\", \"channels\": 0.5, \"out_of_place\": {\"time\": 3}}]}",
+                 "results[0].channels", NULL);
+}
+
 /* every prefix of the fixtures: parsed or refused with TT_ERR_PARSE, never anything else */
 static void test_truncated(void **state)
 {
@@ -216,7 +284,9 @@ int main(void)
         cmocka_unit_test(test_json_nccl_tests),
         cmocka_unit_test(test_json_topo_exec_recorded),
         cmocka_unit_test(test_topo_exec_text_and_srun),
+        cmocka_unit_test(test_topo_exec_gpu_text),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_topo_exec_validate_rows),
         cmocka_unit_test(test_truncated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

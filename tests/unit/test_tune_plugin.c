@@ -3,6 +3,9 @@
  * ncclTunerPlugin_v6/_v5/_v4, call init/getCollInfo with a fake cost table.
  */
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -172,11 +175,66 @@ static void test_mismatch_and_unset(void **state)
     assert_int_equal(p4->destroy(ctx), 0);
 }
 
+/* A table from measurements (tests/fixtures/measurements/gpu-h200x2, our executor's forced
+ * sweeps beside NCCL's own choice): forced sizes set their cell, sizes left to NCCL and sizes
+ * outside the measured span are untouched, and no channel count is imposed. */
+static void test_measured_table(void **state)
+{
+    (void)state;
+    const char *root = getenv("TOPOTUNE_ROOT");
+    static const char *files[] = {"ring-ll", "ring-simple", "tree-ll", "tree-simple", "nccl-default"};
+    tt_measure_set ms = {0};
+    for (int i = 0; i < 5; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/tests/fixtures/measurements/gpu-h200x2/sweep-%s.txt", root && *root ? root : ".",
+                 files[i]);
+        if (tt_measure_load(path, NULL, &ms) != TT_OK) fail_msg("%s", tt_error_message());
+    }
+    tt_measured_table mt;
+    if (tt_tune_measured_build(&ms, 0.03, 1, &mt) != TT_OK) fail_msg("%s", tt_error_message());
+    assert_int_equal(mt.n, 16);
+    assert_int_equal(mt.nranks, 2);
+    /* 8 B: tree/ll 11.54 vs ring/ll 11.35 us: ring/ll, far under NCCL's 19.20 us */
+    assert_true(mt.rows[0].forced && mt.rows[0].algo == TT_ALGO_RING && mt.rows[0].proto == TT_PROTO_LL);
+    /* 512 KiB: NCCL's own choice (17.34 us) beats every candidate: left to NCCL */
+    assert_true(mt.rows[8].bytes == 524288 && !mt.rows[8].forced);
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    assert_int_equal(tt_measured_write_json(&mt, "test", &sb), TT_OK);
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/topotune-plugin-meas-%d.json", (int)getpid());
+    assert_int_equal(tt_write_file_atomic(path, sb.data, sb.len), TT_OK);
+    const v6_t *p = dlsym(so, "ncclTunerPlugin_v6");
+    setenv("TOPOTUNE_TUNER_TABLE", path, 1);
+    logbuf[0] = 0;
+    void *ctx = NULL;
+    assert_int_equal(p->init(&ctx, 7, 2, 1, (void *)test_logger, NULL, NULL), 0);
+    assert_non_null(strstr(logbuf, "rules from"));
+    float t[21];
+    int nch = 0;
+    fill(t, 100.0f);
+    assert_int_equal(p->getCollInfo(ctx, 4, 8, 1, (float **)t, 7, 3, 0, &nch), 0);
+    assert_float_equal(CELL(t, TT_ALGO_RING, TT_PROTO_LL), 0.0, 0);
+    assert_int_equal(nch, 0);
+    fill(t, 100.0f);
+    assert_int_equal(p->getCollInfo(ctx, 4, 524288, 1, (float **)t, 7, 3, 0, &nch), 0);
+    for (int i = 0; i < 21; i++) assert_float_equal(t[i], 100.0, 0);
+    fill(t, 100.0f); /* above the largest measured size */
+    assert_int_equal(p->getCollInfo(ctx, 4, 16ULL << 30, 1, (float **)t, 7, 3, 0, &nch), 0);
+    for (int i = 0; i < 21; i++) assert_float_equal(t[i], 100.0, 0);
+    assert_int_equal(p->finalize(ctx), 0);
+    unlink(path);
+    tt_strbuf_free(&sb);
+    tt_measured_table_free(&mt);
+    tt_measure_set_free(&ms);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v6_applies_table),
         cmocka_unit_test(test_mismatch_and_unset),
+        cmocka_unit_test(test_measured_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,80 @@
+/*
+ * cli_validate_internal.h - what the files of topo-exec --validate share: the plan of every size
+ * (cli_validate.c), its verdicts and reports (cli_validate_report.c) and the measurements on host
+ * and GPU ranks (cli_validate_run.c).
+ */
+#ifndef TT_CLI_VALIDATE_INTERNAL_H
+#define TT_CLI_VALIDATE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "cli_validate.h"
+
+enum { VX_OK = 0, VX_RUNTIME = 1, VX_USAGE = 2, VX_WRONG_RESULTS = 7 };
+enum { V_SKIP = 0, V_RIGHT, V_NOISE, V_WRONG, V_ONLY };
+
+#define VMAXC 8 /* candidates per size: the choice + at most 7 runner-ups */
+
+typedef struct {
+    tt_algo algo;
+    tt_proto proto;
+    int channels;        /* what the run asks for (host: 1; GPU: the table's, 0 = executor default) */
+    int ran_channels;    /* what the executor resolved */
+    double pred_us;      /* model, < 0 = none */
+    double t[2];         /* measured time per placement (us) */
+    double busbw[2], algbw[2];
+    long long wrong[2];  /* -1 = not checked */
+} vcand;
+
+typedef struct {
+    uint64_t bytes;
+    size_t count;
+    int nc;              /* candidates measured; c[0] is the table's choice; 0 = not judged */
+    vcand c[VMAXC];
+    char note[512];      /* why the size is not judged */
+    int verdict, best;
+    double loss;
+} vsize;
+
+/* engine: which candidates exist, which apply (resolved by the executor itself) */
+typedef struct {
+    int gpu;
+    tt_comm *comm;       /* host: a communicator to resolve plans on (plan restored afterwards) */
+    tt_gpu_comm *g;
+} vengine;
+
+typedef struct {
+    const tt_cli_validate_opts *v;
+    const tt_cli_sweep *s;
+    int nranks;
+    const char *transport;
+    char table_desc[600];
+    char model_desc[600];
+    int ranked;          /* runner-ups ordered by prediction */
+    int host_channels_note;
+    vsize *sz;
+    int nsz;
+    /* run state */
+    pthread_mutex_t mu;
+    int failed;
+    char err[1200];
+    int tty;
+} vctx;
+
+/* naming (cli_validate.c) */
+const char *vld_coll_name(tt_coll c);                     /* "all_reduce", ... (topo-exec's -t names) */
+void vld_cand_name(char *b, size_t n, const vcand *c);   /* "ring/simple" */
+double vld_cand_time(const vcand *c);                     /* the faster placement, < 0 when none */
+/* Plan every size: the table's choice and its runner-ups (an exit code, message printed). */
+int vld_plan_sizes(vctx *x, const vengine *e);
+/* Fingerprint of the plan (sweep options, sizes, candidates); ranks compare it before timing. */
+int64_t vld_plan_hash(const vctx *x);
+
+/* verdicts and output (cli_validate_report.c) */
+void vld_judge_size(const vctx *x, vsize *z);
+void vld_print_header(const vctx *x);
+void vld_print_size(const vctx *x, const vsize *z);
+/* Summary, JSON (-J) and the exit code, after the measurements (print: this process prints). */
+int vld_finish(vctx *x, int rc, const char *start, int print);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * topo_exec_mpi.h - topo-exec's MPI launch mode (included once, by
+ * bin/topo-exec.c, after its opts type and cli_name()).
+ *
+ * In a build with MPI (Makefile MPI=1, the default when Open MPI is found;
+ * -DTT_HAVE_MPI=1 only for topo-exec) a topo-exec started by an MPI launcher
+ * (mpirun/mpiexec, srun --mpi=pmix), or given --mpi, calls MPI_Init, builds
+ * its communicator with tt_comm_init_mpi (exec/tt_exec_mpi.h), checks that
+ * every rank got the same options, lets rank 0 print the table and calls
+ * MPI_Finalize - what nccl-tests built with MPI=1 does.  MPI carries only the
+ * bootstrap and these few agreements; the collectives run on topotune's own
+ * transports.  Without MPI in the build the functions below are stand-ins
+ * and mpirun still works through OMPI_COMM_WORLD_* + MASTER_ADDR/PORT.
+ */
+#ifndef TOPO_EXEC_MPI_H
+#define TOPO_EXEC_MPI_H
+
+/* A launcher that an MPI library can join (not just rank variables, which
+ * tests and users may set by hand): PMIx (Open MPI 4/5 mpirun, srun
+ * --mpi=pmix), Open MPI's ORTE, or a PMI-1/2 server (MPICH Hydra, srun). */
+static int mpi_launched(void)
+{
+    return getenv("PMIX_RANK") || getenv("OMPI_MCA_orte_hnp_uri") ||
+           (getenv("PMI_RANK") && getenv("PMI_SIZE") && (getenv("PMI_FD") || getenv("PMI_PORT")));
+}
+
+#ifdef TT_HAVE_MPI
+#include <mpi.h>
+
+#include "tt_exec_mpi.h"
+
+#define TOPO_EXEC_HAVE_MPI 1
+
+/* the options every rank must share, with their names */
+enum { MPI_NOPT = 15 };
+static const char *const mpi_opt_name[MPI_NOPT] = {
+    "-t (collective)", "-b (minbytes)", "-e (maxbytes)", "-i (stepbytes)", "-f (stepfactor)",
+    "-n (iters)", "-w (warmup_iters)", "-m (agg_iters)", "-c (check)", "-d (datatype)",
+    "-o (op)", "-r (root)", "--algo/NCCL_ALGO", "--proto/NCCL_PROTO", "--chunk/TOPOTUNE_CHUNK_BYTES"};
+
+static void mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
+{
+    uint64_t x[MPI_NOPT] = {(uint64_t)o->coll, o->minb, o->maxb, o->stepb, (uint64_t)o->factor,
+                            (uint64_t)o->iters, (uint64_t)o->warmup, (uint64_t)o->agg, (uint64_t)o->check,
+                            (uint64_t)o->dtype, (uint64_t)o->op, (uint64_t)o->root, (uint64_t)o->plan.algo,
+                            (uint64_t)o->plan.proto, (uint64_t)o->plan.chunk_bytes};
+    memcpy(v, x, sizeof x);
+}
+
+static void mpi_opt_text(int i, uint64_t v, char *b, size_t n)
+{
+    switch (i) {
+    case 0: snprintf(b, n, "%s", cli_name((tt_coll)v)); break;
+    case 9: snprintf(b, n, "%s", tt_dtype_name((tt_dtype)v)); break;
+    case 10: snprintf(b, n, "%s", tt_redop_name((tt_redop)v)); break;
+    case 12: snprintf(b, n, "%s", tt_algo_label((tt_algo)v)); break;
+    case 13: snprintf(b, n, "%s", tt_proto_name((tt_proto)v)); break;
+    default: snprintf(b, n, "%llu", (unsigned long long)v); break;
+    }
+}
+
+static int mpi_up;
+typedef struct {
+    int32_t pid;
+    char host[64];
+} mpi_ident;
+/* rank 0: every rank's pid and host, for the header (1024 = the rank limit) */
+static mpi_ident mpi_id_table[1024], *mpi_ids;
+
+static tt_status mpi_comm_init(tt_comm **c)
+{
+    int provided = 0;
+    /* FUNNELED: only the main thread calls MPI; topotune's workers never do */
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return tt_error_set(TT_ERR_SYSTEM, "MPI_Init_thread failed");
+    mpi_up = 1;
+    return tt_comm_init_mpi(c, MPI_COMM_WORLD);
+}
+
+/* All ranks, once, before the sweep: compare the options with rank 0's and
+ * combine every rank's verdict (rc: 0 or its exit code), so that all ranks
+ * stop together with the same exit code instead of meeting a deadline
+ * later.  Rank 0 also learns every rank's pid and host. */
+static int mpi_agree(const opts *o, int me, int nranks, int rc)
+{
+    uint64_t mine[MPI_NOPT], r0[MPI_NOPT];
+    mpi_opt_values(o, mine);
+    memcpy(r0, mine, sizeof r0);
+    MPI_Bcast(r0, MPI_NOPT, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < MPI_NOPT; i++)
+        if (mine[i] != r0[i]) {
+            char a[64], b[64];
+            mpi_opt_text(i, mine[i], a, sizeof a);
+            mpi_opt_text(i, r0[i], b, sizeof b);
+            fprintf(stderr, "topo-exec: rank %d: option %s is %s here but %s on rank 0; start every rank with "
+                            "the same options\n", me, mpi_opt_name[i], a, b);
+            rc = EXIT_USAGE;
+            break;
+        }
+    struct {
+        int rc, rank;
+    } in = {rc, me}, out = {0, 0};
+    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    if (out.rc && !rc && me == 0)
+        fprintf(stderr, "topo-exec: nothing run: rank %d refused to start (its message above)\n", out.rank);
+    mpi_ident id = {(int32_t)getpid(), ""};
+    gethostname(id.host, sizeof id.host - 1);
+    MPI_Gather(&id, (int)sizeof id, MPI_BYTE, mpi_id_table, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (me == 0)
+        mpi_ids = mpi_id_table;
+    return out.rc;
+}
+
+static void mpi_ident_of(int r, int *pid, const char **host)
+{
+    if (mpi_ids) {
+        *pid = mpi_ids[r].pid;
+        mpi_ids[r].host[sizeof mpi_ids[r].host - 1] = '\0';
+        *host = mpi_ids[r].host;
+    }
+}
+
+static void mpi_finish(void)
+{
+    mpi_ids = NULL;
+    if (mpi_up)
+        MPI_Finalize();
+    mpi_up = 0;
+}
+
+#else /* no MPI in this build */
+
+#define TOPO_EXEC_HAVE_MPI 0
+
+static tt_status mpi_comm_init(tt_comm **c)
+{
+    *c = NULL;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "this topo-exec was built without MPI");
+}
+static int mpi_agree(const opts *o, int me, int nranks, int rc) { return rc; }
+static void mpi_ident_of(int r, int *pid, const char **host) {}
+static void mpi_finish(void) {}
+
+#endif
+#endif

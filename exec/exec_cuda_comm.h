@@ -1,0 +1,89 @@
+/*
+ * exec_cuda_comm.h - the GPU communicator's host-side state, shared by
+ * exec_cuda_comm.cu (ranks of one process: thread mode) and
+ * exec_cuda_procs.cu (one rank per process: CUDA IPC between processes).
+ * C++ (nvcc) only; internal.
+ */
+#ifndef EXEC_CUDA_COMM_H
+#define EXEC_CUDA_COMM_H
+
+#include <cuda_runtime.h>
+#include <sys/types.h>
+
+#include <vector>
+
+#include "exec_gpu_internal.h"
+#include "tt_common.h"
+#include "tt_exec.h"
+
+#define GPU_HOST_STAGED_CHANNELS 4
+
+/* Transport of a directed pair (link table).  The IPC kinds are the process
+ * mode's: the peer's buffers are mapped with cudaIpcOpenMemHandle. */
+enum {
+    LINK_LOCAL = 0,     /* same GPU, same process (virtual ranks) */
+    LINK_P2P_NVLINK,    /* peer access, same process */
+    LINK_P2P_PCIE,
+    LINK_HOST,          /* mapped pinned host memory of this process */
+    LINK_IPC_SAME,      /* same GPU, another process */
+    LINK_IPC_NVLINK,    /* another GPU in another process, peer access over IPC */
+    LINK_IPC_PCIE,
+    LINK_HOST_SHM       /* POSIX shared memory mapped by both processes (cudaHostRegister) */
+};
+const char *exec_gpu_link_name(int l);
+
+struct dev_group {
+    int device;
+    std::vector<int> ranks;   /* global ranks on this device, local index order */
+    cudaStream_t stream;
+    gpu_chan *dchans;         /* [ranks.size() * nch_max] on the device */
+    char *pool;               /* device pool of buffers and words */
+    size_t pool_bytes, pool_used;
+};
+
+struct tt_gpu_comm {
+    int nranks, nch_max, timeout_ms, is_virtual, force_host;
+    int stall_rank;                /* TOPOTUNE_GPU_TEST_STALL_RANK (testing aid), -1 */
+    std::vector<int> dev;          /* device of every rank (process mode: ordinal in that rank's process) */
+    std::vector<int> group_of;     /* device group of every rank (-1: rank of another process) */
+    std::vector<int> local_of;     /* local index within the group */
+    std::vector<int> locals;       /* global ranks of this process, in order */
+    std::vector<dev_group> groups;
+    std::vector<int> link;         /* [from * n + to] */
+    std::vector<gpu_chan> hchans;  /* [rank * nch_max + c] host mirror used while building */
+    char *hpool;                   /* host-staged pool (mapped pinned) */
+    size_t hpool_bytes, hpool_used;
+    volatile int *abort_word;      /* host view of the abort word */
+    gpu_err *err;                  /* host view of the first failure */
+    volatile int *abort_dev;       /* the same words as kernels address them */
+    gpu_err *err_dev;
+    uint64_t seq;
+    tt_status sticky;
+    char sticky_msg[1024];
+    char last_algo[32];
+    /* process mode (tt_gpu_comm_init_procs) */
+    int procs;                     /* 1: one rank per process, peers over IPC / shm */
+    int me;                        /* this process's rank */
+    tt_comm *host;                 /* the host communicator (handles, barriers) */
+    std::vector<pid_t> pids;       /* process of every rank (same host) */
+    std::vector<void *> opened;    /* peers' pools mapped with cudaIpcOpenMemHandle */
+    void *shm;                     /* shared segment: control words + host-staged buffers */
+    size_t shm_len;
+    int shm_registered;
+};
+
+tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what);
+int exec_gpu_env_timeout_ms(void);
+/* Bytes of the receiver-side block of one connection. */
+size_t exec_gpu_recv_block(void);
+/* Who sends into recv role `role` of rank r (and with which send role); -1 none. */
+int exec_gpu_sender_of(int n, int r, int role, int *srole);
+/* Channel cap of one process with `per_gpu` of its ranks on device `device`
+ * (every block of one launch resident at once); <= 0 with the error set. */
+int exec_gpu_channel_cap(int device, int per_gpu);
+/* Process mode: release IPC mappings, shared segment, pools (after a barrier when healthy). */
+void exec_gpu_procs_destroy(tt_gpu_comm *g);
+/* Process mode: the failure text of a collective stopped by the shared abort word, or a dead peer. */
+tt_status exec_gpu_procs_sync(tt_gpu_comm *g);
+
+#endif
