@@ -328,13 +328,17 @@ const char *tt_comm_transport(const tt_comm *comm)
 {
     if (!comm)
         return "";
-    int shm = 0, tcp = 0;
+    int shm = 0, tcp = 0, ib = 0;
     for (int p = 0; p < comm->nranks; p++)
         if (comm->conns[p]) {
             shm += comm->conns[p]->tp == &exec_transport_shm;
             tcp += comm->conns[p]->tp == &exec_transport_tcp;
+            ib += !strcmp(comm->conns[p]->tp->name, "ib");
         }
-    return shm && tcp ? "shm+tcp" : shm ? "shm" : tcp ? "tcp" : comm->tp->name;
+    /* the transports in use, joined by '+' in the order shm, ib, tcp */
+    static const char *const names[8] = {NULL, "tcp", "ib", "ib+tcp", "shm", "shm+tcp", "shm+ib", "shm+ib+tcp"};
+    int k = (shm ? 4 : 0) | (ib ? 2 : 0) | (tcp ? 1 : 0);
+    return k ? names[k] : comm->tp->name;
 }
 
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms)

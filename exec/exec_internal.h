@@ -170,5 +170,9 @@ int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq);
 /* After the TCP mesh: move same-host pairs to shared memory (unless
  * TOPOTUNE_TRANSPORT=tcp). */
 tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce);
+/* Then move pairs to InfiniBand verbs (exec_transport_ib.c): every pair with
+ * TOPOTUNE_TRANSPORT=ib, pairs on different hosts in auto mode when both
+ * have an active port; the rest stay on TCP. */
+tt_status exec_ib_upgrade(tt_comm *comm);
 
 #endif

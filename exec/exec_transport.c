@@ -3,7 +3,11 @@
 
 #include <string.h>
 
-const exec_transport *const exec_transport_table[] = {&exec_transport_shm, &exec_transport_tcp, NULL};
+const exec_transport *const exec_transport_table[] = {&exec_transport_shm, &exec_transport_tcp,
+#ifdef TT_HAVE_IBVERBS
+                                                      &exec_transport_ib,
+#endif
+                                                      NULL};
 
 const exec_transport *exec_transport_find(const char *name)
 {

@@ -45,6 +45,9 @@ struct exec_transport {
 
 extern const exec_transport exec_transport_shm;
 extern const exec_transport exec_transport_tcp;
+#ifdef TT_HAVE_IBVERBS
+extern const exec_transport exec_transport_ib; /* set up by exec_ib_upgrade */
+#endif
 
 /* The registry: every transport in one table, NULL-terminated. */
 extern const exec_transport *const exec_transport_table[];

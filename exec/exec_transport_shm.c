@@ -269,9 +269,9 @@ static tt_status wrap(tt_comm *comm, int p, void *map, size_t len, size_t cap, p
 tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce)
 {
     const char *tr = getenv("TOPOTUNE_TRANSPORT");
-    int tcp_only = tr && !strcmp(tr, "tcp");
+    int tcp_only = tr && (!strcmp(tr, "tcp") || !strcmp(tr, "ib")); /* ib: exec_ib_upgrade takes every pair */
     if (tr && *tr && !tcp_only && strcmp(tr, "auto") && strcmp(tr, "shm")) {
-        return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_TRANSPORT='%s' (valid: auto, shm, tcp)", tr);
+        return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_TRANSPORT='%s' (valid: auto, shm, tcp, ib)", tr);
     }
     int n = comm->nranks, me = comm->rank;
     int64_t deadline = exec_now_ms() + comm->timeout_ms;

@@ -82,6 +82,8 @@ static tt_status tcp_connect_all(tt_comm *comm)
     tt_status st = exec_tcp_bootstrap(comm, id);
     if (st == TT_OK)
         st = exec_shm_upgrade(comm, id->nonce);
+    if (st == TT_OK)
+        st = exec_ib_upgrade(comm);
     return st;
 }
 

@@ -179,6 +179,24 @@ static tt_status fail_timeout(exec_ctx *ctx, exec_xfer_item *items, int n, int64
                      missing, why);
 }
 
+/* A peer is gone (its connection failed or hung up).  It may have given up
+ * because of a third rank: that rank's report (relayed by rank 0) names the
+ * first cause; give it 100 ms to arrive (an engineering choice). */
+static tt_status fail_lost(exec_ctx *ctx, const char *mine)
+{
+    tt_comm *comm = ctx->comm;
+    for (int k = 0; comm->ctl && !comm->world && k < 10; k++) {
+        tt_status cst = exec_ctl_check(comm, -1);
+        if (cst == TT_ERR_REMOTE)
+            return exec_fail(ctx, TT_ERR_REMOTE, "%s (%s)", tt_error_message(), mine);
+        if (cst == TT_OK) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return exec_fail(ctx, TT_ERR_REMOTE, "%s", mine);
+}
+
 tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
 {
     pthread_once(&spin_once, spin_init);
@@ -214,17 +232,8 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                 char mine[EXEC_ERRMSG_MAX];
                 snprintf(mine, sizeof mine, "%s rank %d: %s", it->is_send ? "sending to" : "receiving from",
                          it->peer, tt_error_message());
-                /* the peer may have given up because of a third rank: its report (relayed
-                 * by rank 0) names the first cause; give it 100 ms to arrive */
-                for (int k = 0; st == TT_ERR_REMOTE && comm->ctl && !comm->world && k < 10; k++) {
-                    tt_status cst = exec_ctl_check(comm, -1);
-                    if (cst == TT_ERR_REMOTE)
-                        return exec_fail(ctx, TT_ERR_REMOTE, "%s (%s)", tt_error_message(), mine);
-                    if (cst == TT_OK) {
-                        struct timespec ts = {0, 10 * 1000000L};
-                        nanosleep(&ts, NULL);
-                    }
-                }
+                if (st == TT_ERR_REMOTE)
+                    return fail_lost(ctx, mine);
                 return exec_fail(ctx, st, "%s", mine);
             }
             it->done += moved;
@@ -307,9 +316,11 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                     len += (size_t)snprintf(gone + len, len < sizeof gone ? sizeof gone - len : 0,
                                             "%srank %d", len ? ", " : "", pfd_peer[i]);
             }
-            if (len)
-                return exec_fail(ctx, TT_ERR_REMOTE,
-                                 "lost connection to %s (process died or aborted)", gone);
+            if (len) {
+                char mine[320];
+                snprintf(mine, sizeof mine, "lost connection to %s (process died or aborted)", gone);
+                return fail_lost(ctx, mine);
+            }
         }
         if (spin || np == 0) {
             if ((idle & 255) == 0) {
@@ -330,9 +341,11 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                         len += (size_t)snprintf(gone + len, len < sizeof gone ? sizeof gone - len : 0,
                                                 "%srank %d", len ? ", " : "", p);
                 }
-                if (len)
-                    return exec_fail(ctx, TT_ERR_REMOTE,
-                                     "lost connection to %s (process died or aborted)", gone);
+                if (len) {
+                    char mine[320];
+                    snprintf(mine, sizeof mine, "lost connection to %s (process died or aborted)", gone);
+                    return fail_lost(ctx, mine);
+                }
             }
             /* Spin for TOPOTUNE_SPIN_US (20) without progress, then yield
              * the CPU (other ranks may share it) up to 2 ms more, then sleep

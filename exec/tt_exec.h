@@ -146,7 +146,7 @@ tt_status tt_comm_init_env(tt_comm **comm);
 tt_status tt_comm_destroy(tt_comm *comm);
 int tt_comm_rank(const tt_comm *comm);
 int tt_comm_nranks(const tt_comm *comm);
-const char *tt_comm_transport(const tt_comm *comm); /* "shm", "tcp" or "shm+tcp" */
+const char *tt_comm_transport(const tt_comm *comm); /* in use: "shm", "tcp", "ib", "shm+tcp", "shm+ib", ... */
 /* Per-wait deadline in milliseconds (default TOPOTUNE_TIMEOUT_MS or 30000). */
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
 /* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */
