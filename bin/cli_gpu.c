@@ -304,6 +304,24 @@ static int copy_bench(const gopts *o)
 
 int topo_exec_gpu_main(int argc, char **argv)
 {
+    if (argc == 1) {
+        /* no arguments: a short validated sweep on whatever the machine has - its GPUs when any
+         * is usable, else host ranks (topo-exec.c); not under a launcher, where several
+         * processes must not each take every GPU */
+        char why[256], gn[16];
+        int launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK") ||
+                       getenv("WORLD_SIZE") || getenv("SLURM_NTASKS");
+        int ngpu = launched ? 0 : tt_gpu_available(why, sizeof why);
+        if (ngpu <= 0) {
+            if (!launched) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);
+            return -1;
+        }
+        snprintf(gn, sizeof gn, "%d", ngpu > 64 ? 64 : ngpu);
+        char *gargv[] = {argv[0], "-g", gn, "-b", "8", "-e", "64M", "-f", "8", "-n", "20", "-w", "5", "-c", "1", NULL};
+        printf("# topo-exec without arguments: %s GPU rank(s), one per GPU (-g %s -b 8 -e 64M -f 8 -n 20 -w 5 -c 1)\n",
+               gn, gn);
+        return topo_exec_gpu_main((int)(sizeof gargv / sizeof gargv[0]) - 1, gargv);
+    }
     if (!wants_gpu(argc, argv)) return -1;
     gopts o;
     int rc = parse(argc, argv, &o);

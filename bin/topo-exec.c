@@ -798,21 +798,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-exec");
     if (topo_exec_gpu_main) {
-        /* no arguments: a short validated sweep on whatever the machine has - its GPUs when
-         * any is usable, else host ranks (below) */
-        char why[256], gn[16];
-        /* (not under a launcher: several processes must not each take every GPU) */
-        int launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK") ||
-                       getenv("WORLD_SIZE") || getenv("SLURM_NTASKS");
-        int ngpu = argc == 1 && !launched ? tt_gpu_available(why, sizeof why) : 0;
-        if (ngpu > 0) {
-            snprintf(gn, sizeof gn, "%d", ngpu > 64 ? 64 : ngpu);
-            char *gargv[] = {argv[0], "-g", gn, "-b", "8", "-e", "64M", "-f", "8", "-n", "20", "-w", "5", "-c", "1", NULL};
-            printf("# topo-exec without arguments: %s GPU rank(s), one per GPU (-g %s -b 8 -e 64M -f 8 -n 20 -w 5 -c 1)\n",
-                   gn, gn);
-            return topo_exec_gpu_main((int)(sizeof gargv / sizeof gargv[0]) - 1, gargv);
-        }
-        if (argc == 1 && !launched) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);
+        /* (without arguments GPU mode takes the machine's GPUs when any is usable) */
         int grc = topo_exec_gpu_main(argc, argv);
         if (grc >= 0)
             return grc;
