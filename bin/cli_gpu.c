@@ -510,10 +510,10 @@ int topo_exec_gpu_main(int argc, char **argv)
         long long wrong[2];
         tt_plan eff = o.plan, pl = o.plan;
         const tt_plan_rule *rule = tt_plan_rule_find(rules, nrules, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
-        if (rule) { /* the rule fills what --algo/--proto/--channels leave open */
+        if (rule) { /* the rule fills what --algo/--proto leave open; its channel count is NCCL's
+                     * (topo-tune models NCCL's channels), so the executor keeps its own per size */
             if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->plan.algo;
             if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->plan.proto;
-            if (!pl.channels) pl.channels = rule->plan.channels;
             if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
                 pl = o.plan; /* e.g. LL128 or NVLS from an NCCL table: our default here, counted */
                 tfallback++;
