@@ -486,7 +486,7 @@ int topo_exec_gpu_main(int argc, char **argv)
     if (o.table)
         printf("# plan table: %s%s\n", o.nccl ? o.table : tdesc,
                o.nccl ? " NOT used: NCCL decides (use NCCL_TUNER_PLUGIN with TOPOTUNE_TUNER_TABLE)" :
-                        "; per size it fills what --algo/--proto/--channels leave open");
+                        "; per size it fills the algorithm/protocol --algo/--proto leave open");
     if (o.predict)
         printf("# predicted: topotune model for the plan of each row, topology %s, calibration %s\n",
                getenv("TOPOTUNE_PREDICT_TOPO"), getenv("TOPOTUNE_CALIBRATION") ? getenv("TOPOTUNE_CALIBRATION") : "built-in");
