@@ -186,7 +186,9 @@ static double model_pred(const vmodel *m, tt_coll coll, uint64_t bytes, int nran
     x.nodes = 1;
     x.algo = c->algo;
     x.proto = c->proto;
-    x.channels = c->channels > 0 ? c->channels : 0;
+    /* the channels the executor will run (engine_can_run resolved them), so that the model ranks
+     * what actually runs: on GPUs the default plan gives small sizes one channel */
+    x.channels = c->channels > 0 ? c->channels : c->ran_channels > 0 ? c->ran_channels : 0;
     x.time_us = 1;
     snprintf(x.where, sizeof x.where, "validate %llu bytes", (unsigned long long)bytes);
     double us;
