@@ -222,6 +222,7 @@ static tt_status exchange_headers(exec_ctx *ctx)
                      op->root, (int32_t)op->plan.algo, op->count, op->seq};
     if (!op->internal) {
         exec_fault_before_collective(c, op->seq);
+        exec_fault_slow(c, op->plan.algo);
         if (exec_fault_corrupt_header(c, op->seq))
             h.magic ^= 0x5a5a5a5au;
     }

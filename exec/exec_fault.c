@@ -6,12 +6,17 @@
  *     corrupt   rank RANK sends a corrupted collective header for collective #SEQ
  * SEQ is the 1-based collective number on the communicator (default 1).  The
  * other ranks must then fail with a clear error naming RANK within the deadline.
+ *
+ *   TOPOTUNE_FAULT_SLOW=ALGO:USEC    every collective that runs algorithm ALGO sleeps USEC
+ *     microseconds on every rank before it starts: a candidate made slow on purpose, so that
+ *     tests of the validation loop (topo-exec --validate) do not depend on real timings.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "exec_internal.h"
 #include "exec_transport.h"
@@ -44,6 +49,37 @@ static int fault_hit(const tt_comm *comm, const char *kind, uint64_t seq)
 {
     pthread_once(&fault_once, fault_read_env);
     return fault_rank == comm->rank && seq == fault_seq && !strcmp(fault_kind, kind);
+}
+
+static pthread_once_t slow_once = PTHREAD_ONCE_INIT;
+static int slow_algo = -1;
+static long slow_us;
+
+static void slow_read_env(void)
+{
+    const char *s = getenv("TOPOTUNE_FAULT_SLOW");
+    char name[32];
+    long us;
+    tt_algo a;
+    if (!s || !*s)
+        return;
+    if (sscanf(s, "%31[^:]:%ld", name, &us) != 2 || us < 0 || us > 10000000 || tt_algo_parse(name, &a) != TT_OK) {
+        TT_WARN("exec", "TOPOTUNE_FAULT_SLOW='%s' ignored: expected ALGO:USEC (e.g. ring:10000)", s);
+        return;
+    }
+    slow_algo = (int)a;
+    slow_us = us;
+}
+
+void exec_fault_slow(const tt_comm *comm, tt_algo algo)
+{
+    pthread_once(&slow_once, slow_read_env);
+    if (slow_algo < 0 || (int)algo != slow_algo)
+        return;
+    (void)comm;
+    struct timespec ts = {slow_us / 1000000, (slow_us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
 }
 
 void exec_fault_before_collective(tt_comm *comm, uint64_t seq)

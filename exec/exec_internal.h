@@ -166,6 +166,7 @@ int exec_tcp_conn_fd(exec_conn *c);
 
 /* Fault injection (exec_fault.c, TOPOTUNE_FAULT): called as a collective starts / builds its header. */
 void exec_fault_before_collective(tt_comm *comm, uint64_t seq);
+void exec_fault_slow(const tt_comm *comm, tt_algo algo);
 int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq);
 /* After the TCP mesh: move same-host pairs to shared memory (unless
  * TOPOTUNE_TRANSPORT=tcp). */
