@@ -19,3 +19,23 @@ expect_grep() { # expect_grep FILE REGEX description
 expect_no_grep() {
   if grep -Eq -- "$2" "$1"; then not_ok "$3 (/$2/ found in $(basename "$1"))"; else ok "$3"; fi; }
 finish() { exit $(( _failures > 0 ? 1 : 0 )); }
+
+# netns_pair TAG NET: two network namespaces $NA and $NB joined by a veth pair ($VA, $VB) with the
+# addresses NET.1 and NET.2 (NET like 10.251.77), lo up, and a check that unshare --uts works there
+# (tests give each namespace its own host name). Root only. Returns 1 with the reason in $TMP/ns.err
+# where that is not possible. ns_cleanup removes them; it also runs at exit.
+netns_pair() {
+  NA=$1-a$$ NB=$1-b$$ VA=${1}a$$ VB=${1}b$$
+  trap 'ns_cleanup; rm -rf "$TMP"' EXIT
+  : >"$TMP/ns.err"
+  [ "$(id -u)" = 0 ] || { echo "not root" >"$TMP/ns.err"; return 1; }
+  command -v ip >/dev/null && command -v unshare >/dev/null || { echo "ip or unshare missing" >"$TMP/ns.err"; return 1; }
+  ip netns add $NA 2>>"$TMP/ns.err" && ip netns add $NB 2>>"$TMP/ns.err" &&
+    ip link add $VA type veth peer name $VB 2>>"$TMP/ns.err" &&
+    ip link set $VA netns $NA && ip link set $VB netns $NB &&
+    ip -n $NA addr add $2.1/24 dev $VA && ip -n $NB addr add $2.2/24 dev $VB &&
+    ip -n $NA link set $VA up && ip -n $NB link set $VB up &&
+    ip -n $NA link set lo up && ip -n $NB link set lo up &&
+    ip netns exec $NA unshare --uts true 2>>"$TMP/ns.err"
+}
+ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }

@@ -197,17 +197,7 @@ kill -9 ${pids[3]}; kill -CONT ${pids[3]} 2>/dev/null; { wait ${pids[3]}; } 2>/d
 kill $wd 2>/dev/null; wait $wd 2>/dev/null
 
 # 5. auto mode across two "hosts" (network namespaces + own host names), 2 ranks each: shm inside, ib between
-NA=ttib-a$$ NB=ttib-b$$ VA=ttiba$$ VB=ttibb$$
-ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }
-trap 'ns_cleanup; rm -rf "$TMP"' EXIT
-if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null &&
-   ip netns add $NA 2>"$TMP/ns.err" && ip netns add $NB 2>>"$TMP/ns.err" &&
-   ip link add $VA type veth peer name $VB 2>>"$TMP/ns.err" &&
-   ip link set $VA netns $NA && ip link set $VB netns $NB &&
-   ip -n $NA addr add 10.251.78.1/24 dev $VA && ip -n $NB addr add 10.251.78.2/24 dev $VB &&
-   ip -n $NA link set $VA up && ip -n $NB link set $VB up &&
-   ip -n $NA link set lo up && ip -n $NB link set lo up &&
-   ip netns exec $NA unshare --uts true 2>>"$TMP/ns.err"; then
+if netns_pair ttib 10.251.78; then
   for mode in ib tcp; do
     port=$(free_port); pids=()
     for r in 0 1 2 3; do

@@ -261,17 +261,7 @@ done
 # 9. two "nodes": network namespaces joined by a veth pair, each with its own host
 #    name (UTS namespace), 2 ranks per node: shm inside a node, TCP between nodes
 ns_ok=0
-NA=ttx-a$$ NB=ttx-b$$ VA=ttxa$$ VB=ttxb$$
-ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }
-trap 'ns_cleanup; rm -rf "$TMP"' EXIT
-if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null &&
-   ip netns add $NA 2>"$TMP/ns.err" && ip netns add $NB 2>>"$TMP/ns.err" &&
-   ip link add $VA type veth peer name $VB 2>>"$TMP/ns.err" &&
-   ip link set $VA netns $NA && ip link set $VB netns $NB &&
-   ip -n $NA addr add 10.251.77.1/24 dev $VA && ip -n $NB addr add 10.251.77.2/24 dev $VB &&
-   ip -n $NA link set $VA up && ip -n $NB link set $VB up &&
-   ip -n $NA link set lo up && ip -n $NB link set lo up &&
-   ip netns exec $NA unshare --uts true 2>>"$TMP/ns.err"; then
+if netns_pair ttx 10.251.77; then
   ns_ok=1
 fi
 if [ $ns_ok = 1 ]; then

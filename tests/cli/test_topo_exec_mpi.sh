@@ -39,17 +39,7 @@ fi
 
 # two network namespaces joined by a veth pair (root only), for section 6
 ns_ok=0
-NA=ttm-a$$ NB=ttm-b$$ VA=ttma$$ VB=ttmb$$
-ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }
-trap 'ns_cleanup; rm -rf "$TMP"' EXIT
-if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null &&
-   ip netns add $NA 2>"$TMP/ns.err" && ip netns add $NB 2>>"$TMP/ns.err" &&
-   ip link add $VA type veth peer name $VB 2>>"$TMP/ns.err" &&
-   ip link set $VA netns $NA && ip link set $VB netns $NB &&
-   ip -n $NA addr add 10.251.79.1/24 dev $VA && ip -n $NB addr add 10.251.79.2/24 dev $VB &&
-   ip -n $NA link set $VA up && ip -n $NB link set $VB up &&
-   ip -n $NA link set lo up && ip -n $NB link set lo up &&
-   ip netns exec $NA unshare --uts true 2>>"$TMP/ns.err"; then
+if netns_pair ttm 10.251.79; then
   ns_ok=1
 fi
 
