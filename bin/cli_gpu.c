@@ -193,12 +193,6 @@ static int parse(int argc, char **argv, gopts *o)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void fmtnum(char *b, size_t n, int w, double v)
 {
     for (int prec = 2; prec >= 0; prec--) {
@@ -671,8 +665,7 @@ int topo_exec_gpu_main(int argc, char **argv)
             printf("# plan table: %lu size(s) had a rule this executor cannot run (LL128, NVLS, ...): default plan used\n",
                    tfallback);
         if (o.predict && nperr) {
-            qsort(perr, (size_t)nperr, sizeof *perr, cmp_double);
-            double med = nperr % 2 ? perr[nperr / 2] : 0.5 * (perr[nperr / 2 - 1] + perr[nperr / 2]);
+            double med = tt_median(perr, (size_t)nperr); /* sorts: the worst is last */
             printf("# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
                    100 * med, 100 * perr[nperr - 1], nperr);
         }

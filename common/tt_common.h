@@ -101,6 +101,8 @@ tt_status tt_read_file(const char *path, size_t max_bytes, char **data, size_t *
  * Accepts 0x hex for integers. */
 tt_status tt_parse_ll(const char *s, long long *out);
 tt_status tt_parse_double(const char *s, double *out);
+/* Median of v[0..n-1] (sorts v in place); 0 when n is 0. */
+double tt_median(double *v, size_t n);
 /* Sizes with optional K/M/G/T suffix (powers of 1024) and optional trailing B. */
 tt_status tt_parse_size(const char *s, uint64_t *out);
 

@@ -240,13 +240,7 @@ static int add_param(fit_state *f, tt_calib_report *rep, size_t off, double lo, 
     return 0;
 }
 
-static double median(double *v, int n)
-{
-    if (n <= 0) return 0;
-    for (int i = 1; i < n; i++)
-        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) { double t = v[k]; v[k] = v[k - 1]; v[k - 1] = t; }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+static double median(double *v, int n) { return n > 0 ? tt_median(v, (size_t)n) : 0; }
 
 static void err_stats(const tt_calib_report *rep, const tt_measure_set *ms, const double *pred, double *med, double *worst)
 {

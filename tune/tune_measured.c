@@ -41,18 +41,7 @@ static int dvec_push(dvec *d, double x)
     return 0;
 }
 
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double dvec_median(dvec *d)
-{
-    if (!d->n) return -1;
-    qsort(d->v, (size_t)d->n, sizeof(double), cmpd);
-    return d->n % 2 ? d->v[d->n / 2] : 0.5 * (d->v[d->n / 2 - 1] + d->v[d->n / 2]);
-}
+static double dvec_median(dvec *d) { return d->n ? tt_median(d->v, (size_t)d->n) : -1; }
 
 static int cmpu64(const void *a, const void *b)
 {
