@@ -59,6 +59,35 @@ static void unload(fx *f)
     tt_xml_doc_free(f->doc);
 }
 
+/* Append every file matching tests/fixtures/measurements/<pattern>; returns how many files. */
+static int load_glob(tt_measure_set *ms, const char *pattern)
+{
+    char pat[1024];
+    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/%s", root(), pattern);
+    glob_t g;
+    assert_int_equal(glob(pat, 0, NULL, &g), 0);
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (tt_measure_load(g.gl_pathv[i], NULL, ms) != TT_OK) fail_msg("%s", tt_error_message());
+    int n = (int)g.gl_pathc;
+    globfree(&g);
+    return n;
+}
+
+/* Median of |pred - meas| / meas over the rows of `ms` with constants `p`. */
+static double median_error(const fx *f, const tt_model_params *p, const tt_measure_set *ms)
+{
+    double *e = calloc((size_t)(ms->n ? ms->n : 1), sizeof(double));
+    assert_non_null(e);
+    for (int i = 0; i < ms->n; i++) {
+        double pred;
+        if (tt_calib_predict(f->topo, &f->cl, p, &ms->m[i], &pred) != TT_OK) fail_msg("%s", tt_error_message());
+        e[i] = fabs(pred - ms->m[i].time_us) / ms->m[i].time_us;
+    }
+    double m = median(e, ms->n);
+    free(e);
+    return m;
+}
+
 /* deterministic pseudo-random in [0, 1) */
 static double rnd(uint64_t *s)
 {
@@ -259,15 +288,8 @@ static void test_real_runs(void **state)
     (void)state;
     fx f;
     load(&f, "measurements/host-pcie-8gpu.xml");
-    char pat[1024];
-    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/exec-*.json", root());
-    glob_t g;
-    assert_int_equal(glob(pat, 0, NULL, &g), 0);
-    assert_true(g.gl_pathc >= 10);
     tt_measure_set ms = {0};
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        if (tt_measure_load(g.gl_pathv[i], NULL, &ms) != TT_OK) fail_msg("%s", tt_error_message());
-    globfree(&g);
+    assert_true(load_glob(&ms, "exec-*.json") >= 10);
     tt_model_params start, fitted;
     tt_model_params_default(&start);
     tt_calib_report rep;
@@ -289,26 +311,11 @@ static void test_real_runs(void **state)
     assert_int_equal(back.max_channels, fitted.max_channels);
     /* held-out runs (other sizes, recorded later with the calibration): the fitted constants
      * predict them better than the built-in ones */
-    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/heldout/held-*.json", root());
-    assert_int_equal(glob(pat, 0, NULL, &g), 0);
     tt_measure_set held = {0};
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        if (tt_measure_load(g.gl_pathv[i], NULL, &held) != TT_OK) fail_msg("%s", tt_error_message());
-    globfree(&g);
+    load_glob(&held, "heldout/held-*.json");
     assert_true(held.n >= 50);
-    double *e0 = calloc((size_t)held.n, sizeof(double)), *e1 = calloc((size_t)held.n, sizeof(double));
-    assert_true(e0 && e1);
-    for (int i = 0; i < held.n; i++) {
-        double p0, p1;
-        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &start, &held.m[i], &p0), TT_OK);
-        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &back, &held.m[i], &p1), TT_OK);
-        e0[i] = fabs(p0 - held.m[i].time_us) / held.m[i].time_us;
-        e1[i] = fabs(p1 - held.m[i].time_us) / held.m[i].time_us;
-    }
-    double m0 = median(e0, held.n), m1 = median(e1, held.n);
+    double m0 = median_error(&f, &start, &held), m1 = median_error(&f, &back, &held);
     if (!(m1 < 0.6 * m0)) fail_msg("held-out median error built-in %.3f, calibrated %.3f", m0, m1);
-    free(e0);
-    free(e1);
     tt_measure_set_free(&held);
     tt_strbuf_free(&sb);
     tt_calib_report_free(&rep);
@@ -325,13 +332,9 @@ static void test_gpu_runs_heldout(void **state)
     (void)state;
     fx f;
     load(&f, "measurements/gpu-h200x2/scan.xml");
-    static const char *files[] = {"ring-ll", "ring-simple", "tree-ll", "tree-simple"};
     tt_measure_set all = {0}, fit = {0}, held = {0};
-    for (int i = 0; i < 4; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/tests/fixtures/measurements/gpu-h200x2/sweep-%s.txt", root(), files[i]);
-        if (tt_measure_load(path, NULL, &all) != TT_OK) fail_msg("%s", tt_error_message());
-    }
+    load_glob(&all, "gpu-h200x2/sweep-ring-*.txt"); /* ring-ll, ring-simple */
+    load_glob(&all, "gpu-h200x2/sweep-tree-*.txt");
     assert_int_equal(all.n, 64);
     for (int i = 0; i < all.n; i++) {
         assert_int_equal(all.m[i].nranks, 2);
@@ -348,19 +351,8 @@ static void test_gpu_runs_heldout(void **state)
     tt_model_params_default(&start);
     tt_calib_report rep;
     if (tt_calibrate(f.topo, &f.cl, &fit, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
-    double *e0 = calloc((size_t)held.n, sizeof(double)), *e1 = calloc((size_t)held.n, sizeof(double));
-    assert_true(e0 && e1);
-    for (int i = 0; i < held.n; i++) {
-        double p0, p1;
-        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &start, &held.m[i], &p0), TT_OK);
-        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &fitted, &held.m[i], &p1), TT_OK);
-        e0[i] = fabs(p0 - held.m[i].time_us) / held.m[i].time_us;
-        e1[i] = fabs(p1 - held.m[i].time_us) / held.m[i].time_us;
-    }
-    double m0 = median(e0, held.n), m1 = median(e1, held.n);
+    double m0 = median_error(&f, &start, &held), m1 = median_error(&f, &fitted, &held);
     if (!(m1 < 0.5 * m0 && m1 < 0.15)) fail_msg("GPU held-out median error built-in %.3f, calibrated %.3f", m0, m1);
-    free(e0);
-    free(e1);
     tt_calib_report_free(&rep);
     tt_measure_set_free(&all);
     tt_measure_set_free(&fit);
@@ -404,38 +396,19 @@ static void test_gpu_run_b_heldout(void **state)
     (void)state;
     fx f;
     load(&f, "measurements/gpu-h200x2-b/scan.xml");
-    char pat[1024];
-    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/gpu-h200x2-b/s-ours-ring-*.txt", root());
-    glob_t g;
-    assert_int_equal(glob(pat, 0, NULL, &g), 0);
-    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/gpu-h200x2-b/s-ours-tree-*.txt", root());
-    assert_int_equal(glob(pat, GLOB_APPEND, NULL, &g), 0);
-    assert_int_equal((int)g.gl_pathc, 8); /* ring/tree x ll/simple x small/large */
     tt_measure_set fit = {0}, held = {0};
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        if (tt_measure_load(g.gl_pathv[i], NULL, &fit) != TT_OK) fail_msg("%s", tt_error_message());
-    globfree(&g);
-    snprintf(pat, sizeof pat, "%s/tests/fixtures/measurements/gpu-h200x2-b/held-*.txt", root());
-    assert_int_equal(glob(pat, 0, NULL, &g), 0);
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        if (tt_measure_load(g.gl_pathv[i], NULL, &held) != TT_OK) fail_msg("%s", tt_error_message());
-    globfree(&g);
+    int nf = load_glob(&fit, "gpu-h200x2-b/s-ours-ring-*.txt") + load_glob(&fit, "gpu-h200x2-b/s-ours-tree-*.txt");
+    assert_int_equal(nf, 8); /* ring/tree x ll/simple x small/large */
+    load_glob(&held, "gpu-h200x2-b/held-*.txt");
     assert_int_equal(held.n, 13);
     tt_model_params start, fitted;
     tt_model_params_default(&start);
     tt_calib_report rep;
     if (tt_calibrate(f.topo, &f.cl, &fit, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
-    double *e = calloc((size_t)held.n, sizeof(double));
-    assert_non_null(e);
-    for (int i = 0; i < held.n; i++) {
-        double p;
+    for (int i = 0; i < held.n; i++)
         assert_true(held.m[i].algo >= 0 && held.m[i].channels >= 1); /* the plan each row ran */
-        assert_int_equal(tt_calib_predict(f.topo, &f.cl, &fitted, &held.m[i], &p), TT_OK);
-        e[i] = fabs(p - held.m[i].time_us) / held.m[i].time_us;
-    }
-    double m = median(e, held.n);
+    double m = median_error(&f, &fitted, &held);
     if (!(m < 0.10)) fail_msg("held-out median error %.3f", m);
-    free(e);
     tt_calib_report_free(&rep);
     tt_measure_set_free(&fit);
     tt_measure_set_free(&held);
