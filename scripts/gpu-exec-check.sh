@@ -11,7 +11,8 @@
 #   BUILD=path/to/build OUT=results-dir bash scripts/gpu-exec-check.sh
 # The lead's device run: build into .gpuwork/build, copy libcjson.so.1 and
 # libcmocka.so.0 into .gpuwork/lib, then
-#   export LD_LIBRARY_PATH=$PWD/.gpuwork/lib; BUILD=.gpuwork/build bash .gpuwork/gpu-exec-check.sh
+#   export LD_LIBRARY_PATH=$PWD/.gpuwork/lib; BUILD=.gpuwork/build bash scripts/gpu-exec-check.sh
+# (a copy elsewhere needs gpu-lib.sh beside it)
 set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-gpu-results}
@@ -23,16 +24,7 @@ export TOPOTUNE_TIMEOUT_MS=${TOPOTUNE_TIMEOUT_MS:-20000}
 TE="$BUILD/bin/topo-exec"
 summary="$FINAL_OUT/summary.txt"
 : > "$summary"
-say() { echo "$*" | tee -a "$summary"; }
-step() { # name, timeout, command...
-  local name=$1 to=$2; shift 2
-  local t0=$(date +%s.%N)
-  timeout "$to" "$@" > "$OUT/$name.log" 2>&1
-  local rc=$?
-  local t1=$(date +%s.%N)
-  say "== $name: rc=$rc ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s)"
-  return $rc
-}
+. "$(dirname "$0")/gpu-lib.sh"   # say, step
 say "# gpu-exec-check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
 nvidia-smi -L 2>&1 | tee -a "$summary"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1 | tee -a "$summary"

@@ -20,16 +20,7 @@ TE="$BUILD/bin/topo-exec"
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 summary="$OUT/summary.txt"
 : > "$summary"
-say() { echo "$*" | tee -a "$summary"; }
-step() { # name, timeout, command...
-  local name=$1 to=$2; shift 2
-  local t0=$(date +%s.%N)
-  timeout "$to" "$@" > "$OUT/$name.log" 2>&1
-  local rc=$?
-  local t1=$(date +%s.%N)
-  say "== $name: rc=$rc ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s)"
-  return $rc
-}
+. "$(dirname "$0")/gpu-lib.sh"   # say, step
 say "# gpu-ipc-check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
 nvidia-smi -L 2>&1 | tee -a "$summary"
 nvidia-smi --query-gpu=name,compute_mode,driver_version --format=csv 2>&1 | tee -a "$summary"
