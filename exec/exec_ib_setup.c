@@ -325,26 +325,10 @@ static tt_status conn_connect(ib_conn *c, const ib_info *mine, const ib_info *th
     return TT_OK;
 }
 
-/* blocking-with-deadline transfer on a TCP connection (setup only) */
+/* blocking setup transfer over the pair's TCP connection (exec_tcp_setup_io) */
 static tt_status io(exec_conn *c, void *buf, size_t len, int is_send, int64_t deadline, int me)
 {
-    size_t done = 0;
-    while (done < len) {
-        size_t m = 0;
-        tt_status st = is_send ? c->tp->send_some(c, (char *)buf + done, len - done, &m)
-                               : c->tp->recv_some(c, (char *)buf + done, len - done, &m);
-        if (st != TT_OK)
-            return tt_error_prefix(st, "rank %d: InfiniBand setup with rank %d", me, c->peer);
-        done += m;
-        if (!m) {
-            if (exec_now_ms() > deadline)
-                return tt_error_set(TT_ERR_TIMEOUT, "rank %d: InfiniBand setup with rank %d timed out", me,
-                                    c->peer);
-            struct pollfd pf = {exec_tcp_conn_fd(c), (short)(is_send ? POLLOUT : POLLIN), 0};
-            poll(&pf, 1, 50);
-        }
-    }
-    return TT_OK;
+    return exec_tcp_setup_io(c, buf, len, is_send, deadline, me, "InfiniBand");
 }
 
 tt_status exec_ib_upgrade(tt_comm *comm)

@@ -163,6 +163,10 @@ int exec_boot_take_listener(int port);  /* fd pre-bound by tt_get_unique_id, or 
 tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id);
 exec_conn *exec_tcp_conn_new(int fd, int peer);
 int exec_tcp_conn_fd(exec_conn *c);
+/* Blocking-with-deadline transfer on a connection during a transport's setup (shm, ib): errors name
+ * this rank, the peer and `what` ("shared-memory", "InfiniBand"). */
+tt_status exec_tcp_setup_io(exec_conn *c, void *buf, size_t len, int is_send, int64_t deadline, int me,
+                            const char *what);
 
 /* Fault injection (exec_fault.c, TOPOTUNE_FAULT): called as a collective starts / builds its header. */
 void exec_fault_before_collective(tt_comm *comm, uint64_t seq);

@@ -4,6 +4,7 @@
 #include "exec_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -96,3 +97,24 @@ const exec_transport exec_transport_tcp = {
     .check_peer = NULL,
     .close = tcp_close,
 };
+
+tt_status exec_tcp_setup_io(exec_conn *c, void *buf, size_t len, int is_send, int64_t deadline, int me,
+                            const char *what)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t m = 0;
+        tt_status st = is_send ? c->tp->send_some(c, (char *)buf + done, len - done, &m)
+                               : c->tp->recv_some(c, (char *)buf + done, len - done, &m);
+        if (st != TT_OK)
+            return tt_error_prefix(st, "rank %d: %s setup with rank %d", me, what, c->peer);
+        done += m;
+        if (!m) {
+            if (exec_now_ms() > deadline)
+                return tt_error_set(TT_ERR_TIMEOUT, "rank %d: %s setup with rank %d timed out", me, what, c->peer);
+            struct pollfd p = {exec_tcp_conn_fd(c), (short)(is_send ? POLLOUT : POLLIN), 0};
+            poll(&p, 1, 50);
+        }
+    }
+    return TT_OK;
+}
