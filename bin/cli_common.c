@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 static char cli_prog[64] = "topotune";
 
 void tt_cli_init(const char *prog)
@@ -130,6 +132,17 @@ int tt_cli_exit_for_severity(int max_severity)
     if (max_severity == 1)
         return TT_CLI_EXIT_WARN;
     return TT_CLI_EXIT_OK;
+}
+
+tt_status tt_cli_write_json(const char *path, const cJSON *j)
+{
+    char *txt = cJSON_Print(j);
+    if (!txt) return tt_error_set(TT_ERR_NOMEM, "out of memory writing JSON");
+    size_t len = strlen(txt);
+    txt[len] = '\n'; /* in place of the terminator: the buffer is written by length */
+    tt_status st = tt_cli_write_output(path, txt, len + 1);
+    free(txt);
+    return st;
 }
 
 tt_status tt_cli_write_output(const char *path, const char *data, size_t len)

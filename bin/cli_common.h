@@ -55,5 +55,8 @@ int tt_cli_exit_for_severity(int max_severity);
 /* Write `len` bytes to `path` atomically, or to stdout when path is NULL or
  * "-".  On failure an existing file is left untouched. */
 tt_status tt_cli_write_output(const char *path, const char *data, size_t len);
+/* The cJSON document `j`, pretty-printed with a final newline, written like tt_cli_write_output. */
+struct cJSON;
+tt_status tt_cli_write_json(const char *path, const struct cJSON *j);
 
 #endif

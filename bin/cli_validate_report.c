@@ -324,16 +324,8 @@ static int write_json(const vctx *x, const char *start, int oob, int rc, const c
     }
     free(r);
     cJSON_AddNumberToObject(va, "exit", rc);
-    char *txt = cJSON_Print(j);
+    tt_status st = tt_cli_write_json(s->json, j);
     cJSON_Delete(j);
-    if (!txt) {
-        tt_cli_bad("out of memory writing JSON");
-        return VX_RUNTIME;
-    }
-    size_t len = strlen(txt);
-    txt[len] = '\n';
-    tt_status st = tt_write_file_atomic(s->json, txt, len + 1);
-    free(txt);
     if (st != TT_OK) {
         tt_cli_bad("-J %s: %s", s->json, tt_error_message());
         return VX_RUNTIME;

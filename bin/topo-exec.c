@@ -773,16 +773,8 @@ static int write_json(const opts *o, const shared *sh, int nranks, const char *t
     cJSON *errs = cJSON_AddArrayToObject(j, "errors");
     if (sh->failed)
         cJSON_AddItemToArray(errs, cJSON_CreateString(sh->err));
-    char *txt = cJSON_Print(j);
+    tt_status st = tt_cli_write_json(o->json, j);
     cJSON_Delete(j);
-    if (!txt) {
-        fprintf(stderr, "topo-exec: out of memory writing JSON\n");
-        return EXIT_RUNTIME;
-    }
-    size_t len = strlen(txt);
-    txt[len] = '\n';
-    tt_status st = tt_write_file_atomic(o->json, txt, len + 1);
-    free(txt);
     if (st != TT_OK) {
         fprintf(stderr, "topo-exec: -J %s: %s\n", o->json, tt_error_message());
         return EXIT_RUNTIME;
