@@ -178,10 +178,7 @@ static int parse(int argc, char **argv, gopts *o)
             return tt_cli_bad("process ranks on GPUs need all of --rank, --nranks and --master");
         if (o->rank >= o->nranks) return tt_cli_bad("--rank must be below --nranks");
         o->mp = 1;
-    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") &&
-               ((getenv("RANK") && getenv("WORLD_SIZE")) ||
-                (getenv("OMPI_COMM_WORLD_RANK") && getenv("OMPI_COMM_WORLD_SIZE")) ||
-                (getenv("PMI_RANK") && getenv("PMI_SIZE")) || (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")))) {
+    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") && tt_env_rank_vars(NULL, NULL)) {
         o->mp = 2;
     }
     if (o->mp && !o->copy_bench) {
@@ -303,8 +300,7 @@ int topo_exec_gpu_main(int argc, char **argv)
          * is usable, else host ranks (topo-exec.c); not under a launcher, where several
          * processes must not each take every GPU */
         char why[256], gn[16];
-        int launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK") ||
-                       getenv("WORLD_SIZE") || getenv("SLURM_NTASKS");
+        int launched = tt_env_rank_vars(NULL, NULL) || getenv("PMIX_RANK");
         int ngpu = launched ? 0 : tt_gpu_available(why, sizeof why);
         if (ngpu <= 0) {
             if (!launched) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);

@@ -681,10 +681,7 @@ static int parse_args(int argc, char **argv, opts *o)
         if (o->rank >= o->nranks)
             return tt_cli_bad("--rank must be below --nranks");
         o->mp = 1;
-    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") &&
-               ((getenv("RANK") && getenv("WORLD_SIZE")) ||
-                (getenv("OMPI_COMM_WORLD_RANK") && getenv("OMPI_COMM_WORLD_SIZE")) ||
-                (getenv("PMI_RANK") && getenv("PMI_SIZE")) || (getenv("SLURM_PROCID") && getenv("SLURM_NTASKS")))) {
+    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") && tt_env_rank_vars(NULL, NULL)) {
         o->mp = 2; /* tt_comm_init_env */
     } else if (TOPO_EXEC_HAVE_MPI && !host_given && mpi_launched()) {
         o->mp = 3; /* MPI_Init + tt_comm_init_mpi */

@@ -289,24 +289,29 @@ static tt_status env_int(const char *name, long long lo, long long hi, long long
     return TT_OK;
 }
 
+int tt_env_rank_vars(const char **rank_var, const char **size_var)
+{
+    /* torchrun's names, else what the launcher set (Open MPI's mpirun, MPICH/Hydra's PMI,
+     * Slurm's srun) - no MPI library needed */
+    static const char *const pairs[][2] = {{"RANK", "WORLD_SIZE"},
+                                           {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                           {"PMI_RANK", "PMI_SIZE"},
+                                           {"SLURM_PROCID", "SLURM_NTASKS"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+        if (getenv(pairs[i][0]) && getenv(pairs[i][1])) {
+            if (rank_var) *rank_var = pairs[i][0];
+            if (size_var) *size_var = pairs[i][1];
+            return 1;
+        }
+    return 0;
+}
+
 tt_status tt_comm_init_env(tt_comm **comm)
 {
     long long rank, size, port;
     tt_status st;
-    /* rank and size: torchrun's names, else what the launcher set (Open MPI's
-     * mpirun, MPICH/Hydra's PMI, Slurm's srun) - no MPI library needed */
-    const char *rn = "RANK", *sn = "WORLD_SIZE";
-    if (!getenv("RANK") || !getenv("WORLD_SIZE")) {
-        static const char *const pairs[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                               {"PMI_RANK", "PMI_SIZE"},
-                                               {"SLURM_PROCID", "SLURM_NTASKS"}};
-        for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
-            if (getenv(pairs[i][0]) && getenv(pairs[i][1])) {
-                rn = pairs[i][0];
-                sn = pairs[i][1];
-                break;
-            }
-    }
+    const char *rn = "RANK", *sn = "WORLD_SIZE"; /* the names in the message when none is set */
+    tt_env_rank_vars(&rn, &sn);
     if ((st = env_int(sn, 1, 1024, &size)) != TT_OK ||
         (st = env_int(rn, 0, size - 1, &rank)) != TT_OK ||
         (st = env_int("MASTER_PORT", 1, 65535, &port)) != TT_OK)

@@ -140,6 +140,10 @@ tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, 
  * Programs that use MPI anyway: tt_comm_init_mpi() in tt_exec_mpi.h (a
  * header-only helper, so that libtopotune itself never needs libmpi). */
 tt_status tt_comm_init_env(tt_comm **comm);
+/* The rank and size variables a launcher set in this environment: RANK/WORLD_SIZE (torchrun),
+ * else OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS; 1 when a pair is set
+ * (their names in rank_var and size_var when those are not NULL), else 0. */
+int tt_env_rank_vars(const char **rank_var, const char **size_var);
 
 /* Waits for queued work (bounded by the deadline), stops the worker, closes
  * every connection and frees everything.  NULL is a no-op. */
