@@ -75,6 +75,11 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
                              tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
 
 int tune_log2i(long n);
+/* One table entry as written in JSON tables and as a row of NCCL's tuner CSV (tune_output.c);
+ * shared by model tables and tables from measurements. */
+struct cJSON;
+struct cJSON *tune_entry_json(const tt_tune_entry *e);
+void tune_entry_csv(const tt_tune_entry *e, int nnodes, int nranks, tt_strbuf *out);
 /* Path class name without depending on the topo module's tables. */
 const char *tune_path_name(tt_path_type t); /* floor(log2(n)), 0 for n <= 1 */
 

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include <cJSON.h>
-#include "tt_tune.h"
+#include "tune_internal.h"
 
 typedef struct {
     double *v;
@@ -194,17 +194,7 @@ tt_status tt_measured_write_json(const tt_measured_table *t, const char *sources
     cJSON_AddBoolToObject(root, "nccl_only", 1);
     cJSON_AddNumberToObject(root, "margin", t->margin);
     cJSON *ents = cJSON_AddArrayToObject(root, "entries");
-    for (int i = 0; i < ne; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "collective", tt_coll_name(e[i].coll));
-        cJSON_AddNumberToObject(o, "min_bytes", (double)e[i].min_bytes);
-        cJSON_AddNumberToObject(o, "max_bytes", (double)e[i].max_bytes);
-        cJSON_AddStringToObject(o, "algorithm", tt_algo_name(e[i].algo));
-        cJSON_AddStringToObject(o, "protocol", tt_proto_name(e[i].proto));
-        cJSON_AddNumberToObject(o, "channels", 0);
-        cJSON_AddNumberToObject(o, "predicted_us", e[i].predicted_us);
-        cJSON_AddItemToArray(ents, o);
-    }
+    for (int i = 0; i < ne; i++) cJSON_AddItemToArray(ents, tune_entry_json(&e[i]));
     /* every measured size and why it was (not) forced, for people and tools */
     cJSON *dec = cJSON_AddArrayToObject(root, "decisions");
     for (int i = 0; i < t->n; i++) {
@@ -237,10 +227,7 @@ tt_status tt_measured_write_csv(const tt_measured_table *t, tt_strbuf *out)
     tt_strbuf_printf(out, "# topotune tuning table from measurements for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE)\n"
                           "# %d ranks on %d node(s); sizes not listed keep NCCL's choice\n", t->nranks, t->nodes);
     tt_strbuf_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
-    for (int i = 0; i < ne; i++)
-        tt_strbuf_printf(out, "%s,%llu,%llu,%s,%s,-1,%d,%d,-1,-1\n", tt_coll_name(e[i].coll),
-                         (unsigned long long)e[i].min_bytes, (unsigned long long)e[i].max_bytes,
-                         tt_algo_name(e[i].algo), tt_proto_name(e[i].proto), t->nodes, t->nranks);
+    for (int i = 0; i < ne; i++) tune_entry_csv(&e[i], t->nodes, t->nranks, out);
     free(e);
     return tt_strbuf_status(out);
 }

@@ -28,6 +28,28 @@ static void human_size(uint64_t b, char *buf, size_t n)
     }
 }
 
+cJSON *tune_entry_json(const tt_tune_entry *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "collective", tt_coll_name(e->coll));
+    cJSON_AddNumberToObject(o, "min_bytes", (double)e->min_bytes);
+    cJSON_AddNumberToObject(o, "max_bytes", (double)e->max_bytes);
+    cJSON_AddStringToObject(o, "algorithm", tt_algo_name(e->algo));
+    cJSON_AddStringToObject(o, "protocol", tt_proto_name(e->proto));
+    cJSON_AddNumberToObject(o, "channels", e->channels);
+    cJSON_AddNumberToObject(o, "predicted_us", r3(e->predicted_us));
+    cJSON_AddNumberToObject(o, "algbw", r3(e->algbw));
+    cJSON_AddNumberToObject(o, "busbw", r3(e->busbw));
+    return o;
+}
+
+void tune_entry_csv(const tt_tune_entry *e, int nnodes, int nranks, tt_strbuf *out)
+{
+    tt_strbuf_printf(out, "%s,%llu,%llu,%s,%s,%d,%d,%d,-1,-1\n", tt_coll_name(e->coll), (unsigned long long)e->min_bytes,
+                     (unsigned long long)e->max_bytes, tt_algo_name(e->algo), tt_proto_name(e->proto),
+                     e->channels > 0 ? e->channels : -1, nnodes, nranks);
+}
+
 static cJSON *graph_json(const tt_graph_info *g)
 {
     cJSON *o = cJSON_CreateObject();
@@ -73,20 +95,7 @@ tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
     cJSON_AddNumberToObject(root, "min_size", (double)tab->min_size);
     cJSON_AddNumberToObject(root, "max_size", (double)tab->max_size);
     cJSON *ents = cJSON_AddArrayToObject(root, "entries");
-    for (int i = 0; i < tab->n; i++) {
-        const tt_tune_entry *e = &tab->entries[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "collective", tt_coll_name(e->coll));
-        cJSON_AddNumberToObject(o, "min_bytes", (double)e->min_bytes);
-        cJSON_AddNumberToObject(o, "max_bytes", (double)e->max_bytes);
-        cJSON_AddStringToObject(o, "algorithm", tt_algo_name(e->algo));
-        cJSON_AddStringToObject(o, "protocol", tt_proto_name(e->proto));
-        cJSON_AddNumberToObject(o, "channels", e->channels);
-        cJSON_AddNumberToObject(o, "predicted_us", r3(e->predicted_us));
-        cJSON_AddNumberToObject(o, "algbw", r3(e->algbw));
-        cJSON_AddNumberToObject(o, "busbw", r3(e->busbw));
-        cJSON_AddItemToArray(ents, o);
-    }
+    for (int i = 0; i < tab->n; i++) cJSON_AddItemToArray(ents, tune_entry_json(&tab->entries[i]));
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory writing JSON");
@@ -108,12 +117,7 @@ tt_status tt_tune_write_csv(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt
     tt_strbuf_printf(out, "# topology %s: %d node(s) x %d GPU(s), %d NIC(s)/node at %g Gb/s\n", ctx->topo->source,
                      ctx->nnodes, ctx->cl.gpus_per_node, ctx->cl.nics_per_node, ctx->cl.nic_gbps);
     tt_strbuf_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
-    for (int i = 0; i < tab->n; i++) {
-        const tt_tune_entry *e = &tab->entries[i];
-        tt_strbuf_printf(out, "%s,%llu,%llu,%s,%s,%d,%d,%d,-1,-1\n", tt_coll_name(e->coll),
-                         (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes, tt_algo_name(e->algo),
-                         tt_proto_name(e->proto), e->channels > 0 ? e->channels : -1, ctx->nnodes, ctx->nranks);
-    }
+    for (int i = 0; i < tab->n; i++) tune_entry_csv(&tab->entries[i], ctx->nnodes, ctx->nranks, out);
     return tt_strbuf_status(out);
 }
 
