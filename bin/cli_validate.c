@@ -196,31 +196,13 @@ static double model_pred(const vmodel *m, tt_coll coll, uint64_t bytes, int nran
 }
 
 /* ---------------------------------------------------------------- table */
-static int json_line(const char *text, const char *at)
-{
-    int line = 1;
-    for (const char *p = text; p < at; p++)
-        if (*p == '\n') line++;
-    return line;
-}
-
 static tt_status table_load(const char *path, tt_tune_loaded *t)
 {
     char *text = NULL;
     size_t len = 0;
     tt_status st = tt_read_file(path, 64u << 20, &text, &len);
     if (st != TT_OK) return tt_error_prefix(st, "--table");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        const char *e = cJSON_GetErrorPtr();
-        st = tt_error_set(TT_ERR_PARSE, "%s:%d: not valid JSON (want topo-tune -f json output)", path,
-                          e && e >= text && e <= text + len ? json_line(text, e) : 1);
-        free(text);
-        return st;
-    }
-    cJSON_Delete(root);
-    st = tt_tune_table_parse(text, path, t);
+    st = tt_tune_table_parse(text, path, t); /* errors name path:line or the entry */
     free(text);
     return st;
 }

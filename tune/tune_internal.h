@@ -75,6 +75,8 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
                              tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
 
 int tune_log2i(long n);
+/* 1-based line of `at` in text[0..len) (for file:line in JSON errors). */
+int tune_json_line(const char *text, const char *at, size_t len);
 /* One table entry as written in JSON tables and as a row of NCCL's tuner CSV (tune_output.c);
  * shared by model tables and tables from measurements. */
 struct cJSON;

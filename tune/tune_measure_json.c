@@ -19,15 +19,8 @@
 
 #include <cJSON.h>
 
+#include "tune_internal.h"
 #include "tune_measure_internal.h"
-
-static int json_line(const char *text, const char *at, size_t len)
-{
-    int line = 1;
-    for (const char *p = text; p < at && p < text + len; p++)
-        if (*p == '\n') line++;
-    return line;
-}
 
 static tt_status placement(const cJSON *r, const char *key, const char *where, double *us, double *busbw)
 {
@@ -119,11 +112,11 @@ tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt
     if (!root) {
         const char *e = cJSON_GetErrorPtr();
         return tt_error_set(TT_ERR_PARSE, "%s:%d: not valid JSON", name,
-                            e && e >= text && e <= text + len ? json_line(text, e, len) : 1);
+                            e && e >= text && e <= text + len ? tune_json_line(text, e, len) : 1);
     }
     for (const char *q = end; q && q < text + len; q++)
         if (*q != ' ' && *q != '\n' && *q != '\r' && *q != '\t') {
-            int l = json_line(text, q, len);
+            int l = tune_json_line(text, q, len);
             cJSON_Delete(root);
             return tt_error_set(TT_ERR_PARSE, "%s:%d: text after the JSON document", name, l);
         }

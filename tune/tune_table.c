@@ -90,11 +90,24 @@ static int get_num(const cJSON *o, const char *k, double *v)
     return 1;
 }
 
+int tune_json_line(const char *text, const char *at, size_t len)
+{
+    int line = 1;
+    for (const char *p = text; p < at && p < text + len; p++)
+        if (*p == '\n') line++;
+    return line;
+}
+
 tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded *out)
 {
     memset(out, 0, sizeof(*out));
     cJSON *root = cJSON_Parse(json);
-    if (!root) return tt_error_set(TT_ERR_PARSE, "%s: not valid JSON", name);
+    if (!root) {
+        const char *e = cJSON_GetErrorPtr();
+        size_t len = strlen(json);
+        return tt_error_set(TT_ERR_PARSE, "%s:%d: not valid JSON (a tuning table is topo-tune --format json output)",
+                            name, e && e >= json && e <= json + len ? tune_json_line(json, e, len) : 1);
+    }
     tt_status st = TT_OK;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
