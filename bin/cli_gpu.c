@@ -499,17 +499,20 @@ int topo_exec_gpu_main(int argc, char **argv)
         double tus[2];
         long long wrong[2];
         tt_plan eff = o.plan, pl = o.plan;
+        int resolved = 0;
         const tt_plan_rule *rule = tt_plan_rule_find(rules, nrules, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
         if (rule) { /* the rule fills what --algo/--proto leave open; its channel count is NCCL's
                      * (topo-tune models NCCL's channels), so the executor keeps its own per size */
             if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->plan.algo;
             if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->plan.proto;
-            if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
+            if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) == TT_OK) {
+                resolved = 1;
+            } else {
                 pl = o.plan; /* e.g. LL128 or NVLS from an NCCL table: our default here, counted */
                 tfallback++;
             }
         }
-        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
+        if (!o.nccl && !resolved && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             rc = GX_USAGE;
             break;
