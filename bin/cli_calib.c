@@ -143,7 +143,7 @@ int tt_cli_judge(const tt_cli_calib_args *a)
 {
     tt_measure_set ms = {0};
     tt_judge_report rep = {0};
-    tt_tune_loaded ld = {0};
+    tt_tune_table ld = {0};
     tt_tune_table tab = {0};
     tt_tune_ctx *ctx = NULL;
     tt_strbuf out;
@@ -154,12 +154,7 @@ int tt_cli_judge(const tt_cli_calib_args *a)
     const tt_tune_entry *entries;
     int nentries;
     if (a->table) {
-        char *buf = NULL;
-        size_t len;
-        if ((st = tt_read_file(a->table, 64u << 20, &buf, &len)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
-        st = tt_tune_table_parse(buf, a->table, &ld);
-        free(buf);
-        if (st != TT_OK) { rc = tt_cli_fail(st); goto out; }
+        if ((st = tt_tune_table_load(a->table, &ld)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
         entries = ld.entries;
         nentries = ld.n;
         for (int i = 0; i < ms.n; i++)
@@ -190,7 +185,7 @@ int tt_cli_judge(const tt_cli_calib_args *a)
     rc = rep.nwrong ? TT_CLI_EXIT_WARN : TT_CLI_EXIT_OK;
 out:
     tt_judge_report_free(&rep);
-    tt_tune_loaded_free(&ld);
+    tt_tune_table_free(&ld);
     tt_tune_table_free(&tab);
     tt_tune_ctx_free(ctx);
     tt_strbuf_free(&out);

@@ -27,13 +27,13 @@
 #include "cli_common.h"
 #include "tt_common.h"
 #include "tt_exec.h"
+#include "tt_tune.h"
 
 int topo_exec_gpu_main(int argc, char **argv);
 /* prediction source (bin/cli_predict.c): --predict TOPO [--calibration F] */
 int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
                               int channels, double *us);
 int topo_exec_predict_enabled(void);
-int tt_cli_plan_table_load(const char *path, int nranks, tt_plan_rule **rules, int *n, char *desc, size_t dl);
 
 enum { GX_OK = 0, GX_RUNTIME = 1, GX_USAGE = 2, GX_WRONG = 7 };
 
@@ -331,8 +331,7 @@ int topo_exec_gpu_main(int argc, char **argv)
     nccl_api nc;
     void *ncomms[64] = {0};
     tt_gpu_comm *g = NULL;
-    tt_plan_rule *rules = NULL; /* --table */
-    int nrules = 0;
+    tt_tune_table tab = {0}; /* --table */
     unsigned long tfallback = 0;
     char tdesc[512] = "";
     double *perr = NULL; /* |pred - meas| / meas per placement, for the summary */
@@ -367,12 +366,12 @@ int topo_exec_gpu_main(int argc, char **argv)
     virt = tt_gpu_comm_is_virtual(g);
     const int nloc = tt_gpu_comm_nlocal(g); /* ranks driven by this process (process ranks: 1) */
     if (o.table && !o.nccl) {
-        int trc = tt_cli_plan_table_load(o.table, n, &rules, &nrules, tdesc, sizeof tdesc);
-        if (trc) {
+        if (tt_tune_table_load_for(o.table, n, 0, &tab) != TT_OK) {
             tt_gpu_comm_destroy(g);
             tt_comm_destroy(hc);
-            return trc;
+            return tt_cli_bad("--table: %s", tt_error_message());
         }
+        snprintf(tdesc, sizeof tdesc, "%s (%d rules, model %s)", o.table, tab.n, tab.model[0] ? tab.model : "?");
     }
     if (o.nccl) {
         if (virt) {
@@ -500,11 +499,11 @@ int topo_exec_gpu_main(int argc, char **argv)
         long long wrong[2];
         tt_plan eff = o.plan, pl = o.plan;
         int resolved = 0;
-        const tt_plan_rule *rule = tt_plan_rule_find(rules, nrules, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
+        const tt_tune_entry *rule = tt_tune_table_find(&tab, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
         if (rule) { /* the rule fills what --algo/--proto leave open; its channel count is NCCL's
                      * (topo-tune models NCCL's channels), so the executor keeps its own per size */
-            if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->plan.algo;
-            if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->plan.proto;
+            if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->algo;
+            if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->proto;
             if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) == TT_OK) {
                 resolved = 1;
             } else {
@@ -673,7 +672,7 @@ int topo_exec_gpu_main(int argc, char **argv)
     if (rc == GX_OK && oob) rc = GX_WRONG;
 out:
     free(perr);
-    free(rules);
+    tt_tune_table_free(&tab);
     for (int i = 0; i < nloc; i++) {
         tt_gpu_free(g, tt_gpu_comm_local_rank(g, i), sb[i]);
         tt_gpu_free(g, tt_gpu_comm_local_rank(g, i), rb[i]);

@@ -195,26 +195,6 @@ static double model_pred(const vmodel *m, tt_coll coll, uint64_t bytes, int nran
     return tt_calib_predict(m->topo, &m->base, &m->params, &x, &us) == TT_OK && us > 0 ? us : -1;
 }
 
-/* ---------------------------------------------------------------- table */
-static tt_status table_load(const char *path, tt_tune_loaded *t)
-{
-    char *text = NULL;
-    size_t len = 0;
-    tt_status st = tt_read_file(path, 64u << 20, &text, &len);
-    if (st != TT_OK) return tt_error_prefix(st, "--table");
-    st = tt_tune_table_parse(text, path, t); /* errors name path:line or the entry */
-    free(text);
-    return st;
-}
-
-static const tt_tune_entry *table_lookup(const tt_tune_loaded *t, tt_coll c, uint64_t bytes)
-{
-    for (int i = 0; i < t->n; i++)
-        if (t->entries[i].coll == c && bytes >= t->entries[i].min_bytes && bytes <= t->entries[i].max_bytes)
-            return &t->entries[i];
-    return NULL;
-}
-
 /* ---------------------------------------------------------------- candidates */
 static int engine_can_run(const vengine *e, tt_coll coll, size_t count, tt_dtype dt, vcand *c, char *why, size_t wl)
 {
@@ -268,11 +248,11 @@ int vld_plan_sizes(vctx *x, const vengine *e)
     const tt_cli_sweep *s = x->s;
     vmodel m;
     memset(&m, 0, sizeof m);
-    tt_tune_loaded tab;
+    tt_tune_table tab;
     memset(&tab, 0, sizeof tab);
     int rc = VX_OK;
     if (v->table) {
-        if (table_load(v->table, &tab) != TT_OK) {
+        if (tt_tune_table_load(v->table, &tab) != TT_OK) { /* errors name path:line or the entry */
             rc = tt_cli_fail(TT_ERR_PARSE);
             goto out;
         }
@@ -339,7 +319,7 @@ int vld_plan_sizes(vctx *x, const vengine *e)
         if (m.ok) qsort(run, (size_t)nrun, sizeof *run, cmp_pred);
         vcand choice;
         if (v->table) {
-            const tt_tune_entry *te = table_lookup(&tab, s->coll, z->bytes);
+            const tt_tune_entry *te = tt_tune_table_find(&tab, s->coll, z->bytes);
             if (!te) {
                 snprintf(z->note, sizeof z->note, "the table has no entry for this size");
                 continue;
@@ -379,7 +359,7 @@ int vld_plan_sizes(vctx *x, const vengine *e)
         goto out;
     }
 out:
-    tt_tune_loaded_free(&tab);
+    tt_tune_table_free(&tab);
     model_free(&m);
     return rc;
 }

@@ -28,6 +28,7 @@
 #include "cli_validate.h"
 #include "tt_common.h"
 #include "tt_exec.h"
+#include "tt_tune.h"
 
 /* Prediction hook.  Anything linked into topo-exec (e.g. a tune-module CLI
  * helper) may define this function; when it exists, the table gains a
@@ -44,8 +45,6 @@ extern int tt_cli_validate_option(tt_cli_validate_opts *v, const char *name, con
 extern int tt_cli_validate_host(const tt_cli_validate_opts *v, const tt_cli_sweep *s, tt_comm **comms, int nlocal)
     __attribute__((weak));
 extern int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus) __attribute__((weak));
-/* --table FILE (bin/cli_plan_table.c) */
-int tt_cli_plan_table_load(const char *path, int nranks, tt_plan_rule **rules, int *n, char *desc, size_t dl);
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_WRONG = 7 };
 
@@ -875,16 +874,19 @@ int main(int argc, char **argv)
     for (int r = 0; r < nlocal; r++)
         tt_comm_set_plan(comms[r], &o.plan);
     if (o.table) {
-        tt_plan_rule *rules = NULL;
-        int nrules = 0;
-        if ((rc = tt_cli_plan_table_load(o.table, nranks, &rules, &nrules, o.table_desc, sizeof o.table_desc)) != 0)
+        tt_tune_table tab;
+        if (tt_tune_table_load_for(o.table, nranks, 0, &tab) != TT_OK) {
+            rc = tt_cli_bad("--table: %s", tt_error_message());
             goto done;
+        }
+        snprintf(o.table_desc, sizeof o.table_desc, "%s (%d rules, model %s)", o.table, tab.n,
+                 tab.model[0] ? tab.model : "?");
         for (int r = 0; r < nlocal && rc == 0; r++)
-            if (tt_comm_set_plan_table(comms[r], rules, nrules, TT_PLAN_TABLE_FALLBACK) != TT_OK) {
+            if (tt_comm_set_plan_table(comms[r], tab.entries, tab.n, TT_PLAN_TABLE_FALLBACK) != TT_OK) {
                 fprintf(stderr, "topo-exec: %s\n", tt_error_message());
                 rc = EXIT_RUNTIME;
             }
-        free(rules);
+        tt_tune_table_free(&tab);
         if (rc) goto done;
     }
     /* an override that cannot apply is reported up front, never ignored */

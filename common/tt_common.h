@@ -145,6 +145,21 @@ typedef enum {
     TT_PROTO_COUNT = 3
 } tt_proto;
 
+/* ---- One tuning-table entry: written by tune/ (model or measured tables, JSON and CSV),
+ * read back by tt_tune_table_load, applied by exec/ (tt_comm_set_plan_table and the GPU
+ * communicator's twin) and by the NCCL tuner plugin.  One type on the whole road. */
+typedef struct {
+    tt_coll coll;
+    uint64_t min_bytes, max_bytes;   /* inclusive range of sizes sharing this choice */
+    tt_algo algo;
+    tt_proto proto;
+    int channels;                    /* channels at min_bytes; 0 = not set (the runner chooses) */
+    double predicted_us;             /* at min_bytes (0 when the table does not say) */
+    double algbw, busbw;             /* at min_bytes */
+} tt_tune_entry;
+/* First entry of collective `coll` whose [min_bytes, max_bytes] holds `bytes`; NULL if none. */
+const tt_tune_entry *tt_tune_entry_find(const tt_tune_entry *entries, int n, tt_coll coll, uint64_t bytes);
+
 const char *tt_coll_name(tt_coll c);   /* "allreduce", ... (NCCL tuner CSV spelling) */
 const char *tt_coll_label(tt_coll c);  /* "AllReduce", ... (for messages and reports) */
 const char *tt_algo_name(tt_algo a);   /* "tree", "ring", ..., "rhd", "rd", "hier"; "default" */

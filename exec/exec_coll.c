@@ -73,14 +73,13 @@ static tt_status resolve(const tt_comm *comm, tt_coll coll, size_t count, tt_dty
     return TT_OK;
 }
 
-/* the explicit plan, its default fields filled from the table rule */
-static tt_plan merged(const tt_plan *req, const tt_plan *rule)
+/* the explicit plan, its default fields filled from the table's entry */
+static tt_plan merged(const tt_plan *req, const tt_tune_entry *rule)
 {
     tt_plan m = *req;
     if (m.algo == TT_ALGO_DEFAULT) m.algo = rule->algo;
     if (m.proto == TT_PROTO_DEFAULT) m.proto = rule->proto;
-    if (!m.channels) m.channels = rule->channels;
-    if (!m.chunk_bytes) m.chunk_bytes = rule->chunk_bytes;
+    if (!m.channels && rule->channels > 0) m.channels = rule->channels;
     return m;
 }
 
@@ -89,9 +88,9 @@ tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, 
     if (!comm || !eff)
         return tt_error_set(TT_ERR_INVALID, "tt_comm_resolve_plan: NULL argument");
     uint64_t bytes = (uint64_t)count * tt_dtype_size(t);
-    const tt_plan_rule *rule = tt_plan_rule_find(comm->rules, comm->nrules, coll, bytes);
+    const tt_tune_entry *rule = tt_tune_entry_find(comm->rules, comm->nrules, coll, bytes);
     if (!rule) return resolve(comm, coll, count, t, &comm->plan, eff);
-    tt_plan want = merged(&comm->plan, &rule->plan);
+    tt_plan want = merged(&comm->plan, rule);
     tt_status st = resolve(comm, coll, count, t, &want, eff);
     if (st == TT_OK) return TT_OK;
     if (!(comm->rule_flags & TT_PLAN_TABLE_FALLBACK))
@@ -101,7 +100,7 @@ tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count, 
     /* fall back: keep the rule's algorithm where it applies, this transport's protocol and
      * channel count otherwise */
     tt_plan fb = comm->plan;
-    if (fb.algo == TT_ALGO_DEFAULT) fb.algo = rule->plan.algo;
+    if (fb.algo == TT_ALGO_DEFAULT) fb.algo = rule->algo;
     if (resolve(comm, coll, count, t, &fb, eff) != TT_OK) {
         fb.algo = comm->plan.algo;
         if ((st = resolve(comm, coll, count, t, &fb, eff)) != TT_OK) return st;

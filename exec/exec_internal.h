@@ -47,7 +47,7 @@ struct tt_comm {
     exec_conn **conns;       /* [nranks], NULL at [rank] */
     int timeout_ms;
     tt_plan plan;
-    tt_plan_rule *rules;     /* plans per size (tt_comm_set_plan_table) */
+    tt_tune_entry *rules;    /* plans per size (tt_comm_set_plan_table) */
     int nrules;
     unsigned rule_flags;
     unsigned long rule_fallbacks;

@@ -155,22 +155,19 @@ const char *tt_comm_transport(const tt_comm *comm); /* in use: "shm", "tcp", "ib
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
 /* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */
 void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan);
-/* Plans per message size, e.g. from a topo-tune table: for each call, the first rule of its
+/* Plans per message size, from a topo-tune table: for each call, the first rule (entry) of its
  * collective whose [min_bytes, max_bytes] holds the call's bytes (count x type size) supplies
  * the fields that the plan of tt_comm_set_plan leaves at default (an explicit plan wins).
  * A rule that cannot apply here (LL on a host transport, halving-doubling on 6 ranks, ...)
  * fails the call with TT_ERR_UNSUPPORTED naming the rule, or, with TT_PLAN_TABLE_FALLBACK,
  * runs what is closest (simple protocol, one channel, the default algorithm) and counts it
  * in tt_comm_plan_table_fallbacks.  The rules are copied; n = 0 removes the table. */
-typedef struct {
-    tt_coll coll;
-    uint64_t min_bytes, max_bytes;
-    tt_plan plan;
-} tt_plan_rule;
 #define TT_PLAN_TABLE_FALLBACK 1u
-tt_status tt_comm_set_plan_table(tt_comm *comm, const tt_plan_rule *rules, int n, unsigned flags);
+/* entries: tt_tune_entry (tt_common.h), e.g. tt_tune_table_load(path, &tab) then
+ * tt_comm_set_plan_table(comm, tab.entries, tab.n, flags); an entry's algorithm, protocol and
+ * channels (> 0) make its plan. */
+tt_status tt_comm_set_plan_table(tt_comm *comm, const tt_tune_entry *entries, int n, unsigned flags);
 unsigned long tt_comm_plan_table_fallbacks(const tt_comm *comm);
-const tt_plan_rule *tt_plan_rule_find(const tt_plan_rule *rules, int n, tt_coll coll, uint64_t bytes);
 /* The algorithm a collective with these arguments would use under the
  * current plan, or TT_ERR_UNSUPPORTED explaining why the plan cannot apply. */
 tt_status tt_comm_resolve_plan(const tt_comm *comm, tt_coll coll, size_t count,

@@ -94,20 +94,16 @@ static tp_result do_init(void **ctxp, size_t nRanks, size_t nNodes, tp_logger lo
         LOG(c, TP_LOG_INFO, "topotune tuner: TOPOTUNE_TUNER_TABLE not set, keeping NCCL's choices");
         return tpSuccess;
     }
-    char *buf = NULL;
-    size_t len = 0;
-    tt_tune_loaded ld;
-    if (tt_read_file(path, 64u << 20, &buf, &len) != TT_OK || tt_tune_table_parse(buf, path, &ld) != TT_OK) {
+    tt_tune_table ld;
+    if (tt_tune_table_load(path, &ld) != TT_OK) {
         LOG(c, TP_LOG_WARN, "topotune tuner: %s; keeping NCCL's choices", tt_error_message());
-        free(buf);
         return tpSuccess;
     }
-    free(buf);
     if ((size_t)ld.ranks != nRanks || (size_t)ld.nodes != nNodes) {
         LOG(c, TP_LOG_WARN,
             "topotune tuner: %s was built for %d ranks on %d nodes but this communicator has %zu ranks on %zu nodes; table not used",
             path, ld.ranks, ld.nodes, nRanks, nNodes);
-        tt_tune_loaded_free(&ld);
+        tt_tune_table_free(&ld);
         return tpSuccess;
     }
     int kept = 0, dropped = 0;
@@ -145,23 +141,20 @@ static tp_result get_coll_info(void *ctxv, int collType, size_t nBytes, int numP
     tp_ctx *c = ctxv;
     if (!c || !c->active || !collCostTable) return tpSuccess;
     float *table = (float *)collCostTable; /* float[numAlgo][numProto] */
-    for (int i = 0; i < c->n; i++) {
-        const tt_tune_entry *e = &c->e[i];
-        if ((int)e->coll != collType || nBytes < e->min_bytes || nBytes > e->max_bytes) continue;
-        if ((int)e->algo < 0 || (int)e->proto < 0 || (int)e->algo >= numAlgo || (int)e->proto >= numProto)
-            return tpSuccess; /* "default" entries and cells NCCL's table lacks: NCCL decides */
-        float *cell = &table[(int)e->algo * numProto + (int)e->proto];
-        if (*cell < 0) { /* NCCL_ALGO_PROTO_IGNORE: unsupported or disabled here */
-            c->ignored++;
-            LOG(c, TP_LOG_TRACE, "topotune tuner: %s %zu B: %s/%s is unsupported here, NCCL decides",
-                tt_coll_name(e->coll), nBytes, tt_algo_name(e->algo), tt_proto_name(e->proto));
-            return tpSuccess;
-        }
-        *cell = 0.0f;
-        if (nChannels && e->channels > 0) *nChannels = e->channels;
-        c->applied++;
+    const tt_tune_entry *e = tt_tune_entry_find(c->e, c->n, (tt_coll)collType, nBytes);
+    if (!e) return tpSuccess;
+    if ((int)e->algo < 0 || (int)e->proto < 0 || (int)e->algo >= numAlgo || (int)e->proto >= numProto)
+        return tpSuccess; /* "default" entries and cells NCCL's table lacks: NCCL decides */
+    float *cell = &table[(int)e->algo * numProto + (int)e->proto];
+    if (*cell < 0) { /* NCCL_ALGO_PROTO_IGNORE: unsupported or disabled here */
+        c->ignored++;
+        LOG(c, TP_LOG_TRACE, "topotune tuner: %s %zu B: %s/%s is unsupported here, NCCL decides",
+            tt_coll_name(e->coll), nBytes, tt_algo_name(e->algo), tt_proto_name(e->proto));
         return tpSuccess;
     }
+    *cell = 0.0f;
+    if (nChannels && e->channels > 0) *nChannels = e->channels;
+    c->applied++;
     return tpSuccess;
 }
 

@@ -187,21 +187,14 @@ tt_status tt_tune_crossover(const tt_tune_ctx *ctx, tt_coll coll, uint64_t lo, u
 /* nccl-tests bus bandwidth factor for n ranks. */
 double tt_busbw_factor(tt_coll coll, int nranks);
 
-/* ---- tables ---- */
-typedef struct {
-    tt_coll coll;
-    uint64_t min_bytes, max_bytes;   /* inclusive range of sizes sharing this choice */
-    tt_algo algo;
-    tt_proto proto;
-    int channels;                    /* channels at min_bytes */
-    double predicted_us;             /* at min_bytes */
-    double algbw, busbw;             /* at min_bytes */
-} tt_tune_entry;
+/* ---- tables ---- (entries: tt_tune_entry, tt_common.h) */
 
 typedef struct {
     tt_tune_entry *entries;
     int n, cap;
-    uint64_t min_size, max_size;     /* power-of-two sweep bounds */
+    int nodes, ranks;                /* the communicator shape the table was made for */
+    char model[16];                  /* "nccl", "topotune", "measured", ... ("" = not said) */
+    uint64_t min_size, max_size;     /* power-of-two sweep bounds (built tables) */
     int nccl_only;
     unsigned colls;                  /* bit mask of collectives, 1u << tt_coll */
 } tt_tune_table;
@@ -234,15 +227,17 @@ tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t
 /* NCCL environment hints (shell `export` lines, each after a `# reason` comment). */
 tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf *out);
 
-/* Read a JSON table written by tt_tune_write_json (used by the tuner plugin). */
-typedef struct {
-    int nodes, ranks;
-    char model[16];
-    tt_tune_entry *entries;
-    int n;
-} tt_tune_loaded;
-tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded *out);
-void tt_tune_loaded_free(tt_tune_loaded *t);
+/* Read a JSON table written by tt_tune_write_json (topo-exec --table, --validate, the tuner
+ * plugin, topo-tune --judge): `name` labels errors, which give name:line for broken JSON and
+ * the entry index for a bad entry.  Free with tt_tune_table_free. */
+tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_table *out);
+/* tt_tune_table_parse of a file (at most 64 MiB). */
+tt_status tt_tune_table_load(const char *path, tt_tune_table *out);
+/* tt_tune_table_load, then refuse (TT_ERR_INVALID, naming both shapes and how to build the
+ * right table) a table made for another rank count; nodes 0 = do not compare nodes. */
+tt_status tt_tune_table_load_for(const char *path, int nranks, int nodes, tt_tune_table *out);
+/* The entry for (coll, bytes), NULL when the table has none. */
+const tt_tune_entry *tt_tune_table_find(const tt_tune_table *t, tt_coll coll, uint64_t bytes);
 
 
 /* ---- measurements (tune_measure*.c) ----

@@ -21,13 +21,6 @@ void tt_judge_report_free(tt_judge_report *r)
     memset(r, 0, sizeof(*r));
 }
 
-static const tt_tune_entry *lookup(const tt_tune_entry *e, int n, tt_coll c, uint64_t bytes)
-{
-    for (int i = 0; i < n; i++)
-        if (e[i].coll == c && bytes >= e[i].min_bytes && bytes <= e[i].max_bytes) return &e[i];
-    return NULL;
-}
-
 static int cmp_row(const void *a, const void *b)
 {
     const tt_judge_row *x = a, *y = b;
@@ -50,7 +43,7 @@ tt_status tt_tune_judge(const tt_tune_entry *entries, int nentries, const tt_mea
     for (int i = 0; i < ms->n; i++) {
         const tt_measurement *m = &ms->m[i];
         if (m->algo < 0) continue;
-        const tt_tune_entry *e = lookup(entries, nentries, m->coll, m->bytes);
+        const tt_tune_entry *e = tt_tune_entry_find(entries, nentries, m->coll, m->bytes);
         if (!e) {
             TT_WARN("tune", "%s: the table has no entry for %s at %llu bytes", m->where, tt_coll_name(m->coll),
                     (unsigned long long)m->bytes);

@@ -1,6 +1,7 @@
 /*
  * tune_table.c - tuning table: fastest candidate per power-of-two size, merged into ranges;
- * and the reader of the JSON form (used by the NCCL tuner plugin).
+ * the reader of the JSON form (topo-exec --table, --validate, the NCCL tuner plugin) and the
+ * lookup by size.
  *
  * Ranges: the choice made at sweep size s applies to [s, 2s - 1]; the first range of a
  * collective starts at 0 (sizes below the sweep take the smallest size's choice) and the
@@ -8,6 +9,7 @@
  * channels) are merged; predicted_us/algbw/busbw are those of the range's first size.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,9 @@ tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t m
                             (unsigned long long)min_size, (unsigned long long)max_size);
     if (colls == 0 || colls >= (1u << TT_COLL_COUNT))
         return tt_error_set(TT_ERR_INVALID, "tune: no collective selected");
+    out->nodes = tt_tune_ctx_cluster(ctx)->nodes;
+    out->ranks = tt_tune_ctx_nranks(ctx);
+    snprintf(out->model, sizeof out->model, "%s", tt_model_name(tt_tune_ctx_model(ctx)));
     out->min_size = min_size;
     out->max_size = max_size;
     out->nccl_only = nccl_only;
@@ -75,13 +80,6 @@ void tt_tune_table_free(tt_tune_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-void tt_tune_loaded_free(tt_tune_loaded *t)
-{
-    if (!t) return;
-    free(t->entries);
-    memset(t, 0, sizeof(*t));
-}
-
 static int get_num(const cJSON *o, const char *k, double *v)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -98,7 +96,7 @@ int tune_json_line(const char *text, const char *at, size_t len)
     return line;
 }
 
-tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded *out)
+tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_table *out)
 {
     memset(out, 0, sizeof(*out));
     cJSON *root = cJSON_Parse(json);
@@ -165,9 +163,44 @@ tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_loaded
         get_num(e, "algbw", &t->algbw);
         get_num(e, "busbw", &t->busbw);
     }
-    out->n = n;
+    out->n = out->cap = n;
 out:
-    if (st != TT_OK) tt_tune_loaded_free(out);
+    if (st != TT_OK) tt_tune_table_free(out);
     cJSON_Delete(root);
     return st;
+}
+
+tt_status tt_tune_table_load(const char *path, tt_tune_table *out)
+{
+    memset(out, 0, sizeof(*out));
+    char *text = NULL;
+    size_t len = 0;
+    tt_status st = tt_read_file(path, 64u << 20, &text, &len);
+    if (st != TT_OK) return st;
+    st = tt_tune_table_parse(text, path, out); /* errors name path:line or the entry */
+    free(text);
+    return st;
+}
+
+tt_status tt_tune_table_load_for(const char *path, int nranks, int nodes, tt_tune_table *out)
+{
+    tt_status st = tt_tune_table_load(path, out);
+    if (st != TT_OK) return st;
+    if (out->ranks != nranks || (nodes > 0 && out->nodes != nodes)) {
+        int r = out->ranks, nd = out->nodes;
+        tt_tune_table_free(out);
+        if (r == nranks) /* nodes differ */
+            return tt_error_set(TT_ERR_INVALID,
+                                "%s was built for %d ranks on %d node(s) but this run has %d ranks on %d node(s) (build "
+                                "one with topo-tune --nodes %d)", path, r, nd, nranks, nodes, nodes);
+        return tt_error_set(TT_ERR_INVALID,
+                            "%s was built for %d ranks but this run has %d (build one for %d ranks with topo-tune, "
+                            "or run %d ranks)", path, r, nranks, nranks, r);
+    }
+    return TT_OK;
+}
+
+const tt_tune_entry *tt_tune_table_find(const tt_tune_table *t, tt_coll coll, uint64_t bytes)
+{
+    return t ? tt_tune_entry_find(t->entries, t->n, coll, bytes) : NULL;
 }

@@ -120,7 +120,7 @@ C
   fi
   if "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/exec" -I"$ROOT/common" -I"$ROOT/tune" -I"$ROOT/topo" \
        -I"$ROOT/xml" $(pkg-config --cflags libcjson) -I"$ROOT/bin" -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" \
-       "$ROOT/bin/cli_common.c" "$ROOT/bin/cli_plan_table.c" "$TMP/pred.c" "$ROOT/$BUILD/lib/libtopotune.a" \
+       "$ROOT/bin/cli_common.c" "$TMP/pred.c" "$ROOT/$BUILD/lib/libtopotune.a" \
        $(pkg-config --libs libcjson libxml-2.0) -ldl -lm 2>"$TMP/cc.err"; then
     run "$TMP/topo-exec-pred" --host 2 -b 1K -e 4K -f 4 -n 2 -J "$TMP/p.json"
     expect_rc 0 "topo-exec with a prediction source"

@@ -11,7 +11,7 @@
 
 static void ftt_table(const char *json)
 {
-    tt_tune_loaded tab;
+    tt_tune_table tab;
     tt_status st;
     tt_error_clear();
     st = tt_tune_table_parse(json, "<fuzz>", &tab);
@@ -33,7 +33,7 @@ static void ftt_table(const char *json)
                    (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes);
         FUZZ_CHECK(e->channels >= 0 && e->channels <= 64, "entry %d: channels %d", i, e->channels);
     }
-    tt_tune_loaded_free(&tab);
+    tt_tune_table_free(&tab);
 }
 
 static void ftt_calibration(const char *json)

@@ -267,9 +267,10 @@ static void test_plan_table(void **state)
     (void)state;
     tt_comm *c[4];
     assert_int_equal(tt_comm_init_threads(4, c), TT_OK);
-    tt_plan_rule rules[2] = {
-        {TT_COLL_ALLREDUCE, 0, 4096, {TT_ALGO_RHD, TT_PROTO_SIMPLE, 0, 0}},
-        {TT_COLL_ALLREDUCE, 4097, 1u << 20, {TT_ALGO_RING, TT_PROTO_LL, 0, 0}},
+    tt_tune_entry rules[2] = {
+        {.coll = TT_COLL_ALLREDUCE, .min_bytes = 0, .max_bytes = 4096, .algo = TT_ALGO_RHD, .proto = TT_PROTO_SIMPLE},
+        {.coll = TT_COLL_ALLREDUCE, .min_bytes = 4097, .max_bytes = 1u << 20, .algo = TT_ALGO_RING,
+         .proto = TT_PROTO_LL},
     };
     assert_int_equal(tt_comm_set_plan_table(c[0], rules, 2, 0), TT_OK);
     tt_plan eff;
@@ -294,7 +295,8 @@ static void test_plan_table(void **state)
     assert_true(eff.algo == TT_ALGO_RING && eff.proto == TT_PROTO_SIMPLE);
     assert_int_equal(tt_comm_plan_table_fallbacks(c[0]), 1);
     /* bad rules */
-    tt_plan_rule bad = {TT_COLL_ALLREDUCE, 10, 5, {TT_ALGO_RING, TT_PROTO_SIMPLE, 0, 0}};
+    tt_tune_entry bad = {.coll = TT_COLL_ALLREDUCE, .min_bytes = 10, .max_bytes = 5, .algo = TT_ALGO_RING,
+                         .proto = TT_PROTO_SIMPLE};
     assert_int_equal(tt_comm_set_plan_table(c[0], &bad, 1, 0), TT_ERR_INVALID);
     assert_int_equal(tt_comm_set_plan_table(c[0], NULL, 0, 0), TT_OK);
     for (int r = 0; r < 4; r++) assert_int_equal(tt_comm_destroy(c[r]), TT_OK);

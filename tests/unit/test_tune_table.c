@@ -104,7 +104,7 @@ static void test_ranges_nccl_1x8(void **state)
                                  "predicted_us", "algbw", "busbw"};
     for (int k = 0; k < 9; k++) assert_non_null(cJSON_GetObjectItem(e0, keys[k]));
     cJSON_Delete(root);
-    tt_tune_loaded ld;
+    tt_tune_table ld;
     assert_int_equal(tt_tune_table_parse(sb.data, "t.json", &ld), TT_OK);
     assert_int_equal(ld.n, tab.n);
     assert_int_equal(ld.ranks, 8);
@@ -116,7 +116,7 @@ static void test_ranges_nccl_1x8(void **state)
         assert_int_equal(ld.entries[i].max_bytes, tab.entries[i].max_bytes);
         assert_int_equal(ld.entries[i].channels, tab.entries[i].channels);
     }
-    tt_tune_loaded_free(&ld);
+    tt_tune_table_free(&ld);
     /* determinism: a second build writes the same bytes */
     tt_tune_table tab2;
     tt_strbuf sb2;
@@ -183,7 +183,7 @@ static void test_explain(void **state)
 static void test_table_parse_errors(void **state)
 {
     (void)state;
-    tt_tune_loaded ld;
+    tt_tune_table ld;
     assert_int_equal(tt_tune_table_parse("{", "x.json", &ld), TT_ERR_PARSE);
     assert_int_equal(tt_tune_table_parse("{\"schema\":\"other\",\"version\":1}", "x.json", &ld), TT_ERR_PARSE);
     assert_int_equal(tt_tune_table_parse("{\"schema\":\"topotune-tuning-table\",\"version\":1,\"nodes\":1,\"ranks\":8,"
