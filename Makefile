@@ -35,7 +35,16 @@ HAVE_CMOCKA := $(shell $(PKG_CONFIG) --exists cmocka 2>/dev/null && echo 1)
 
 WARN      := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wformat=2
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 -fPIC -pthread $(WARN) $(addprefix -I,$(MODULES)) $(PKG_CFLAGS) -D_GNU_SOURCE
+CFLAGS    += -std=gnu11 -fPIC -pthread $(WARN) $(PKG_CFLAGS) -D_GNU_SOURCE
+# Layering, enforced: a module sees only the headers of the modules below it
+# (common <- xml <- topo <- tune; common <- exec), so a wrong-way #include fails to compile.
+# bin/, plugin/ and the tests see every module.
+INC_common := -Icommon
+INC_xml    := -Icommon -Ixml
+INC_topo   := -Icommon -Ixml -Itopo
+INC_tune   := -Icommon -Ixml -Itopo -Itune
+INC_exec   := -Icommon -Iexec
+INC_all    := $(addprefix -I,$(MODULES))
 LDLIBS    += $(PKG_LIBS) -ldl -lpthread -lm
 ifeq ($(HAVE_IBV),1)
   CFLAGS  += -DTT_HAVE_IBVERBS=1
@@ -89,26 +98,36 @@ cuda-status:
 lib: $(STATIC_LIB) $(SHARED_LIB)
 tools: $(TOOLS)
 
+# the module of an object is the first folder of its source path; bin/ and tests see all
+mod_inc = $(or $(INC_$(firstword $(subst /, ,$(1)))),$(INC_all))
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(call mod_inc,$<) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -std=c++17 $(addprefix -I,$(MODULES)) -DTT_HAVE_CUDA=1 -c $< -o $@
+	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -std=c++17 $(call mod_inc,$<) -DTT_HAVE_CUDA=1 -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS) $(CU_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
 
-$(SHARED_LIB): $(LIB_OBJS) $(CU_OBJS)
+# libtopotune.so exports exactly the functions declared in the public headers (tt_*.h):
+# the export map is made from them, so an internal helper can never become ABI by accident.
+EXPORT_MAP := $(BUILD)/libtopotune.map
+$(EXPORT_MAP): $(PUBLIC_HEADERS) scripts/dev/export-map.sh
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libtopotune.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	scripts/dev/export-map.sh $(PUBLIC_HEADERS) > $@
+
+$(SHARED_LIB): $(LIB_OBJS) $(CU_OBJS) $(EXPORT_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libtopotune.so.0 -Wl,--version-script=$(EXPORT_MAP) $(LDFLAGS) -o $@ $(LIB_OBJS) $(CU_OBJS) $(LDLIBS)
 
 $(BUILD)/bin/%: bin/%.c $(CLI_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_all) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(STATIC_LIB) $(LDLIBS)
 
 # MPI (like nccl-tests' MPI=1): only topo-exec links libmpi, so that mpirun launches it; the
 # library, the tuner plugin and the other tools stay MPI-free (exec/tt_exec_mpi.h is header-only).
@@ -137,14 +156,14 @@ TUNER_PLUGIN := $(BUILD)/lib/libnccl-tuner-topotune.so
 tuner-plugin: $(TUNER_PLUGIN)
 $(TUNER_PLUGIN): plugin/tuner_topotune.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fvisibility=hidden -shared -Wl,--exclude-libs,ALL -Wl,--as-needed $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_tune) -fvisibility=hidden -shared -Wl,--exclude-libs,ALL -Wl,--as-needed $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
 $(BUILD)/tests/test_tune_plugin: $(TUNER_PLUGIN)
 
 tests: $(TESTS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(INC_all) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(LDLIBS) -lcmocka
 
 check: all tests
 	@BUILD=$(BUILD) tests/run-tests.sh

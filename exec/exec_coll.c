@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-tt_status exec_enqueue(tt_comm *comm, exec_op *op);
 
 static size_t env_chunk_bytes(void)
 {
@@ -285,7 +284,6 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op)
  * started by rank 0.  When the second token reaches a rank, every rank has
  * entered the barrier, so no rank closes its connections while a peer still
  * runs a collective (peers' hang-ups are expected only inside this op). */
-tt_status exec_barrier(tt_comm *comm);
 tt_status exec_barrier(tt_comm *comm)
 {
     exec_op op = {0};

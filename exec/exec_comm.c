@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void *exec_shm_ring_new(size_t cap);
 
 static int env_timeout_ms(void)
 {
@@ -387,7 +386,6 @@ static __thread tt_comm **group_comms;
 static __thread size_t group_n, group_cap;
 
 /* Takes ownership of op (a heap copy).  Used by exec_coll.c. */
-tt_status exec_enqueue(tt_comm *comm, exec_op *op);
 tt_status exec_enqueue(tt_comm *comm, exec_op *op)
 {
     op->next = NULL;
@@ -423,8 +421,6 @@ tt_status exec_enqueue(tt_comm *comm, exec_op *op)
     return TT_OK;
 }
 
-int exec_in_group(void);
-int exec_in_group(void) { return group_depth > 0; }
 
 void tt_group_start(void) { group_depth++; }
 
@@ -487,7 +483,6 @@ int tt_comm_idle(tt_comm *comm)
     return idle;
 }
 
-tt_status exec_barrier(tt_comm *comm);
 
 tt_status tt_comm_destroy(tt_comm *comm)
 {

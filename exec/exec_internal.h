@@ -145,6 +145,12 @@ int exec_ctl_chain_end(tt_comm *comm, int from, char *buf, size_t cap);
 
 /* Run one op (header exchange + algorithm); called by the worker. */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);
+/* queue an operation on the communicator's worker (exec_comm.c) */
+tt_status exec_enqueue(tt_comm *comm, exec_op *op);
+/* every rank of the communicator has reached this point (exec_coll.c) */
+tt_status exec_barrier(tt_comm *comm);
+/* a shared-memory ring of cap bytes for thread ranks (exec_transport_shm.c) */
+void *exec_shm_ring_new(size_t cap);
 
 /* Communicator plumbing */
 tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transport *tp);

@@ -11,7 +11,7 @@ for f in bin/topo-dump bin/topo-tune bin/topo-exec lib/libtopotune.a lib/libtopo
   [ -e "$P/$f" ] && ok "installed $f" || not_ok "missing $f"
 done
 cat > "$TMP/consumer.c" <<'C'
-#include <tt_topo.h>
+#include <topotune/tt_topo.h>
 #include <stdio.h>
 int main(int argc, char **argv)
 {
@@ -33,6 +33,18 @@ run cc "$TMP/consumer.c" $flags -o "$TMP/consumer"
 expect_rc 0 "a C program builds against the installed headers and library"
 run env LD_LIBRARY_PATH="$P/lib" "$TMP/consumer" "$FIX/hgx-h100-8gpu.xml"
 expect_rc 0 "it runs"; expect_grep "$TMP/out" '^8 GPUs$' "and reads the 8-GPU example through the installed library"
+# the shared library exports the public API and nothing else (hidden internals, docs/architecture.md)
+exported=$(nm -D --defined-only "$P/lib/libtopotune.so.0" | awk '{print $3}' | sort)
+declared=$(sed -n 's/.*[^A-Za-z0-9_]\(tt_[a-z0-9_]*\)[[:space:]]*(.*/\1/p; s/^\(tt_[a-z0-9_]*\)[[:space:]]*(.*/\1/p' \
+           "$P"/include/topotune/tt_*.h | sort -u)
+extra=$(comm -23 <(echo "$exported") <(echo "$declared"))
+[ -z "$extra" ] && ok "libtopotune.so exports only functions the installed headers declare" \
+  || not_ok "exported but not in a public header: $(echo $extra | head -c 300)"
+n=$(echo "$exported" | grep -c '^tt_')
+[ "$n" -ge 150 ] && ok "libtopotune.so exports the public API ($n tt_ functions)" || not_ok "only $n tt_ functions exported"
+for f in tt_topo_from_xml tt_tune_table_load tt_comm_init_threads tt_xml_read_file; do
+  grep -qx "$f" <<<"$exported" && ok "exported: $f" || not_ok "not exported: $f"
+done
 run make -C "$ROOT" -s BUILD="$BUILD" uninstall PREFIX="$P"
 [ "$(find "$P" -type f | wc -l)" -eq 0 ] && ok "make uninstall removes every installed file" || not_ok "left after uninstall: $(find "$P" -type f)"
 finish
