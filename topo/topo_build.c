@@ -95,7 +95,8 @@ static tt_status check_dup_busid(builder *b, const tt_xml_node *el, const char *
 {
     int i = tt_topo_find_busid(b->t, busid);
     if (i >= 0)
-        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_BUSID, "duplicate bus id %s (first at line %d)",
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_BUSID,
+                                   "duplicate bus id %s (first at line %d)",
                       busid, b->t->nodes[i].line);
     return TT_OK;
 }
@@ -122,7 +123,8 @@ static tt_status build_net(builder *b, const tt_xml_node *el, int nic)
     int present, idx;
     const char *name = tt_topo__attr_ne(el, TT_ATTR_NAME);
     if (name && strlen(name) >= sizeof(((tt_node *)0)->u.net.name))
-        return tt_topo__attr_error(b->src, el, TT_ERR_LIMIT, TT_ATTR_NAME, "'%s' is longer than %zu characters", name,
+        return tt_topo__attr_error(b->src, el, TT_ERR_LIMIT, TT_ATTR_NAME,
+                                   "'%s' is longer than %zu characters", name,
                       sizeof(((tt_node *)0)->u.net.name) - 1);
     if ((st = new_node(b, el, TT_NODE_NET, nic, b->cpu_of[nic], &idx)) != TT_OK)
         return st;
@@ -146,7 +148,8 @@ static tt_status build_net(builder *b, const tt_xml_node *el, int nic)
     if ((st = tt_topo__get_double(b->src, el, TT_ATTR_LATENCY, 0, 1e9, 0, &d, NULL)) != TT_OK) return st;
     n->u.net.latency = d;
     if ((st = tt_topo__get_u64(b->src, el, TT_ATTR_GUID, &n->u.net.guid, NULL)) != TT_OK) return st;
-    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_SPEED, -1e12, 1e12, 0, &d, &present)) != TT_OK) return st;
+    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_SPEED, -1e12, 1e12, 0, &d, &present)) != TT_OK)
+        return st;
     if (d <= 0) {
         TT_INFO("topo", "%s:%d: <net %s> speed %s, using %.0f Mb/s (NCCL's default)", b->src,
                 el->line, n->u.net.name, present ? "<= 0" : "missing", TT_NET_DEFAULT_SPEED_MBPS);
@@ -230,7 +233,8 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
     tt_node_type type;
 
     if (depth > MAX_PCI_DEPTH)
-        return tt_topo__attr_error(b->src, el, TT_ERR_LIMIT, NULL, "<pci> nested deeper than %d", MAX_PCI_DEPTH);
+        return tt_topo__attr_error(b->src, el, TT_ERR_LIMIT, NULL, "<pci> nested deeper than %d",
+                                   MAX_PCI_DEPTH);
     if ((st = tt_topo__get_busid(b->src, el, TT_ATTR_BUSID, busid)) != TT_OK)
         return st;
     if ((st = tt_topo__get_int(b->src, el, TT_ATTR_CLASS, 0, 0xffffff, -1, &cls, &has_cls)) != TT_OK)
@@ -448,14 +452,17 @@ static tt_status gpu_peer(builder *b, const tt_xml_node *el, int g, int *peer)
     if (st != TT_OK)
         return st;
     if (!target[0])
-        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET, "missing: a link to a GPU needs the "
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
+                                   "missing: a link to a GPU needs the "
                       "peer's bus id");
     *peer = tt_topo_find_busid(b->t, target);
     if (*peer < 0 || b->t->nodes[*peer].type != TT_NODE_GPU)
-        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET, "no GPU with bus id %s in this file",
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
+                                   "no GPU with bus id %s in this file",
                       target);
     if (*peer == g)
-        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET, "%s links the GPU to itself", target);
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
+                                   "%s links the GPU to itself", target);
     return TT_OK;
 }
 
@@ -476,10 +483,12 @@ static tt_status build_gpu_links(builder *b, int g)
             int xgmi = tt_topo__is(c, TT_ELEM_XGMI);
             long long tclass;
             int peer = -1;
-            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_COUNT, 0, MAX_LINK_COUNT, 1, &count, &present)) != TT_OK) {
-                if (st == TT_ERR_INVALID && tt_topo__attr_ne(c, TT_ATTR_COUNT) && tt_topo__attr_ne(c, TT_ATTR_COUNT)[0] == '-')
-                    return tt_topo__attr_error(b->src, c, TT_ERR_INVALID, TT_ATTR_COUNT, "'%s' is negative",
-                                  tt_topo__attr_ne(c, TT_ATTR_COUNT));
+            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_COUNT, 0, MAX_LINK_COUNT, 1, &count,
+                                       &present)) != TT_OK) {
+                const char *cv = tt_topo__attr_ne(c, TT_ATTR_COUNT);
+                if (st == TT_ERR_INVALID && cv && cv[0] == '-')
+                    return tt_topo__attr_error(b->src, c, TT_ERR_INVALID, TT_ATTR_COUNT,
+                                               "'%s' is negative", cv);
                 return st;
             }
             if (!present)
@@ -487,7 +496,8 @@ static tt_status build_gpu_links(builder *b, int g)
                         c->name);
             if (count == 0)
                 continue;
-            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_TCLASS, 0, 0xffffff, xgmi ? 0x030000 : 0x068000, &tclass,
+            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_TCLASS, 0, 0xffffff,
+                                       xgmi ? 0x030000 : 0x068000, &tclass,
                               NULL)) != TT_OK)
                 return st;
             if (xgmi || (tclass >> 16) == 0x03) {
@@ -517,7 +527,8 @@ static tt_status build_gpu_links(builder *b, int g)
         } else if (tt_topo__is(c, TT_ELEM_C2C)) {
             double bw;
             int pb;
-            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_COUNT, 0, MAX_LINK_COUNT, 0, &count, &present)) != TT_OK)
+            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_COUNT, 0, MAX_LINK_COUNT, 0, &count,
+                                       &present)) != TT_OK)
                 return st;
             if ((st = tt_topo__get_double(b->src, c, TT_ATTR_BW, 0, 1e7, 0, &bw, &pb)) != TT_OK)
                 return st;

@@ -280,7 +280,8 @@ static int nccl_knows_speed(const char *speed)
  * writer drops them, so they are no finding there. */
 static int native_placement_ok(const char *parent, const char *elem)
 {
-    return (!strcmp(parent, TT_ELEM_SYSTEM) && (!strcmp(elem, TT_ELEM_NVSWITCH) || !strcmp(elem, TT_ELEM_FINDINGS))) ||
+    return (!strcmp(parent, TT_ELEM_SYSTEM) &&
+            (!strcmp(elem, TT_ELEM_NVSWITCH) || !strcmp(elem, TT_ELEM_FINDINGS))) ||
            (!strcmp(parent, TT_ELEM_GPU) && !strcmp(elem, TT_ELEM_P2P));
 }
 
