@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli_calib.h"
 #include "cli_common.h"
@@ -78,13 +77,6 @@ static char *nvl72_xml(int ngpu)
     return tt_strbuf_steal(&sb, NULL);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int bench_one(const char *label, const tt_topo *t, int nodes, tt_model_kind m, FILE *o)
 {
     tt_cluster c;
@@ -100,7 +92,7 @@ static int bench_one(const char *label, const tt_topo *t, int nodes, tt_model_ki
     double best = 1e30, worst = 0;
     int rows = 0;
     for (int rep = 0; rep < 5; rep++) {
-        double t0 = now_s();
+        double t0 = tt_now_s();
         tt_tune_ctx *ctx = NULL;
         if ((st = tt_tune_ctx_new(t, &c, m, NULL, &ctx)) != TT_OK) return tt_cli_fail(st);
         tt_tune_table tab;
@@ -109,7 +101,7 @@ static int bench_one(const char *label, const tt_topo *t, int nodes, tt_model_ki
             tt_tune_ctx_free(ctx);
             return tt_cli_fail(st);
         }
-        double dt = now_s() - t0;
+        double dt = tt_now_s() - t0;
         rows = tab.n;
         tt_tune_table_free(&tab);
         tt_tune_ctx_free(ctx);

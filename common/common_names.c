@@ -101,3 +101,14 @@ tt_status tt_proto_parse(const char *s, tt_proto *out)
     *out = (tt_proto)v;
     return TT_OK;
 }
+
+double tt_busbw_factor(tt_coll coll, int n)
+{
+    if (n <= 1) return coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE ? 1.0 : 0.0;
+    switch (coll) {
+    case TT_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case TT_COLL_ALLGATHER:
+    case TT_COLL_REDUCESCATTER: return (double)(n - 1) / n;
+    default: return 1.0;
+    }
+}

@@ -103,6 +103,9 @@ tt_status tt_parse_ll(const char *s, long long *out);
 tt_status tt_parse_double(const char *s, double *out);
 /* Median of v[0..n-1] (sorts v in place); 0 when n is 0. */
 double tt_median(double *v, size_t n);
+/* Monotonic clock (CLOCK_MONOTONIC): seconds, and nanoseconds, since an arbitrary start. */
+double tt_now_s(void);
+int64_t tt_now_ns(void);
 /* Sizes with optional K/M/G/T suffix (powers of 1024) and optional trailing B. */
 tt_status tt_parse_size(const char *s, uint64_t *out);
 
@@ -170,6 +173,9 @@ const char *tt_proto_name(tt_proto p); /* "ll", "ll128", "simple"; "default" */
 tt_status tt_coll_parse(const char *s, tt_coll *out);
 tt_status tt_algo_parse(const char *s, tt_algo *out);
 tt_status tt_proto_parse(const char *s, tt_proto *out);
+/* nccl-tests' bus bandwidth factor for n ranks (busbw = algbw * factor): 2(n-1)/n for
+ * allreduce, (n-1)/n for allgather and reducescatter, 1 for broadcast and reduce. */
+double tt_busbw_factor(tt_coll coll, int nranks);
 
 #ifdef __cplusplus
 }

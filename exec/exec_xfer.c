@@ -21,16 +21,12 @@
 
 int64_t exec_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return tt_now_ns() / 1000;
 }
 
 int64_t exec_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return tt_now_ns() / 1000000;
 }
 
 tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)

@@ -8,8 +8,6 @@
 #include "tt_topo.h"
 #include "topo_internal.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,125 +30,17 @@ typedef struct {
     int nvs;       /* shared NVSwitch node, -1 until needed */
 } builder;
 
-/* ---------- attributes ---------- */
-
-static const char *attr(const tt_xml_node *n, const char *name)
-{
-    for (int i = 0; i < n->nattrs; i++)
-        if (n->attrs[i].name && strcmp(n->attrs[i].name, name) == 0)
-            return n->attrs[i].value ? n->attrs[i].value : "";
-    return NULL;
-}
-
-/* attribute present and not empty */
-static const char *attr_ne(const tt_xml_node *n, const char *name)
-{
-    const char *v = attr(n, name);
-    return v && *v ? v : NULL;
-}
-
-static tt_status err_at(builder *b, const tt_xml_node *n, tt_status code, const char *aname,
-                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static tt_status err_at(builder *b, const tt_xml_node *n, tt_status code, const char *aname,
-                        const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (aname)
-        return tt_error_set(code, "%s:%d: <%s> attribute '%s': %s", b->src, n->line,
-                            n->name ? n->name : "?", aname, msg);
-    return tt_error_set(code, "%s:%d: <%s>: %s", b->src, n->line, n->name ? n->name : "?", msg);
-}
-
-/* Integer attribute in [lo, hi]; absent or "" -> *out = def, *present = 0. */
-static tt_status get_int(builder *b, const tt_xml_node *n, const char *name, long long lo,
-                         long long hi, long long def, long long *out, int *present)
-{
-    const char *v = attr_ne(n, name);
-    long long x;
-    if (present)
-        *present = v != NULL;
-    if (!v) {
-        *out = def;
-        return TT_OK;
-    }
-    if (tt_parse_ll(v, &x) != TT_OK)
-        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not an integer", v);
-    if (x < lo || x > hi)
-        return err_at(b, n, TT_ERR_INVALID, name, "%lld is out of range [%lld, %lld]", x, lo, hi);
-    *out = x;
-    return TT_OK;
-}
-
-static tt_status get_dbl(builder *b, const tt_xml_node *n, const char *name, double lo, double hi,
-                         double def, double *out, int *present)
-{
-    const char *v = attr_ne(n, name);
-    double x;
-    if (present)
-        *present = v != NULL;
-    if (!v) {
-        *out = def;
-        return TT_OK;
-    }
-    if (tt_parse_double(v, &x) != TT_OK)
-        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not a number", v);
-    if (x < lo || x > hi)
-        return err_at(b, n, TT_ERR_INVALID, name, "%g is out of range [%g, %g]", x, lo, hi);
-    *out = x;
-    return TT_OK;
-}
-
-static tt_status get_u64(builder *b, const tt_xml_node *n, const char *name, uint64_t *out,
-                         int *present)
-{
-    const char *v = attr_ne(n, name);
-    char *end;
-    unsigned long long x;
-    if (present)
-        *present = v != NULL;
-    *out = 0;
-    if (!v)
-        return TT_OK;
-    if (*v == '-')
-        return err_at(b, n, TT_ERR_INVALID, name, "'%s' is negative", v);
-    errno = 0;
-    x = strtoull(v, &end, 0);
-    if (end == v || *end || errno == ERANGE)
-        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not a 64-bit unsigned integer", v);
-    *out = x;
-    return TT_OK;
-}
-
-static tt_status get_busid(builder *b, const tt_xml_node *n, const char *name, char out[32])
-{
-    const char *v = attr_ne(n, name);
-    out[0] = '\0';
-    if (!v)
-        return TT_OK;
-    if (!tt_topo__norm_busid(v, out))
-        return err_at(b, n, TT_ERR_PARSE, name, "'%s' is not a PCI bus id (dddd:bb:dd.f)", v);
-    return TT_OK;
-}
+/* ---------- attributes (topo_schema.c) ---------- */
 
 static void copy_str(char *dst, size_t cap, const char *src)
 {
     snprintf(dst, cap, "%s", src ? src : "");
 }
 
-static int is(const tt_xml_node *n, const char *name)
-{
-    return n && n->name && strcmp(n->name, name) == 0;
-}
-
 static const tt_xml_node *child(const tt_xml_node *n, const char *name)
 {
     for (int i = 0; i < n->nchildren; i++)
-        if (is(n->children[i], name))
+        if (tt_topo__is(n->children[i], name))
             return n->children[i];
     return NULL;
 }
@@ -159,7 +49,7 @@ static int count_children(const tt_xml_node *n, const char *name)
 {
     int c = 0;
     for (int i = 0; i < n->nchildren; i++)
-        c += is(n->children[i], name);
+        c += tt_topo__is(n->children[i], name);
     return c;
 }
 
@@ -205,7 +95,8 @@ static tt_status check_dup_busid(builder *b, const tt_xml_node *el, const char *
 {
     int i = tt_topo_find_busid(b->t, busid);
     if (i >= 0)
-        return err_at(b, el, TT_ERR_INVALID, "busid", "duplicate bus id %s (first at line %d)",
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_BUSID,
+                                   "duplicate bus id %s (first at line %d)",
                       busid, b->t->nodes[i].line);
     return TT_OK;
 }
@@ -230,9 +121,10 @@ static tt_status build_net(builder *b, const tt_xml_node *el, int nic)
     long long v;
     double d;
     int present, idx;
-    const char *name = attr_ne(el, "name");
+    const char *name = tt_topo__attr_ne(el, TT_ATTR_NAME);
     if (name && strlen(name) >= sizeof(((tt_node *)0)->u.net.name))
-        return err_at(b, el, TT_ERR_LIMIT, "name", "'%s' is longer than %zu characters", name,
+        return tt_topo__attr_error(b->src, el, TT_ERR_LIMIT, TT_ATTR_NAME,
+                                   "'%s' is longer than %zu characters", name,
                       sizeof(((tt_node *)0)->u.net.name) - 1);
     if ((st = new_node(b, el, TT_NODE_NET, nic, b->cpu_of[nic], &idx)) != TT_OK)
         return st;
@@ -245,18 +137,19 @@ static tt_status build_net(builder *b, const tt_xml_node *el, int nic)
                 n->u.net.name);
     }
     copy_str(n->name, sizeof n->name, n->u.net.name);
-    if ((st = get_int(b, el, "dev", -1, 1 << 20, -1, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_DEV, -1, 1 << 20, -1, &v, NULL)) != TT_OK) return st;
     n->u.net.dev = (int)v;
-    if ((st = get_int(b, el, "port", 0, 1 << 20, 0, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_PORT, 0, 1 << 20, 0, &v, NULL)) != TT_OK) return st;
     n->u.net.port = (int)v;
-    if ((st = get_int(b, el, "gdr", 0, 1, -1, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_GDR, 0, 1, -1, &v, NULL)) != TT_OK) return st;
     n->u.net.gdr = (int)v;
-    if ((st = get_int(b, el, "maxconn", 0, 1LL << 31, 0, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_MAXCONN, 0, 1LL << 31, 0, &v, NULL)) != TT_OK) return st;
     n->u.net.maxconn = (int)(v > 0x7fffffff ? 0x7fffffff : v);
-    if ((st = get_dbl(b, el, "latency", 0, 1e9, 0, &d, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_LATENCY, 0, 1e9, 0, &d, NULL)) != TT_OK) return st;
     n->u.net.latency = d;
-    if ((st = get_u64(b, el, "guid", &n->u.net.guid, NULL)) != TT_OK) return st;
-    if ((st = get_dbl(b, el, "speed", -1e12, 1e12, 0, &d, &present)) != TT_OK) return st;
+    if ((st = tt_topo__get_u64(b->src, el, TT_ATTR_GUID, &n->u.net.guid, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_SPEED, -1e12, 1e12, 0, &d, &present)) != TT_OK)
+        return st;
     if (d <= 0) {
         TT_INFO("topo", "%s:%d: <net %s> speed %s, using %.0f Mb/s (NCCL's default)", b->src,
                 el->line, n->u.net.name, present ? "<= 0" : "missing", TT_NET_DEFAULT_SPEED_MBPS);
@@ -273,8 +166,8 @@ static tt_status build_nic_ports(builder *b, const tt_xml_node *nic_el, int nic)
     for (int i = 0; i < nic_el->nchildren; i++) {
         const tt_xml_node *c = nic_el->children[i];
         tt_status st;
-        if (!is(c, "net")) {
-            ignore(b, c, "nic");
+        if (!tt_topo__is(c, TT_ELEM_NET)) {
+            ignore(b, c, TT_ELEM_NIC);
             continue;
         }
         if ((st = build_net(b, c, nic)) != TT_OK)
@@ -285,7 +178,7 @@ static tt_status build_nic_ports(builder *b, const tt_xml_node *nic_el, int nic)
 
 static tt_status build_gpu_attrs(builder *b, const tt_xml_node *pci_el, tt_node *n)
 {
-    const tt_xml_node *g = child(pci_el, "gpu");
+    const tt_xml_node *g = child(pci_el, TT_ELEM_GPU);
     long long v;
     tt_status st;
     n->u.gpu.dev = -1;
@@ -297,16 +190,16 @@ static tt_status build_gpu_attrs(builder *b, const tt_xml_node *pci_el, tt_node 
                 pci_el->line, n->busid);
         return TT_OK;
     }
-    if (count_children(pci_el, "gpu") > 1)
+    if (count_children(pci_el, TT_ELEM_GPU) > 1)
         TT_INFO("topo", "%s:%d: GPU %s has several <gpu> children (ranks or partitions); "
                 "using the first", b->src, pci_el->line, n->busid);
-    if ((st = get_int(b, g, "dev", -1, 1 << 20, -1, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, g, TT_ATTR_DEV, -1, 1 << 20, -1, &v, NULL)) != TT_OK) return st;
     n->u.gpu.dev = (int)v;
-    if ((st = get_int(b, g, "sm", 0, 10000, 0, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, g, TT_ATTR_SM, 0, 10000, 0, &v, NULL)) != TT_OK) return st;
     n->u.gpu.sm = (int)v;
-    if ((st = get_int(b, g, "rank", -1, 1 << 24, -1, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, g, TT_ATTR_RANK, -1, 1 << 24, -1, &v, NULL)) != TT_OK) return st;
     n->u.gpu.rank = (int)v;
-    if ((st = get_int(b, g, "gdr", 0, 1, -1, &v, NULL)) != TT_OK) return st;
+    if ((st = tt_topo__get_int(b->src, g, TT_ATTR_GDR, 0, 1, -1, &v, NULL)) != TT_OK) return st;
     n->u.gpu.gdr = (int)v;
     return TT_OK;
 }
@@ -319,11 +212,11 @@ static tt_status build_pci_children(builder *b, const tt_xml_node *el, int self,
     for (int i = 0; i < el->nchildren; i++) {
         const tt_xml_node *c = el->children[i];
         tt_status st;
-        if (is(c, "pci")) {
+        if (tt_topo__is(c, TT_ELEM_PCI)) {
             if ((st = build_pci(b, c, self, cpu, depth + 1)) != TT_OK)
                 return st;
-        } else if (!is(c, "pcilink")) {
-            ignore(b, c, "pci");
+        } else if (!tt_topo__is(c, TT_ELEM_PCILINK)) {
+            ignore(b, c, TT_ELEM_PCI);
         }
     }
     return TT_OK;
@@ -335,18 +228,19 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
     char busid[32];
     long long cls, v;
     int has_cls, idx, known, width;
-    const tt_xml_node *gpu_el = child(el, "gpu");
-    const tt_xml_node *nic_el = child(el, "nic");
+    const tt_xml_node *gpu_el = child(el, TT_ELEM_GPU);
+    const tt_xml_node *nic_el = child(el, TT_ELEM_NIC);
     tt_node_type type;
 
     if (depth > MAX_PCI_DEPTH)
-        return err_at(b, el, TT_ERR_LIMIT, NULL, "<pci> nested deeper than %d", MAX_PCI_DEPTH);
-    if ((st = get_busid(b, el, "busid", busid)) != TT_OK)
+        return tt_topo__attr_error(b->src, el, TT_ERR_LIMIT, NULL, "<pci> nested deeper than %d",
+                                   MAX_PCI_DEPTH);
+    if ((st = tt_topo__get_busid(b->src, el, TT_ATTR_BUSID, busid)) != TT_OK)
         return st;
-    if ((st = get_int(b, el, "class", 0, 0xffffff, -1, &cls, &has_cls)) != TT_OK)
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_CLASS, 0, 0xffffff, -1, &cls, &has_cls)) != TT_OK)
         return st;
     if (gpu_el && nic_el)
-        return err_at(b, el, TT_ERR_INVALID, NULL, "has both <gpu> and <nic> children");
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, NULL, "has both <gpu> and <nic> children");
 
     if (has_cls && cls == 0x068000) {
         /* A PCI-visible NVSwitch: its NVLinks all go to the one shared NVS node
@@ -381,10 +275,10 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
     else if ((st = check_dup_busid(b, el, busid)) != TT_OK)
         return st;
 
-    if ((st = get_int(b, el, "link_width", 0, MAX_LINK_WIDTH, 0, &v, NULL)) != TT_OK)
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_LINK_WIDTH, 0, MAX_LINK_WIDTH, 0, &v, NULL)) != TT_OK)
         return st;
     width = (int)v;
-    const char *speed = attr(el, "link_speed");
+    const char *speed = tt_topo__attr(el, TT_ATTR_LINK_SPEED);
     double bw = tt_pci_bw(speed, width, &known);
     if (!known)
         TT_INFO("topo", "%s:%d: pci %s link_speed '%s' link_width %d incomplete: using %.1f GB/s "
@@ -408,8 +302,8 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
             snprintf(n->name, sizeof n->name, "NIC%d", n->id);
         break;
     default: {
-        static const char *const ids[4] = {"vendor", "device", "subsystem_vendor",
-                                           "subsystem_device"};
+        static const char *const ids[4] = {TT_ATTR_VENDOR, TT_ATTR_DEVICE, TT_ATTR_SUBSYSTEM_VENDOR,
+                                           TT_ATTR_SUBSYSTEM_DEVICE};
         unsigned *dst[4] = {&n->u.pci.vendor, &n->u.pci.device, &n->u.pci.subvendor,
                             &n->u.pci.subdevice};
         if (busid[0])
@@ -418,7 +312,7 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
             snprintf(n->name, sizeof n->name, "PCI/line%d", el->line);
         n->u.pci.cls = has_cls ? (unsigned)cls : 0;
         for (int i = 0; i < 4; i++) {
-            if ((st = get_int(b, el, ids[i], 0, 0xffff, 0, &v, NULL)) != TT_OK)
+            if ((st = tt_topo__get_int(b->src, el, ids[i], 0, 0xffff, 0, &v, NULL)) != TT_OK)
                 return st;
             *dst[i] = (unsigned)v;
         }
@@ -433,7 +327,7 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
     if (type == TT_NODE_NIC) {
         for (int i = 0; i < el->nchildren; i++) {
             const tt_xml_node *c = el->children[i];
-            if (is(c, "nic")) {
+            if (tt_topo__is(c, TT_ELEM_NIC)) {
                 if ((st = build_nic_ports(b, c, idx)) != TT_OK)
                     return st;
             } else {
@@ -444,7 +338,7 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
     }
     if (type == TT_NODE_GPU) {
         for (int i = 0; i < el->nchildren; i++)
-            if (!is(el->children[i], "gpu"))
+            if (!tt_topo__is(el->children[i], TT_ELEM_GPU))
                 ignore(b, el->children[i], "pci of a GPU");
         return TT_OK;
     }
@@ -455,7 +349,7 @@ static tt_status host_index(builder *b, const tt_xml_node *el, int *out)
 {
     uint64_t h;
     int present;
-    tt_status st = get_u64(b, el, "host_hash", &h, &present);
+    tt_status st = tt_topo__get_u64(b->src, el, TT_ATTR_HOST_HASH, &h, &present);
     if (st != TT_OK)
         return st;
     for (int i = 0; i < b->nhosts; i++) {
@@ -489,11 +383,11 @@ static tt_status build_cpu(builder *b, const tt_xml_node *el)
     int host = -1, idx = -1;
     if ((st = host_index(b, el, &host)) != TT_OK)
         return st;
-    if ((st = get_int(b, el, "numaid", -1, 1 << 20, -1, &numa, NULL)) != TT_OK)
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_NUMAID, -1, 1 << 20, -1, &numa, NULL)) != TT_OK)
         return st;
-    if ((st = get_int(b, el, "familyid", 0, 1 << 20, -1, &fam, NULL)) != TT_OK)
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_FAMILYID, 0, 1 << 20, -1, &fam, NULL)) != TT_OK)
         return st;
-    if ((st = get_int(b, el, "modelid", 0, 1 << 20, -1, &model, NULL)) != TT_OK)
+    if ((st = tt_topo__get_int(b->src, el, TT_ATTR_MODELID, 0, 1 << 20, -1, &model, NULL)) != TT_OK)
         return st;
     /* one CPU node per (host, NUMA node): repeated <cpu> elements are merged */
     for (int i = 0; i < b->t->nnodes; i++) {
@@ -509,15 +403,15 @@ static tt_status build_cpu(builder *b, const tt_xml_node *el)
         if ((st = new_node(b, el, TT_NODE_CPU, -1, -1, &idx)) != TT_OK)
             return st;
         tt_node *n = &b->t->nodes[idx];
-        const char *aff = attr(el, "affinity");
+        const char *aff = tt_topo__attr(el, TT_ATTR_AFFINITY);
         b->cpu_of[idx] = idx;
         n->host = host;
         snprintf(n->name, sizeof n->name, "CPU%d", n->id);
         n->u.cpu.numaid = (int)numa;
         n->u.cpu.family = (int)fam;
         n->u.cpu.model = (int)model;
-        copy_str(n->u.cpu.arch, sizeof n->u.cpu.arch, attr(el, "arch"));
-        copy_str(n->u.cpu.vendor, sizeof n->u.cpu.vendor, attr(el, "vendor"));
+        copy_str(n->u.cpu.arch, sizeof n->u.cpu.arch, tt_topo__attr(el, TT_ATTR_ARCH));
+        copy_str(n->u.cpu.vendor, sizeof n->u.cpu.vendor, tt_topo__attr(el, TT_ATTR_VENDOR));
         if (aff && strlen(aff) >= sizeof n->u.cpu.affinity)
             TT_WARN("topo", "%s:%d: <cpu> affinity longer than %zu characters; treated as unknown",
                     b->src, el->line, sizeof n->u.cpu.affinity - 1);
@@ -528,10 +422,10 @@ static tt_status build_cpu(builder *b, const tt_xml_node *el)
     }
     for (int i = 0; i < el->nchildren; i++) {
         const tt_xml_node *c = el->children[i];
-        if (is(c, "pci")) {
+        if (tt_topo__is(c, TT_ELEM_PCI)) {
             if ((st = build_pci(b, c, idx, idx, 1)) != TT_OK)
                 return st;
-        } else if (is(c, "nic")) {
+        } else if (tt_topo__is(c, TT_ELEM_NIC)) {
             /* a NIC that is not a PCI device (virtual): linked to the CPU at LOC_BW as NCCL */
             int nic;
             if ((st = new_node(b, c, TT_NODE_NIC, idx, idx, &nic)) != TT_OK)
@@ -543,7 +437,7 @@ static tt_status build_cpu(builder *b, const tt_xml_node *el)
             if ((st = build_nic_ports(b, c, nic)) != TT_OK)
                 return st;
         } else {
-            ignore(b, c, "cpu");
+            ignore(b, c, TT_ELEM_CPU);
         }
     }
     return TT_OK;
@@ -554,25 +448,28 @@ static tt_status build_cpu(builder *b, const tt_xml_node *el)
 static tt_status gpu_peer(builder *b, const tt_xml_node *el, int g, int *peer)
 {
     char target[32];
-    tt_status st = get_busid(b, el, "target", target);
+    tt_status st = tt_topo__get_busid(b->src, el, TT_ATTR_TARGET, target);
     if (st != TT_OK)
         return st;
     if (!target[0])
-        return err_at(b, el, TT_ERR_INVALID, "target", "missing: a link to a GPU needs the "
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
+                                   "missing: a link to a GPU needs the "
                       "peer's bus id");
     *peer = tt_topo_find_busid(b->t, target);
     if (*peer < 0 || b->t->nodes[*peer].type != TT_NODE_GPU)
-        return err_at(b, el, TT_ERR_INVALID, "target", "no GPU with bus id %s in this file",
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
+                                   "no GPU with bus id %s in this file",
                       target);
     if (*peer == g)
-        return err_at(b, el, TT_ERR_INVALID, "target", "%s links the GPU to itself", target);
+        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
+                                   "%s links the GPU to itself", target);
     return TT_OK;
 }
 
 static tt_status build_gpu_links(builder *b, int g)
 {
     const tt_node *gn = &b->t->nodes[g];
-    const tt_xml_node *gel = gn->xml ? child(gn->xml, "gpu") : NULL;
+    const tt_xml_node *gel = gn->xml ? child(gn->xml, TT_ELEM_GPU) : NULL;
     int sm = gn->u.gpu.sm;
     int cpu = b->cpu_of[g];
     tt_status st;
@@ -582,14 +479,16 @@ static tt_status build_gpu_links(builder *b, int g)
         return TT_OK;
     for (int i = 0; i < gel->nchildren; i++) {
         const tt_xml_node *c = gel->children[i];
-        if (is(c, "nvlink") || is(c, "xgmi")) {
-            int xgmi = is(c, "xgmi");
+        if (tt_topo__is(c, TT_ELEM_NVLINK) || tt_topo__is(c, TT_ELEM_XGMI)) {
+            int xgmi = tt_topo__is(c, TT_ELEM_XGMI);
             long long tclass;
             int peer = -1;
-            if ((st = get_int(b, c, "count", 0, MAX_LINK_COUNT, 1, &count, &present)) != TT_OK) {
-                if (st == TT_ERR_INVALID && attr_ne(c, "count") && attr_ne(c, "count")[0] == '-')
-                    return err_at(b, c, TT_ERR_INVALID, "count", "'%s' is negative",
-                                  attr_ne(c, "count"));
+            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_COUNT, 0, MAX_LINK_COUNT, 1, &count,
+                                       &present)) != TT_OK) {
+                const char *cv = tt_topo__attr_ne(c, TT_ATTR_COUNT);
+                if (st == TT_ERR_INVALID && cv && cv[0] == '-')
+                    return tt_topo__attr_error(b->src, c, TT_ERR_INVALID, TT_ATTR_COUNT,
+                                               "'%s' is negative", cv);
                 return st;
             }
             if (!present)
@@ -597,7 +496,8 @@ static tt_status build_gpu_links(builder *b, int g)
                         c->name);
             if (count == 0)
                 continue;
-            if ((st = get_int(b, c, "tclass", 0, 0xffffff, xgmi ? 0x030000 : 0x068000, &tclass,
+            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_TCLASS, 0, 0xffffff,
+                                       xgmi ? 0x030000 : 0x068000, &tclass,
                               NULL)) != TT_OK)
                 return st;
             if (xgmi || (tclass >> 16) == 0x03) {
@@ -624,12 +524,13 @@ static tt_status build_gpu_links(builder *b, int g)
             }
             if (st != TT_OK)
                 return st;
-        } else if (is(c, "c2c")) {
+        } else if (tt_topo__is(c, TT_ELEM_C2C)) {
             double bw;
             int pb;
-            if ((st = get_int(b, c, "count", 0, MAX_LINK_COUNT, 0, &count, &present)) != TT_OK)
+            if ((st = tt_topo__get_int(b->src, c, TT_ATTR_COUNT, 0, MAX_LINK_COUNT, 0, &count,
+                                       &present)) != TT_OK)
                 return st;
-            if ((st = get_dbl(b, c, "bw", 0, 1e7, 0, &bw, &pb)) != TT_OK)
+            if ((st = tt_topo__get_double(b->src, c, TT_ATTR_BW, 0, 1e7, 0, &bw, &pb)) != TT_OK)
                 return st;
             if (!present || !pb || count == 0 || bw <= 0) {
                 TT_INFO("topo", "%s:%d: <c2c> without bw or count; ignored", b->src, c->line);
@@ -641,7 +542,7 @@ static tt_status build_gpu_links(builder *b, int g)
                 TT_OK)
                 return st;
         } else {
-            ignore(b, c, "gpu");
+            ignore(b, c, TT_ELEM_GPU);
         }
     }
     return TT_OK;
@@ -656,9 +557,9 @@ static tt_status build_pcilinks(builder *b, int p)
         const tt_xml_node *c = el->children[i];
         char target[32];
         tt_status st;
-        if (!is(c, "pcilink"))
+        if (!tt_topo__is(c, TT_ELEM_PCILINK))
             continue;
-        if ((st = get_busid(b, c, "target", target)) != TT_OK)
+        if ((st = tt_topo__get_busid(b->src, c, TT_ATTR_TARGET, target)) != TT_OK)
             return st;
         int q = target[0] ? tt_topo_find_busid(b->t, target) : -1;
         if (q < 0 || q == p || b->t->nodes[q].type != TT_NODE_PCI) {
@@ -727,21 +628,21 @@ static tt_status build(builder *b)
     int present;
     if (!root)
         return tt_error_set(TT_ERR_INVALID, "%s: empty topology document", b->src);
-    if (!is(root, "system"))
+    if (!tt_topo__is(root, TT_ELEM_SYSTEM))
         return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>",
                             b->src, root->line, root->name ? root->name : "?");
-    if ((st = get_int(b, root, "version", 0, 1 << 30, 1, &ver, &present)) != TT_OK)
+    if ((st = tt_topo__get_int(b->src, root, TT_ATTR_VERSION, 0, 1 << 30, 1, &ver, &present)) != TT_OK)
         return st;
     if (present && ver != 1)
         TT_WARN("topo", "%s:%d: <system version=%lld>: only version 1 is known; reading anyway",
                 b->src, root->line, ver);
     for (int i = 0; i < root->nchildren; i++) {
         const tt_xml_node *c = root->children[i];
-        if (is(c, "cpu")) {
+        if (tt_topo__is(c, TT_ELEM_CPU)) {
             if ((st = build_cpu(b, c)) != TT_OK)
                 return st;
         } else {
-            ignore(b, c, "system");
+            ignore(b, c, TT_ELEM_SYSTEM);
         }
     }
     int n = b->t->nnodes;

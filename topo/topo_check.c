@@ -23,39 +23,19 @@
 #include <string.h>
 
 #include "tt_topo.h"
+#include "topo_internal.h"
 
 #define CHECK_MTU_MIN 4096 /* the largest IB MTU; RoCE below it costs bandwidth (docs/scan.md) */
 
-static double gts(const char *s)
-{
-    char *end;
-    double v;
-    if (!s)
-        return -1;
-    v = strtod(s, &end);
-    return (end == s || v <= 0) ? -1 : v;
-}
-
-static int iattr(const tt_xml_node *n, const char *a, int dflt)
-{
-    const char *v = tt_xml_get(n, a);
-    char *end;
-    long x;
-    if (!v || !*v)
-        return dflt;
-    x = strtol(v, &end, 0);
-    return *end ? dflt : (int)x;
-}
-
 static int is_gpu_pci(const tt_xml_node *n)
 {
-    const char *c = tt_xml_get(n, "class");
-    return !strcmp(n->name, "pci") && c && !strncmp(c, "0x03", 4);
+    const char *c = tt_xml_get(n, TT_ATTR_CLASS);
+    return !strcmp(n->name, TT_ELEM_PCI) && c && !strncmp(c, "0x03", 4);
 }
 
 static const tt_xml_node *cpu_of(const tt_xml_node *n)
 {
-    while (n && strcmp(n->name, "cpu") != 0)
+    while (n && strcmp(n->name, TT_ELEM_CPU) != 0)
         n = n->parent;
     return n;
 }
@@ -92,15 +72,17 @@ static int tree_dist(const tt_xml_node *a, const tt_xml_node *b)
 
 static const char *bus(const tt_xml_node *n)
 {
-    const char *b = tt_xml_get(n, "busid");
+    const char *b = tt_xml_get(n, TT_ATTR_BUSID);
     return b ? b : "?";
 }
 
 static tt_status check_pcie(const tt_xml_node *n, tt_findings *f)
 {
-    int mw = iattr(n, "max_link_width", -1), cw = iattr(n, "cur_link_width", -1);
-    int lw = iattr(n, "link_width", -1);
-    double ms = gts(tt_xml_get(n, "max_link_speed")), cs = gts(tt_xml_get(n, "cur_link_speed"));
+    int mw = tt_topo__attr_int_or(n, TT_ATTR_MAX_LINK_WIDTH, -1);
+    int cw = tt_topo__attr_int_or(n, TT_ATTR_CUR_LINK_WIDTH, -1);
+    int lw = tt_topo__attr_int_or(n, TT_ATTR_LINK_WIDTH, -1);
+    double ms = tt_topo__attr_gts(n, TT_ATTR_MAX_LINK_SPEED);
+    double cs = tt_topo__attr_gts(n, TT_ATTR_CUR_LINK_SPEED);
     char where[64];
     tt_status st = TT_OK;
     snprintf(where, sizeof where, "pci %s", bus(n));
@@ -118,8 +100,8 @@ static tt_status check_pcie(const tt_xml_node *n, tt_findings *f)
     if (st == TT_OK && ms > 0 && cs > 0 && cs < ms) {
         int gpu = is_gpu_pci(n);
         st = tt_findings_add(f, gpu ? TT_SEV_INFO : TT_SEV_WARN, "pcie-downtrained", n->line, where,
-                             "link runs at %s below its maximum %s%s", tt_xml_get(n, "cur_link_speed"),
-                             tt_xml_get(n, "max_link_speed"),
+                             "link runs at %s below its maximum %s%s", tt_xml_get(n, TT_ATTR_CUR_LINK_SPEED),
+                             tt_xml_get(n, TT_ATTR_MAX_LINK_SPEED),
                              gpu ? " (GPUs lower the link speed when idle: re-check under load)" : "");
     }
     return st;
@@ -131,16 +113,16 @@ static int collect_nics(const tt_xml_node *root, const tt_xml_node **out, int ma
     const tt_xml_node *x;
     int n = 0;
     for (x = root; x && n < max; x = tt_xml_walk_next(root, x))
-        if (!strcmp(x->name, "nic"))
-            out[n++] = !strcmp(x->parent->name, "pci") ? x->parent : x;
+        if (!strcmp(x->name, TT_ELEM_NIC))
+            out[n++] = !strcmp(x->parent->name, TT_ELEM_PCI) ? x->parent : x;
     return n;
 }
 
 static const char *nic_name(const tt_xml_node *nic)
 {
-    const tt_xml_node *k = !strcmp(nic->name, "nic") ? nic : tt_xml_first_child(nic, "nic");
-    const tt_xml_node *net = k ? tt_xml_first_child(k, "net") : NULL;
-    const char *nm = net ? tt_xml_get(net, "name") : NULL;
+    const tt_xml_node *k = !strcmp(nic->name, TT_ELEM_NIC) ? nic : tt_xml_first_child(nic, TT_ELEM_NIC);
+    const tt_xml_node *net = k ? tt_xml_first_child(k, TT_ELEM_NET) : NULL;
+    const char *nm = net ? tt_xml_get(net, TT_ATTR_NAME) : NULL;
     return nm ? nm : bus(nic);
 }
 
@@ -171,8 +153,8 @@ static tt_status check_gpu_nic_numa(const tt_xml_node *root, tt_findings *f)
             st = tt_findings_add(f, TT_SEV_WARN, "gpu-nic-numa", x->line, where,
                                  "nearest NIC %s hangs from NUMA node %s, the GPU from node %s: "
                                  "network traffic crosses the CPU interconnect",
-                                 nic_name(best), tt_xml_get(nc, "numaid") ? tt_xml_get(nc, "numaid") : "?",
-                                 tt_xml_get(gc, "numaid") ? tt_xml_get(gc, "numaid") : "?");
+                                 nic_name(best), tt_xml_get(nc, TT_ATTR_NUMAID) ? tt_xml_get(nc, TT_ATTR_NUMAID) : "?",
+                                 tt_xml_get(gc, TT_ATTR_NUMAID) ? tt_xml_get(gc, TT_ATTR_NUMAID) : "?");
         }
     }
     return st;
@@ -187,9 +169,11 @@ static tt_status check_gpu(const tt_xml_doc *doc, const tt_xml_node *gpu, tt_fin
     int down = 0;
 
     snprintf(where, sizeof where, "gpu %s", me);
-    for (x = tt_xml_first_child(gpu, "p2p"); x && st == TT_OK; x = tt_xml_next_sibling(x, "p2p")) {
-        const char *t = tt_xml_get(x, "target");
-        int rd = iattr(x, "read", -1), wr = iattr(x, "write", -1), ac = iattr(x, "access", -1);
+    for (x = tt_xml_first_child(gpu, TT_ELEM_P2P); x && st == TT_OK; x = tt_xml_next_sibling(x, TT_ELEM_P2P)) {
+        const char *t = tt_xml_get(x, TT_ATTR_TARGET);
+        int rd = tt_topo__attr_int_or(x, TT_ATTR_READ, -1);
+        int wr = tt_topo__attr_int_or(x, TT_ATTR_WRITE, -1);
+        int ac = tt_topo__attr_int_or(x, TT_ATTR_ACCESS, -1);
         if (!t || strcmp(me, t) > 0)
             continue; /* report each unordered pair once */
         if (rd == 0 || wr == 0 || ac == 0)
@@ -198,9 +182,9 @@ static tt_status check_gpu(const tt_xml_doc *doc, const tt_xml_node *gpu, tt_fin
                                  "copies through host memory (check ACS/IOMMU settings, VM passthrough)",
                                  t, rd, wr, ac);
     }
-    for (x = tt_xml_first_child(gpu, "nvlink"); x && st == TT_OK; x = tt_xml_next_sibling(x, "nvlink")) {
-        const char *t = tt_xml_get(x, "target"), *tc = tt_xml_get(x, "tclass");
-        int d = iattr(x, "down", 0), cnt = iattr(x, "count", 0);
+    for (x = tt_xml_first_child(gpu, TT_ELEM_NVLINK); x && st == TT_OK; x = tt_xml_next_sibling(x, TT_ELEM_NVLINK)) {
+        const char *t = tt_xml_get(x, TT_ATTR_TARGET), *tc = tt_xml_get(x, TT_ATTR_TCLASS);
+        int d = tt_topo__attr_int_or(x, TT_ATTR_DOWN, 0), cnt = tt_topo__attr_int_or(x, TT_ATTR_COUNT, 0);
         down += d;
         if (d > 0)
             st = tt_findings_add(f, TT_SEV_ERROR, "nvlink-down", x->line, where,
@@ -209,14 +193,14 @@ static tt_status check_gpu(const tt_xml_doc *doc, const tt_xml_node *gpu, tt_fin
                                  d, t ? t : "?", cnt);
         if (st == TT_OK && t && tc && !strncmp(tc, "0x03", 4)) {
             /* direct GPU-GPU links: the peer must see as many back */
-            const tt_xml_node *pp = tt_xml_find(root, "pci", "busid", t);
-            const tt_xml_node *pg = pp ? tt_xml_first_child(pp, "gpu") : NULL;
-            const tt_xml_node *back = pg ? tt_xml_find(pg, "nvlink", "target", me) : NULL;
-            if (pg && tt_xml_first_child(pg, "nvlink") && strcmp(me, t) < 0 &&
-                (!back || iattr(back, "count", 0) != cnt))
+            const tt_xml_node *pp = tt_xml_find(root, TT_ELEM_PCI, TT_ATTR_BUSID, t);
+            const tt_xml_node *pg = pp ? tt_xml_first_child(pp, TT_ELEM_GPU) : NULL;
+            const tt_xml_node *back = pg ? tt_xml_find(pg, TT_ELEM_NVLINK, TT_ATTR_TARGET, me) : NULL;
+            if (pg && tt_xml_first_child(pg, TT_ELEM_NVLINK) && strcmp(me, t) < 0 &&
+                (!back || tt_topo__attr_int_or(back, TT_ATTR_COUNT, 0) != cnt))
                 st = tt_findings_add(f, TT_SEV_WARN, "nvlink-unequal", x->line, where,
                                      "%d NVLink(s) to GPU %s but %d back", cnt, t,
-                                     back ? iattr(back, "count", 0) : 0);
+                                     back ? tt_topo__attr_int_or(back, TT_ATTR_COUNT, 0) : 0);
         }
     }
     (void)down;
@@ -232,10 +216,10 @@ static tt_status check_nvlink_totals(const tt_xml_node *root, tt_findings *f)
     tt_status st = TT_OK;
     for (x = root; x && n < 512; x = tt_xml_walk_next(root, x)) {
         int t = 0, any = 0;
-        if (strcmp(x->name, "gpu") != 0)
+        if (strcmp(x->name, TT_ELEM_GPU) != 0)
             continue;
-        for (y = tt_xml_first_child(x, "nvlink"); y; y = tt_xml_next_sibling(y, "nvlink")) {
-            t += iattr(y, "count", 0);
+        for (y = tt_xml_first_child(x, TT_ELEM_NVLINK); y; y = tt_xml_next_sibling(y, TT_ELEM_NVLINK)) {
+            t += tt_topo__attr_int_or(y, TT_ATTR_COUNT, 0);
             any = 1;
         }
         if (!any)
@@ -260,13 +244,13 @@ static tt_status check_nvlink_totals(const tt_xml_node *root, tt_findings *f)
 
 static tt_status check_net(const tt_xml_node *net, int ngpu, tt_findings *f, int *rdma_nogdr)
 {
-    const char *name = tt_xml_get(net, "name"), *state = tt_xml_get(net, "state");
-    int rdma = tt_xml_get(net, "node_guid") != NULL;
-    int mtu = iattr(net, "mtu", -1);
+    const char *name = tt_xml_get(net, TT_ATTR_NAME), *state = tt_xml_get(net, TT_ATTR_STATE);
+    int rdma = tt_xml_get(net, TT_ATTR_NODE_GUID) != NULL;
+    int mtu = tt_topo__attr_int_or(net, TT_ATTR_MTU, -1);
     char where[96];
     tt_status st = TT_OK;
     snprintf(where, sizeof where, "net %s port %s", name ? name : "?",
-             tt_xml_get(net, "port") ? tt_xml_get(net, "port") : "?");
+             tt_xml_get(net, TT_ATTR_PORT) ? tt_xml_get(net, TT_ATTR_PORT) : "?");
     if (rdma) {
         if (state && strcmp(state, "ACTIVE") != 0)
             st = tt_findings_add(f, TT_SEV_ERROR, "ib-port-not-active", net->line, where,
@@ -278,10 +262,10 @@ static tt_status check_net(const tt_xml_node *net, int ngpu, tt_findings *f, int
                                  "active MTU %d below %d: smaller packets cost RDMA bandwidth "
                                  "(%s)",
                                  mtu, CHECK_MTU_MIN,
-                                 tt_xml_get(net, "link_layer") && !strcmp(tt_xml_get(net, "link_layer"), "Ethernet")
+                                 tt_xml_get(net, TT_ATTR_LINK_LAYER) && !strcmp(tt_xml_get(net, TT_ATTR_LINK_LAYER), "Ethernet")
                                      ? "RoCE: raise the interface MTU to 4200+"
                                      : "check the subnet manager's MTU");
-        if (ngpu > 0 && iattr(net, "gdr", -1) == 0)
+        if (ngpu > 0 && tt_topo__attr_int_or(net, TT_ATTR_GDR, -1) == 0)
             (*rdma_nogdr)++;
     } else if (state && strcmp(state, "up") != 0 && strcmp(state, "unknown") != 0) {
         st = tt_findings_add(f, TT_SEV_WARN, "net-down", net->line, where, "interface is %s", state);
@@ -302,15 +286,15 @@ tt_status tt_topo_check(const tt_xml_doc *doc, tt_findings *out)
     for (x = root; x; x = tt_xml_walk_next(root, x)) {
         if (is_gpu_pci(x))
             ngpu++;
-        if (!strcmp(x->name, "net") && tt_xml_get(x, "node_guid"))
+        if (!strcmp(x->name, TT_ELEM_NET) && tt_xml_get(x, TT_ATTR_NODE_GUID))
             nrdma++;
     }
     for (x = root; x && st == TT_OK; x = tt_xml_walk_next(root, x)) {
-        if (!strcmp(x->name, "pci"))
+        if (!strcmp(x->name, TT_ELEM_PCI))
             st = check_pcie(x, out);
-        else if (!strcmp(x->name, "gpu")) {
+        else if (!strcmp(x->name, TT_ELEM_GPU)) {
             st = check_gpu(doc, x, out);
-            if (st == TT_OK && nrdma > 0 && iattr(x, "gdr", -1) == 0) {
+            if (st == TT_OK && nrdma > 0 && tt_topo__attr_int_or(x, TT_ATTR_GDR, -1) == 0) {
                 char where[64];
                 snprintf(where, sizeof where, "gpu %s", bus(x->parent));
                 st = tt_findings_add(out, TT_SEV_WARN, "gdr-unavailable", x->line, where,
@@ -318,14 +302,14 @@ tt_status tt_topo_check(const tt_xml_doc *doc, tt_findings *out)
                                      "NIC traffic is staged through host memory");
             }
         }
-        else if (!strcmp(x->name, "net"))
+        else if (!strcmp(x->name, TT_ELEM_NET))
             st = check_net(x, ngpu, out, &rdma_nogdr);
-        else if (!strcmp(x->name, "unknown"))
+        else if (!strcmp(x->name, TT_ELEM_UNKNOWN))
             nunknown++;
-        else if (!strcmp(x->name, "cpu")) {
+        else if (!strcmp(x->name, TT_ELEM_CPU)) {
             ncpu++;
-            if (iattr(x, "numaid", -1) < 0 && x->nchildren > 0 &&
-                (tt_xml_first_child(x, "pci") || tt_xml_first_child(x, "nic"))) {
+            if (tt_topo__attr_int_or(x, TT_ATTR_NUMAID, -1) < 0 && x->nchildren > 0 &&
+                (tt_xml_first_child(x, TT_ELEM_PCI) || tt_xml_first_child(x, TT_ELEM_NIC))) {
                 numa_unknown++;
                 if (!first_unknown_cpu)
                     first_unknown_cpu = x;
@@ -341,14 +325,14 @@ tt_status tt_topo_check(const tt_xml_doc *doc, tt_findings *out)
                              "devices report no NUMA node (numa_node -1: VM, or firmware without "
                              "PCI locality): NCCL cannot pin threads or tell PHB from SYS");
     if (st == TT_OK && ncpu == 0)
-        st = tt_findings_add(out, TT_SEV_WARN, "no-numa", 0, "system", "no CPU / NUMA node in the topology");
+        st = tt_findings_add(out, TT_SEV_WARN, "no-numa", 0, TT_ELEM_SYSTEM, "no CPU / NUMA node in the topology");
     if (st == TT_OK && rdma_nogdr)
-        st = tt_findings_add(out, TT_SEV_WARN, "gdr-unavailable", 0, "system",
+        st = tt_findings_add(out, TT_SEV_WARN, "gdr-unavailable", 0, TT_ELEM_SYSTEM,
                              "%d of %d RDMA port(s) without GPUDirect RDMA (no nvidia_peermem / "
                              "dma-buf): GPU buffers are staged through host memory",
                              rdma_nogdr, nrdma);
     if (st == TT_OK && nunknown)
-        st = tt_findings_add(out, TT_SEV_INFO, "scan-unknown", 0, "system",
+        st = tt_findings_add(out, TT_SEV_INFO, "scan-unknown", 0, TT_ELEM_SYSTEM,
                              "%d value(s) could not be seen (see the <unknown> elements)", nunknown);
     return st;
 }

@@ -35,4 +35,57 @@ int tt_topo__bcm_gen(const tt_node *n, int level);
 /* Free every path (topo_paths.c). */
 void tt_topo__free_paths(tt_topo *t);
 
+/* ---- typed attribute access (topo_schema.c): the one reader of the raw tree's
+ * attribute values for topo_build.c, topo_validate.c and topo_check.c.  Names
+ * are the TT_ELEM_* / TT_ATTR_* constants of tt_xml.h. */
+
+/* What reading one attribute found. */
+typedef enum {
+    TT_ATTR_OK = 0,
+    TT_ATTR_ABSENT,      /* no such attribute */
+    TT_ATTR_EMPTY,       /* attr="" */
+    TT_ATTR_NOT_NUMBER,  /* malformed (trailing text, overflow, ...) */
+    TT_ATTR_NEGATIVE     /* unsigned value with a leading '-' */
+} tt_attr_read;
+
+/* The value ("" for a valueless attribute) or NULL when absent. */
+const char *tt_topo__attr(const tt_xml_node *n, const char *name);
+/* The value when present and not empty, else NULL. */
+const char *tt_topo__attr_ne(const tt_xml_node *n, const char *name);
+/* Whether n is an element named elem. */
+int tt_topo__is(const tt_xml_node *n, const char *elem);
+
+/* Parse without setting an error; *out is written only on TT_ATTR_OK, *raw
+ * (may be NULL) receives the text (NULL when absent). */
+tt_attr_read tt_topo__read_ll(const tt_xml_node *n, const char *name, long long *out,
+                              const char **raw);
+tt_attr_read tt_topo__read_double(const tt_xml_node *n, const char *name, double *out,
+                                  const char **raw);
+tt_attr_read tt_topo__read_u64(const tt_xml_node *n, const char *name, uint64_t *out,
+                               const char **raw);
+
+/* Lenient readers for health checks on scanned trees: strtol semantics, `dflt`
+ * when absent, empty or followed by other text. */
+int tt_topo__attr_int_or(const tt_xml_node *n, const char *name, int dflt);
+/* Leading number of a PCIe speed ("16 GT/s" -> 16), -1 when absent or not positive. */
+double tt_topo__attr_gts(const tt_xml_node *n, const char *name);
+
+/* The uniform attribute error: "src:line: <elem> attribute 'aname': why"
+ * (aname NULL: "src:line: <elem>: why"); returns `code`. */
+tt_status tt_topo__attr_error(const char *src, const tt_xml_node *n, tt_status code,
+                              const char *aname, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Strict getters: absent or "" gives `def` (*present = 0); not a number is
+ * TT_ERR_PARSE, outside [lo, hi] TT_ERR_INVALID, both with tt_topo__attr_error. */
+tt_status tt_topo__get_int(const char *src, const tt_xml_node *n, const char *name, long long lo,
+                           long long hi, long long def, long long *out, int *present);
+tt_status tt_topo__get_double(const char *src, const tt_xml_node *n, const char *name, double lo,
+                              double hi, double def, double *out, int *present);
+/* 0 when absent; negative is TT_ERR_INVALID. */
+tt_status tt_topo__get_u64(const char *src, const tt_xml_node *n, const char *name,
+                           uint64_t *out, int *present);
+/* Normalized bus id (tt_topo__norm_busid), "" when absent. */
+tt_status tt_topo__get_busid(const char *src, const tt_xml_node *n, const char *name,
+                             char out[32]);
+
 #endif

@@ -11,8 +11,10 @@
  */
 #include "topo_scan_internal.h"
 
+#include <cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,36 +430,44 @@ tt_status tt_scan_report_write_text(const tt_scan_report *r, tt_strbuf *out)
     return tt_strbuf_status(out);
 }
 
-static void json_str(tt_strbuf *out, const char *s)
+/* milliseconds kept to the microsecond, as the report always printed them */
+static double json_ms(double ms)
 {
-    tt_strbuf_append(out, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            tt_strbuf_printf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            tt_strbuf_printf(out, "\\u%04x", ch);
-        else
-            tt_strbuf_appendn(out, (const char *)&ch, 1);
-    }
-    tt_strbuf_append(out, "\"");
+    return round(ms * 1000.0) / 1000.0;
 }
 
 tt_status tt_scan_report_write_json(const tt_scan_report *r, tt_strbuf *out)
 {
+    cJSON *root = cJSON_CreateObject(), *probes;
+    char *text;
     int i;
-    tt_strbuf_printf(out, "{\"ms\": %.3f, \"unknown\": %d, \"probes\": [", r->ms, r->nunknown);
+    if (!root || !cJSON_AddNumberToObject(root, "ms", json_ms(r->ms)) ||
+        !cJSON_AddNumberToObject(root, "unknown", r->nunknown) ||
+        !(probes = cJSON_AddArrayToObject(root, "probes")))
+        goto nomem;
     for (i = 0; i < r->nprobes; i++) {
         const tt_scan_probe *p = &r->probes[i];
-        tt_strbuf_append(out, i ? ", {\"name\": " : "{\"name\": ");
-        json_str(out, p->name);
-        tt_strbuf_append(out, ", \"state\": ");
-        json_str(out, tt_probe_state_name(p->state));
-        tt_strbuf_printf(out, ", \"seen\": %d, \"unknown\": %d, \"ms\": %.3f, \"note\": ", p->seen,
-                         p->missed, p->ms);
-        json_str(out, p->note);
-        tt_strbuf_append(out, "}");
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(probes, o)) {
+            cJSON_Delete(o);
+            goto nomem;
+        }
+        if (!cJSON_AddStringToObject(o, "name", p->name) ||
+            !cJSON_AddStringToObject(o, "state", tt_probe_state_name(p->state)) ||
+            !cJSON_AddNumberToObject(o, "seen", p->seen) ||
+            !cJSON_AddNumberToObject(o, "unknown", p->missed) ||
+            !cJSON_AddNumberToObject(o, "ms", json_ms(p->ms)) ||
+            !cJSON_AddStringToObject(o, "note", p->note))
+            goto nomem; /* o belongs to root now */
     }
-    tt_strbuf_append(out, "]}\n");
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return tt_error_set(TT_ERR_NOMEM, "scan: out of memory writing the JSON report");
+    tt_strbuf_append_json(out, text);
+    cJSON_free(text);
     return tt_strbuf_status(out);
+nomem:
+    cJSON_Delete(root);
+    return tt_error_set(TT_ERR_NOMEM, "scan: out of memory writing the JSON report");
 }

@@ -12,9 +12,9 @@
  *   info    - worth knowing, changes nothing.
  */
 #include "tt_topo.h"
+#include "topo_internal.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,41 +49,41 @@ static void where_of(const tt_xml_node *n, char *buf, size_t sz)
     const char *v;
     const tt_xml_node *p = n->parent;
 
-    if (!strcmp(n->name, "cpu")) {
-        v = tt_xml_get(n, "numaid");
+    if (!strcmp(n->name, TT_ELEM_CPU)) {
+        v = tt_xml_get(n, TT_ATTR_NUMAID);
         if (v)
             snprintf(buf, sz, "cpu numaid=%.40s", v);
         else
-            snprintf(buf, sz, "cpu");
-    } else if (!strcmp(n->name, "pci")) {
-        v = tt_xml_get(n, "busid");
+            snprintf(buf, sz, "%s", TT_ELEM_CPU);
+    } else if (!strcmp(n->name, TT_ELEM_PCI)) {
+        v = tt_xml_get(n, TT_ATTR_BUSID);
         snprintf(buf, sz, "pci %.40s", v ? v : "(no busid)");
-    } else if (!strcmp(n->name, "gpu")) {
-        const char *pb = p ? tt_xml_get(p, "busid") : NULL;
-        v = tt_xml_get(n, "dev");
+    } else if (!strcmp(n->name, TT_ELEM_GPU)) {
+        const char *pb = p ? tt_xml_get(p, TT_ATTR_BUSID) : NULL;
+        v = tt_xml_get(n, TT_ATTR_DEV);
         if (v)
             snprintf(buf, sz, "gpu dev=%.20s", v);
         else
             snprintf(buf, sz, "gpu in pci %.40s", pb ? pb : "?");
-    } else if (!strcmp(n->name, "nvlink") || !strcmp(n->name, "c2c") ||
-               !strcmp(n->name, "xgmi")) {
+    } else if (!strcmp(n->name, TT_ELEM_NVLINK) || !strcmp(n->name, TT_ELEM_C2C) ||
+               !strcmp(n->name, TT_ELEM_XGMI)) {
         char pw[64];
         if (p)
             where_of(p, pw, sizeof pw);
         else
             snprintf(pw, sizeof pw, "?");
-        v = tt_xml_get(n, "target");
+        v = tt_xml_get(n, TT_ATTR_TARGET);
         if (v)
             snprintf(buf, sz, "%s %s %.40s", pw, n->name, v);
         else
             snprintf(buf, sz, "%s %s", pw, n->name);
-    } else if (!strcmp(n->name, "net")) {
-        v = tt_xml_get(n, "name");
+    } else if (!strcmp(n->name, TT_ELEM_NET)) {
+        v = tt_xml_get(n, TT_ATTR_NAME);
         if (v)
             snprintf(buf, sz, "net %.60s", v);
         else
-            snprintf(buf, sz, "net dev=%.20s", tt_xml_get(n, "dev") ? tt_xml_get(n, "dev") : "?");
-    } else if (!strcmp(n->name, "nic") || !strcmp(n->name, "pcilink")) {
+            snprintf(buf, sz, "net dev=%.20s", tt_xml_get(n, TT_ATTR_DEV) ? tt_xml_get(n, TT_ATTR_DEV) : "?");
+    } else if (!strcmp(n->name, TT_ELEM_NIC) || !strcmp(n->name, TT_ELEM_PCILINK)) {
         char pw[64];
         if (p)
             where_of(p, pw, sizeof pw);
@@ -120,47 +120,48 @@ static void add(vctx *c, tt_severity sev, const char *code, const tt_xml_node *n
  * (finding added). */
 static int get_int(vctx *c, const tt_xml_node *n, const char *attr, long long *out)
 {
-    const char *v = tt_xml_get(n, attr);
-    if (!v)
+    const char *v;
+    switch (tt_topo__read_ll(n, attr, out, &v)) {
+    case TT_ATTR_ABSENT:
         return 0;
-    if (tt_parse_ll(v, out) != TT_OK) {
+    case TT_ATTR_OK:
+        return 1;
+    default:
         add(c, TT_SEV_ERROR, "bad-number", n,
             "attribute %s=\"%.60s\" is not an integer (NCCL's strtol would read %lld)", attr, v,
             strtoll(v, NULL, 0));
-        tt_error_clear();
         return -1;
     }
-    return 1;
 }
 
 /* Unsigned 64-bit attribute (guid, host_hash), hex or decimal. */
 static int get_u64(vctx *c, const tt_xml_node *n, const char *attr)
 {
-    const char *v = tt_xml_get(n, attr);
-    char *end;
-    if (!v)
+    const char *v;
+    switch (tt_topo__read_u64(n, attr, NULL, &v)) {
+    case TT_ATTR_ABSENT:
         return 0;
-    errno = 0;
-    (void)strtoull(v, &end, 0);
-    if (!*v || *end || errno == ERANGE || v[0] == '-') {
+    case TT_ATTR_OK:
+        return 1;
+    default:
         add(c, TT_SEV_ERROR, "bad-number", n,
             "attribute %s=\"%.60s\" is not an unsigned 64-bit integer", attr, v);
         return -1;
     }
-    return 1;
 }
 
 static int get_dbl(vctx *c, const tt_xml_node *n, const char *attr, double *out)
 {
-    const char *v = tt_xml_get(n, attr);
-    if (!v)
+    const char *v;
+    switch (tt_topo__read_double(n, attr, out, &v)) {
+    case TT_ATTR_ABSENT:
         return 0;
-    if (tt_parse_double(v, out) != TT_OK) {
+    case TT_ATTR_OK:
+        return 1;
+    default:
         add(c, TT_SEV_ERROR, "bad-number", n, "attribute %s=\"%.60s\" is not a number", attr, v);
-        tt_error_clear();
         return -1;
     }
-    return 1;
 }
 
 /* A required attribute NCCL does not fill itself: its absence makes NCCL fail. */
@@ -236,7 +237,7 @@ static void collect_busids(vctx *c, const tt_xml_node *root)
     const tt_xml_node *n;
     for (n = root; n; n = tt_xml_walk_next(root, n)) {
         const char *b;
-        if (strcmp(n->name, "pci") || !(b = tt_xml_get(n, "busid")))
+        if (strcmp(n->name, TT_ELEM_PCI) || !(b = tt_xml_get(n, TT_ATTR_BUSID)))
             continue;
         if (c->nbus == c->capbus) {
             int ncap = c->capbus ? c->capbus * 2 : 64;
@@ -256,21 +257,6 @@ static void collect_busids(vctx *c, const tt_xml_node *root)
     }
     if (c->nbus > 1)
         qsort(c->bus, (size_t)c->nbus, sizeof *c->bus, bus_cmp);
-}
-
-/* Where NCCL's loader accepts an element (anything else it skips). */
-static int placement_ok(const char *parent, const char *elem)
-{
-    static const char *const table[][2] = {
-        { "system", "cpu" }, { "cpu", "pci" },   { "cpu", "nic" },     { "pci", "pci" },
-        { "pci", "gpu" },    { "pci", "nic" },   { "pci", "pcilink" }, { "gpu", "nvlink" },
-        { "gpu", "c2c" },    { "nic", "net" },
-    };
-    size_t i;
-    for (i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!strcmp(table[i][0], parent) && !strcmp(table[i][1], elem))
-            return 1;
-    return 0;
 }
 
 /* NCCL matches link_speed against its table by prefix: the key must be a
@@ -294,13 +280,14 @@ static int nccl_knows_speed(const char *speed)
  * writer drops them, so they are no finding there. */
 static int native_placement_ok(const char *parent, const char *elem)
 {
-    return (!strcmp(parent, "system") && (!strcmp(elem, "nvswitch") || !strcmp(elem, "findings"))) ||
-           (!strcmp(parent, "gpu") && !strcmp(elem, "p2p"));
+    return (!strcmp(parent, TT_ELEM_SYSTEM) &&
+            (!strcmp(elem, TT_ELEM_NVSWITCH) || !strcmp(elem, TT_ELEM_FINDINGS))) ||
+           (!strcmp(parent, TT_ELEM_GPU) && !strcmp(elem, TT_ELEM_P2P));
 }
 
 static int class_prefix(const tt_xml_node *n, const char *prefix)
 {
-    const char *cls = tt_xml_get(n, "class");
+    const char *cls = tt_xml_get(n, TT_ATTR_CLASS);
     return cls && !strncasecmp(cls, prefix, strlen(prefix));
 }
 
@@ -332,15 +319,15 @@ static void check_system(vctx *c, const tt_xml_node *n)
 {
     long long v;
     const char *tv;
-    int r = get_int(c, n, "version", &v);
+    int r = get_int(c, n, TT_ATTR_VERSION, &v);
     if (r == 0)
         add(c, TT_SEV_ERROR, "missing-attribute", n,
             "required attribute 'version' is missing (expected version=\"1\")");
     else if (r == 1 && v != 1)
         add(c, TT_SEV_ERROR, "unsupported-version", n,
             "version=\"%s\" is not supported: NCCL and topotune read topology version 1 only",
-            tt_xml_get(n, "version"));
-    tv = tt_xml_get(n, "tt_version");
+            tt_xml_get(n, TT_ATTR_VERSION));
+    tv = tt_xml_get(n, TT_ATTR_TT_VERSION);
     if (tv && strcmp(tv, "1"))
         add(c, TT_SEV_ERROR, "unsupported-version", n,
             "tt_version=\"%.40s\" is not supported: this topotune reads native version 1 only", tv);
@@ -349,13 +336,13 @@ static void check_system(vctx *c, const tt_xml_node *n)
 static void check_cpu(vctx *c, const tt_xml_node *n)
 {
     long long v;
-    const char *arch = tt_xml_get(n, "arch");
-    const char *vendor = tt_xml_get(n, "vendor");
-    const char *aff = tt_xml_get(n, "affinity");
+    const char *arch = tt_xml_get(n, TT_ATTR_ARCH);
+    const char *vendor = tt_xml_get(n, TT_ATTR_VENDOR);
+    const char *aff = tt_xml_get(n, TT_ATTR_AFFINITY);
     int r;
 
-    need(c, n, "numaid");
-    r = get_int(c, n, "numaid", &v);
+    need(c, n, TT_ATTR_NUMAID);
+    r = get_int(c, n, TT_ATTR_NUMAID, &v);
     if (r == 1 && v == -1)
         add(c, TT_SEV_WARN, "unknown-numa", n,
             "no NUMA information (VM, container or firmware without PCI->NUMA data); "
@@ -363,12 +350,12 @@ static void check_cpu(vctx *c, const tt_xml_node *n)
     else if (r == 1 && v < -1)
         add(c, TT_SEV_ERROR, "implausible-value", n, "numaid=%lld is negative", v);
 
-    need(c, n, "arch");
+    need(c, n, TT_ATTR_ARCH);
     if (arch && strcmp(arch, "x86_64") && strcmp(arch, "arm64") && strcmp(arch, "ppc64"))
         add(c, TT_SEV_WARN, "unknown-value", n,
             "arch=\"%.40s\" is not x86_64, arm64 or ppc64: NCCL falls back to its default", arch);
     if (arch && !strcmp(arch, "x86_64")) {
-        need(c, n, "vendor");
+        need(c, n, TT_ATTR_VENDOR);
         if (vendor && strcmp(vendor, "GenuineIntel") && strcmp(vendor, "AuthenticAMD") &&
             strcmp(vendor, "CentaurHauls") && strcmp(vendor, "  Shanghai  "))
             add(c, TT_SEV_WARN, "unknown-value", n,
@@ -376,13 +363,13 @@ static void check_cpu(vctx *c, const tt_xml_node *n)
                 vendor, TT_LOC_BW);
         if (vendor && (!strcmp(vendor, "GenuineIntel") || !strcmp(vendor, "CentaurHauls") ||
                        !strcmp(vendor, "  Shanghai  "))) {
-            need(c, n, "familyid");
-            need(c, n, "modelid");
+            need(c, n, TT_ATTR_FAMILYID);
+            need(c, n, TT_ATTR_MODELID);
         }
     }
-    get_u64(c, n, "host_hash");
-    get_int(c, n, "familyid", &v);
-    get_int(c, n, "modelid", &v);
+    get_u64(c, n, TT_ATTR_HOST_HASH);
+    get_int(c, n, TT_ATTR_FAMILYID, &v);
+    get_int(c, n, TT_ATTR_MODELID, &v);
     if (!aff) {
         add(c, TT_SEV_INFO, "missing-attribute", n,
             "attribute 'affinity' is missing: NCCL reads it from sysfs when it walks to this CPU, "
@@ -411,21 +398,21 @@ static void check_cpu(vctx *c, const tt_xml_node *n)
 
 static void check_pci(vctx *c, const tt_xml_node *n)
 {
-    const char *busid = tt_xml_get(n, "busid");
-    const char *width = tt_xml_get(n, "link_width");
-    const char *speed = tt_xml_get(n, "link_speed");
-    int bridge = tt_xml_first_child(n, "pci") != NULL || tt_xml_first_child(n, "pcilink") != NULL ||
+    const char *busid = tt_xml_get(n, TT_ATTR_BUSID);
+    const char *width = tt_xml_get(n, TT_ATTR_LINK_WIDTH);
+    const char *speed = tt_xml_get(n, TT_ATTR_LINK_SPEED);
+    int bridge = tt_xml_first_child(n, TT_ELEM_PCI) != NULL || tt_xml_first_child(n, TT_ELEM_PCILINK) != NULL ||
                  class_prefix(n, "0x0604");
     int gpu = class_prefix(n, "0x03");
     int nic = class_prefix(n, "0x02");
-    int matters = bridge || gpu || nic || tt_xml_first_child(n, "gpu") || tt_xml_first_child(n, "nic");
+    int matters = bridge || gpu || nic || tt_xml_first_child(n, TT_ELEM_GPU) || tt_xml_first_child(n, TT_ELEM_NIC);
     long long v, w = -1;
     const char *runtime = "NCCL reads it from sysfs at run time when the device exists, otherwise "
                           "the load fails";
 
     /* bus id */
     if (!busid) {
-        need(c, n, "busid");
+        need(c, n, TT_ATTR_BUSID);
     } else if (!busid_ok(busid)) {
         add(c, TT_SEV_ERROR, "bad-busid", n,
             "busid=\"%.40s\" is not of the form dddd:bb:dd.f (hex digits)", busid);
@@ -442,31 +429,31 @@ static void check_pci(vctx *c, const tt_xml_node *n)
     }
 
     /* class */
-    if (!tt_xml_get(n, "class")) {
+    if (!tt_xml_get(n, TT_ATTR_CLASS)) {
         if (bridge)
-            need(c, n, "class");
+            need(c, n, TT_ATTR_CLASS);
         else
-            fill(c, n, "class", runtime);
+            fill(c, n, TT_ATTR_CLASS, runtime);
     } else {
-        get_int(c, n, "class", &v);
+        get_int(c, n, TT_ATTR_CLASS, &v);
     }
-    get_int(c, n, "vendor", &v);
-    get_int(c, n, "device", &v);
-    get_int(c, n, "subsystem_vendor", &v);
-    get_int(c, n, "subsystem_device", &v);
+    get_int(c, n, TT_ATTR_VENDOR, &v);
+    get_int(c, n, TT_ATTR_DEVICE, &v);
+    get_int(c, n, TT_ATTR_SUBSYSTEM_VENDOR, &v);
+    get_int(c, n, TT_ATTR_SUBSYSTEM_DEVICE, &v);
 
     /* link width */
     if (!width) {
         if (bridge)
-            need(c, n, "link_width");
+            need(c, n, TT_ATTR_LINK_WIDTH);
         else
-            fill(c, n, "link_width", runtime);
+            fill(c, n, TT_ATTR_LINK_WIDTH, runtime);
     } else if (!*width || !strcmp(width, "0")) {
         if (matters)
             add(c, TT_SEV_WARN, "unknown-link-width", n,
                 "link_width=\"%s\": the width is unknown and NCCL assumes x16", width);
         w = 0;
-    } else if (get_int(c, n, "link_width", &w) == 1) {
+    } else if (get_int(c, n, TT_ATTR_LINK_WIDTH, &w) == 1) {
         if (w < 0)
             add(c, TT_SEV_ERROR, "implausible-value", n, "link_width=%lld is negative", w);
         else if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32)
@@ -476,7 +463,7 @@ static void check_pci(vctx *c, const tt_xml_node *n)
 
     /* link speed */
     if (!speed) {
-        fill(c, n, "link_speed",
+        fill(c, n, TT_ATTR_LINK_SPEED,
              "NCCL reads it from sysfs at run time when the device exists, else it assumes Gen3 "
              "(8 GT/s)");
     } else {
@@ -499,16 +486,16 @@ static void check_pci(vctx *c, const tt_xml_node *n)
         }
     }
 
-    if (gpu && !tt_xml_first_child(n, "gpu"))
+    if (gpu && !tt_xml_first_child(n, TT_ELEM_GPU))
         add(c, TT_SEV_WARN, "missing-element", n,
             "GPU (class %s) without a <gpu> child: NCCL detects dev, sm, rank and NVLinks at run "
             "time; offline the GPU has no NVLinks and no known architecture",
-            tt_xml_get(n, "class"));
-    if (nic && !tt_xml_first_child(n, "nic"))
+            tt_xml_get(n, TT_ATTR_CLASS));
+    if (nic && !tt_xml_first_child(n, TT_ELEM_NIC))
         add(c, TT_SEV_WARN, "missing-element", n,
             "NIC (class %s) without a <nic>/<net> child: NCCL adds the ports from its network "
             "plugin at run time; offline the NIC has no network port",
-            tt_xml_get(n, "class"));
+            tt_xml_get(n, TT_ATTR_CLASS));
 }
 
 static void check_gpu(vctx *c, const tt_xml_node *n)
@@ -517,20 +504,20 @@ static void check_gpu(vctx *c, const tt_xml_node *n)
     const char *rt = "NCCL fills it at run time for the GPU it runs on (from NVML/CUDA)";
     const tt_xml_node *k;
 
-    fill(c, n, "dev", rt);
-    fill(c, n, "sm", "NCCL reads it from NVML at run time; offline NVLink bandwidth is unknown");
-    fill(c, n, "rank", "NCCL sets it at run time for the GPU it runs on");
-    fill(c, n, "gdr", "NCCL probes GPUDirect RDMA support at run time");
-    get_int(c, n, "dev", &v);
-    get_int(c, n, "rank", &v);
-    if (get_int(c, n, "sm", &v) == 1 && (v < 30 || v > 200))
+    fill(c, n, TT_ATTR_DEV, rt);
+    fill(c, n, TT_ATTR_SM, "NCCL reads it from NVML at run time; offline NVLink bandwidth is unknown");
+    fill(c, n, TT_ATTR_RANK, "NCCL sets it at run time for the GPU it runs on");
+    fill(c, n, TT_ATTR_GDR, "NCCL probes GPUDirect RDMA support at run time");
+    get_int(c, n, TT_ATTR_DEV, &v);
+    get_int(c, n, TT_ATTR_RANK, &v);
+    if (get_int(c, n, TT_ATTR_SM, &v) == 1 && (v < 30 || v > 200))
         add(c, TT_SEV_WARN, "implausible-value", n,
             "sm=%lld is not a CUDA compute capability (major*10+minor, e.g. 90)", v);
-    if (get_int(c, n, "gdr", &v) == 1 && v != 0 && v != 1)
+    if (get_int(c, n, TT_ATTR_GDR, &v) == 1 && v != 0 && v != 1)
         add(c, TT_SEV_WARN, "implausible-value", n, "gdr=%lld is not 0 or 1", v);
-    get_int(c, n, "mlopart", &v);
-    for (k = tt_xml_first_child(n, "nvlink"); k; k = tt_xml_next_sibling(k, "nvlink"))
-        if (get_int(c, k, "count", &v) == 1 && v > 0)
+    get_int(c, n, TT_ATTR_MLOPART, &v);
+    for (k = tt_xml_first_child(n, TT_ELEM_NVLINK); k; k = tt_xml_next_sibling(k, TT_ELEM_NVLINK))
+        if (get_int(c, k, TT_ATTR_COUNT, &v) == 1 && v > 0)
             total += v;
     if (total > VAL_MAX_NVLINKS)
         add(c, TT_SEV_WARN, "implausible-value", n,
@@ -540,12 +527,12 @@ static void check_gpu(vctx *c, const tt_xml_node *n)
 static void check_nvlink(vctx *c, const tt_xml_node *n)
 {
     long long v;
-    const char *tclass = tt_xml_get(n, "tclass");
-    const char *target = tt_xml_get(n, "target");
+    const char *tclass = tt_xml_get(n, TT_ATTR_TCLASS);
+    const char *target = tt_xml_get(n, TT_ATTR_TARGET);
     int r;
 
-    need(c, n, "count");
-    r = get_int(c, n, "count", &v);
+    need(c, n, TT_ATTR_COUNT);
+    r = get_int(c, n, TT_ATTR_COUNT, &v);
     if (r == 1 && v < 0)
         add(c, TT_SEV_ERROR, "implausible-value", n, "count=%lld is negative", v);
     else if (r == 1 && v == 0)
@@ -555,12 +542,12 @@ static void check_nvlink(vctx *c, const tt_xml_node *n)
         add(c, TT_SEV_WARN, "implausible-value", n,
             "count=%lld: no GPU has more than %d NVLinks", v, VAL_MAX_NVLINKS);
 
-    need(c, n, "tclass");
-    if (!tclass || get_int(c, n, "tclass", &v) != 1)
+    need(c, n, TT_ATTR_TCLASS);
+    if (!tclass || get_int(c, n, TT_ATTR_TCLASS, &v) != 1)
         return;
     if (!strncasecmp(tclass, "0x03", 4)) {
         if (!target) {
-            need(c, n, "target");
+            need(c, n, TT_ATTR_TARGET);
         } else if (!busid_ok(target)) {
             add(c, TT_SEV_ERROR, "bad-busid", n,
                 "target=\"%.40s\" of a GPU NVLink is not of the form dddd:bb:dd.f", target);
@@ -581,14 +568,14 @@ static void check_c2c(vctx *c, const tt_xml_node *n)
     long long v;
     int r;
 
-    need(c, n, "count");
-    need(c, n, "bw");
-    r = get_int(c, n, "count", &v);
+    need(c, n, TT_ATTR_COUNT);
+    need(c, n, TT_ATTR_BW);
+    r = get_int(c, n, TT_ATTR_COUNT, &v);
     if (r == 1 && v < 0)
         add(c, TT_SEV_ERROR, "implausible-value", n, "count=%lld is negative", v);
     else if (r == 1 && v == 0)
         add(c, TT_SEV_WARN, "implausible-value", n, "count=0: a C2C link of 0 GB/s");
-    r = get_int(c, n, "bw", &v);
+    r = get_int(c, n, TT_ATTR_BW, &v);
     if (r == 1 && v <= 0)
         add(c, TT_SEV_ERROR, "implausible-value", n, "bw=%lld MB/s per link is not positive", v);
     else if (r == 1 && v > VAL_MAX_C2C_MBPS)
@@ -603,14 +590,14 @@ static void check_net(vctx *c, const tt_xml_node *n)
     double d;
     int r;
 
-    fill(c, n, "dev",
+    fill(c, n, TT_ATTR_DEV,
          "NCCL sets it from its network plugin at run time; a port the plugin does not report is "
          "dropped");
-    if (!tt_xml_get(n, "name"))
+    if (!tt_xml_get(n, TT_ATTR_NAME))
         add(c, TT_SEV_WARN, "missing-attribute", n,
             "attribute 'name' is missing: NCCL cannot match this port to a network device");
-    get_int(c, n, "dev", &v);
-    r = get_int(c, n, "speed", &v);
+    get_int(c, n, TT_ATTR_DEV, &v);
+    r = get_int(c, n, TT_ATTR_SPEED, &v);
     if (r == 0)
         add(c, TT_SEV_WARN, "missing-attribute", n,
             "attribute 'speed' is missing: NCCL takes the plugin's value at run time; offline "
@@ -621,18 +608,18 @@ static void check_net(vctx *c, const tt_xml_node *n)
     else if (r == 1 && v > VAL_MAX_NIC_MBPS)
         add(c, TT_SEV_WARN, "implausible-value", n,
             "speed=%lld Mb/s is above 10 Tb/s (speed is in Mb/s: 400000 = 400 Gb/s)", v);
-    get_int(c, n, "port", &v);
-    get_dbl(c, n, "latency", &d);
-    get_int(c, n, "maxconn", &v);
-    get_u64(c, n, "guid");
-    if (get_int(c, n, "gdr", &v) == 1 && v != 0 && v != 1)
+    get_int(c, n, TT_ATTR_PORT, &v);
+    get_dbl(c, n, TT_ATTR_LATENCY, &d);
+    get_int(c, n, TT_ATTR_MAXCONN, &v);
+    get_u64(c, n, TT_ATTR_GUID);
+    if (get_int(c, n, TT_ATTR_GDR, &v) == 1 && v != 0 && v != 1)
         add(c, TT_SEV_WARN, "implausible-value", n, "gdr=%lld is not 0 or 1", v);
 }
 
 static void check_pcilink(vctx *c, const tt_xml_node *n)
 {
-    const char *target = tt_xml_get(n, "target");
-    need(c, n, "target");
+    const char *target = tt_xml_get(n, TT_ATTR_TARGET);
+    need(c, n, TT_ATTR_TARGET);
     if (!target)
         return;
     if (!busid_ok(target))
@@ -651,7 +638,9 @@ typedef struct {
     const tt_xml_node *node;
 } dup_ent;
 
-static const char *const dup_keys[][2] = { { "cpu", "numaid" }, { "net", "name" }, { "net", "dev" } };
+static const char *const dup_keys[][2] = {
+    { TT_ELEM_CPU, TT_ATTR_NUMAID }, { TT_ELEM_NET, TT_ATTR_NAME }, { TT_ELEM_NET, TT_ATTR_DEV }
+};
 
 static int dup_cmp(const void *pa, const void *pb)
 {
@@ -719,30 +708,30 @@ static void walk(vctx *c, const tt_xml_node *n)
 
     c->nkept++;
     check_limits(c, n);
-    if (!strcmp(n->name, "system"))
+    if (!strcmp(n->name, TT_ELEM_SYSTEM))
         check_system(c, n);
-    else if (!strcmp(n->name, "cpu"))
+    else if (!strcmp(n->name, TT_ELEM_CPU))
         check_cpu(c, n);
-    else if (!strcmp(n->name, "pci"))
+    else if (!strcmp(n->name, TT_ELEM_PCI))
         check_pci(c, n);
-    else if (!strcmp(n->name, "gpu"))
+    else if (!strcmp(n->name, TT_ELEM_GPU))
         check_gpu(c, n);
-    else if (!strcmp(n->name, "nvlink"))
+    else if (!strcmp(n->name, TT_ELEM_NVLINK))
         check_nvlink(c, n);
-    else if (!strcmp(n->name, "c2c"))
+    else if (!strcmp(n->name, TT_ELEM_C2C))
         check_c2c(c, n);
-    else if (!strcmp(n->name, "net"))
+    else if (!strcmp(n->name, TT_ELEM_NET))
         check_net(c, n);
-    else if (!strcmp(n->name, "pcilink"))
+    else if (!strcmp(n->name, TT_ELEM_PCILINK))
         check_pcilink(c, n);
 
     for (i = 0; i < n->nchildren; i++) {
         const tt_xml_node *k = n->children[i];
-        if (!strcmp(k->name, "unknown"))
+        if (!strcmp(k->name, TT_ELEM_UNKNOWN))
             continue; /* topotune's own note on what a scan could not see */
         if (c->native && native_placement_ok(n->name, k->name))
             continue;
-        if (!strcmp(n->name, "gpu") && !strcmp(k->name, "xgmi")) {
+        if (!strcmp(n->name, TT_ELEM_GPU) && !strcmp(k->name, TT_ELEM_XGMI)) {
             /* RCCL's link element: same attributes as <nvlink> */
             add(c, TT_SEV_INFO, "rccl-element", k,
                 "<xgmi> is RCCL's: RCCL reads it as an xGMI link, NCCL ignores it");
@@ -751,7 +740,8 @@ static void walk(vctx *c, const tt_xml_node *n)
             check_nvlink(c, k);
             continue;
         }
-        if (!placement_ok(n->name, k->name)) {
+        if (!tt_xml_nccl_knows(n->name, k->name, NULL)) {
+            /* NCCL's loader skips what it does not expect there (xml_nccl_schema.c) */
             add(c, TT_SEV_WARN, "ignored-element", k,
                 "NCCL ignores <%.40s> inside <%.40s> (and everything in it)", k->name, n->name);
             continue;
@@ -775,13 +765,13 @@ tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out)
         add(&c, TT_SEV_ERROR, "bad-root", NULL, "the document has no root element");
         return c.st;
     }
-    if (strcmp(root->name, "system")) {
+    if (strcmp(root->name, TT_ELEM_SYSTEM)) {
         add(&c, TT_SEV_ERROR, "bad-root", root,
             "root element is <%.40s>, not <system>: not an NCCL/topotune topology%s", root->name,
             !strcmp(root->name, "topology") ? " (looks like hwloc XML)" : "");
         return c.st;
     }
-    c.native = tt_xml_get(root, "tt_version") != NULL;
+    c.native = tt_xml_get(root, TT_ATTR_TT_VERSION) != NULL;
     collect_busids(&c, root);
     walk(&c, root);
     check_dups(&c, root);

@@ -22,6 +22,7 @@ static void add_hex(cJSON *o, const char *k, unsigned long long v, int digits)
     cJSON_AddStringToObject(o, k, b);
 }
 
+/* keys: the XML attribute names the values were read from */
 static cJSON *node_attrs(const tt_node *n)
 {
     cJSON *a = cJSON_CreateObject();
@@ -29,40 +30,40 @@ static cJSON *node_attrs(const tt_node *n)
         return NULL;
     switch (n->type) {
     case TT_NODE_GPU:
-        cJSON_AddNumberToObject(a, "dev", n->u.gpu.dev);
-        cJSON_AddNumberToObject(a, "sm", n->u.gpu.sm);
-        cJSON_AddNumberToObject(a, "rank", n->u.gpu.rank);
-        cJSON_AddNumberToObject(a, "gdr", n->u.gpu.gdr);
+        cJSON_AddNumberToObject(a, TT_ATTR_DEV, n->u.gpu.dev);
+        cJSON_AddNumberToObject(a, TT_ATTR_SM, n->u.gpu.sm);
+        cJSON_AddNumberToObject(a, TT_ATTR_RANK, n->u.gpu.rank);
+        cJSON_AddNumberToObject(a, TT_ATTR_GDR, n->u.gpu.gdr);
         break;
     case TT_NODE_CPU:
-        cJSON_AddNumberToObject(a, "numaid", n->u.cpu.numaid);
-        cJSON_AddStringToObject(a, "arch", n->u.cpu.arch);
-        cJSON_AddStringToObject(a, "vendor", n->u.cpu.vendor);
-        cJSON_AddNumberToObject(a, "familyid", n->u.cpu.family);
-        cJSON_AddNumberToObject(a, "modelid", n->u.cpu.model);
-        cJSON_AddStringToObject(a, "affinity", n->u.cpu.affinity);
+        cJSON_AddNumberToObject(a, TT_ATTR_NUMAID, n->u.cpu.numaid);
+        cJSON_AddStringToObject(a, TT_ATTR_ARCH, n->u.cpu.arch);
+        cJSON_AddStringToObject(a, TT_ATTR_VENDOR, n->u.cpu.vendor);
+        cJSON_AddNumberToObject(a, TT_ATTR_FAMILYID, n->u.cpu.family);
+        cJSON_AddNumberToObject(a, TT_ATTR_MODELID, n->u.cpu.model);
+        cJSON_AddStringToObject(a, TT_ATTR_AFFINITY, n->u.cpu.affinity);
         break;
     case TT_NODE_PCI:
-        add_hex(a, "class", n->u.pci.cls, 6);
-        add_hex(a, "vendor", n->u.pci.vendor, 4);
-        add_hex(a, "device", n->u.pci.device, 4);
-        add_hex(a, "subsystem_vendor", n->u.pci.subvendor, 4);
-        add_hex(a, "subsystem_device", n->u.pci.subdevice, 4);
-        cJSON_AddStringToObject(a, "link_speed", n->u.pci.link_speed);
-        cJSON_AddNumberToObject(a, "link_width", n->u.pci.link_width);
+        add_hex(a, TT_ATTR_CLASS, n->u.pci.cls, 6);
+        add_hex(a, TT_ATTR_VENDOR, n->u.pci.vendor, 4);
+        add_hex(a, TT_ATTR_DEVICE, n->u.pci.device, 4);
+        add_hex(a, TT_ATTR_SUBSYSTEM_VENDOR, n->u.pci.subvendor, 4);
+        add_hex(a, TT_ATTR_SUBSYSTEM_DEVICE, n->u.pci.subdevice, 4);
+        cJSON_AddStringToObject(a, TT_ATTR_LINK_SPEED, n->u.pci.link_speed);
+        cJSON_AddNumberToObject(a, TT_ATTR_LINK_WIDTH, n->u.pci.link_width);
         break;
     case TT_NODE_NIC:
         cJSON_AddNumberToObject(a, "ports", n->u.nic.ports);
         break;
     case TT_NODE_NET:
-        cJSON_AddStringToObject(a, "name", n->u.net.name);
-        cJSON_AddNumberToObject(a, "dev", n->u.net.dev);
-        cJSON_AddNumberToObject(a, "port", n->u.net.port);
-        cJSON_AddNumberToObject(a, "gdr", n->u.net.gdr);
-        cJSON_AddNumberToObject(a, "maxconn", n->u.net.maxconn);
+        cJSON_AddStringToObject(a, TT_ATTR_NAME, n->u.net.name);
+        cJSON_AddNumberToObject(a, TT_ATTR_DEV, n->u.net.dev);
+        cJSON_AddNumberToObject(a, TT_ATTR_PORT, n->u.net.port);
+        cJSON_AddNumberToObject(a, TT_ATTR_GDR, n->u.net.gdr);
+        cJSON_AddNumberToObject(a, TT_ATTR_MAXCONN, n->u.net.maxconn);
         cJSON_AddNumberToObject(a, "speed_mbps", n->u.net.speed_mbps);
-        cJSON_AddNumberToObject(a, "latency", n->u.net.latency);
-        add_hex(a, "guid", (unsigned long long)n->u.net.guid, 1);
+        cJSON_AddNumberToObject(a, TT_ATTR_LATENCY, n->u.net.latency);
+        add_hex(a, TT_ATTR_GUID, (unsigned long long)n->u.net.guid, 1);
         break;
     case TT_NODE_NVS:
         cJSON_AddBoolToObject(a, "visible", n->u.nvs.visible != 0);

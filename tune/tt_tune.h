@@ -184,8 +184,7 @@ tt_status tt_tune_best(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, int
  * when the choice at hi equals the one at lo. */
 tt_status tt_tune_crossover(const tt_tune_ctx *ctx, tt_coll coll, uint64_t lo, uint64_t hi, int nccl_only,
                             uint64_t *at);
-/* nccl-tests bus bandwidth factor for n ranks. */
-double tt_busbw_factor(tt_coll coll, int nranks);
+/* tt_busbw_factor (nccl-tests' bus bandwidth factor) is in tt_common.h. */
 
 /* ---- tables ---- (entries: tt_tune_entry, tt_common.h) */
 

@@ -20,6 +20,7 @@
  * (1, the reference) and chunk sizes are not fitted (collinear with the link constants on the
  * data a sweep gives); docs/calibration.md.
  */
+#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,33 +467,66 @@ tt_status tt_fit_alpha_beta(const double *bytes, const double *us, int n, double
 }
 
 /* ---- writer ---- */
+
+/* A constant as the calibration file has always carried it: 9 significant digits. */
+static double sig9(double v)
+{
+    char b[64];
+    snprintf(b, sizeof b, "%.9g", v);
+    return strtod(b, NULL);
+}
+
+static int add_nums(cJSON *obj, const char *const *keys, const double *vals, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!cJSON_AddNumberToObject(obj, keys[i], sig9(vals[i])))
+            return 0;
+    return 1;
+}
+
 tt_status tt_model_params_write_json(const tt_model_params *p, const char *comment, tt_strbuf *out)
 {
     static const char *pn[TT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
-    tt_strbuf_printf(out, "{\n  \"schema\": \"topotune-calibration\",\n  \"version\": 1,\n  \"links\": {\n");
-    for (int c = 0; c < TT_LCLASS_COUNT; c++)
-        tt_strbuf_printf(out, "    \"%s\": {\"alpha_us\": %.9g, \"beta_GBps\": %.9g, \"efficiency\": %.9g}%s\n",
-                         tt_link_class_name((tt_link_class)c), p->link[c].alpha_us, p->link[c].beta_GBps,
-                         p->link[c].efficiency, c + 1 < TT_LCLASS_COUNT ? "," : "");
-    tt_strbuf_printf(out, "  },\n  \"protocols\": {\n");
-    for (int q = 0; q < TT_PROTO_COUNT; q++)
-        tt_strbuf_printf(out,
-                         "    \"%s\": {\"base_us\": %.9g, \"step_us\": %.9g, \"efficiency\": %.9g, \"per_channel_GBps\": "
-                         "%.9g, \"chunk_bytes\": %.9g}%s\n",
-                         pn[q], p->proto[q].base_us, p->proto[q].step_us, p->proto[q].efficiency,
-                         p->proto[q].per_channel_GBps, p->proto[q].chunk_bytes, q + 1 < TT_PROTO_COUNT ? "," : "");
-    tt_strbuf_printf(out, "  },\n  \"nvls\": {\"efficiency\": %.9g, \"alpha_us\": %.9g},\n", p->nvls_efficiency,
-                     p->nvls_alpha_us);
-    tt_strbuf_printf(out, "  \"channel_us\": %.9g,\n  \"max_channels\": %d", p->channel_us, p->max_channels);
-    if (comment) {
-        tt_strbuf_append(out, ",\n  \"comment\": \"");
-        for (const char *s = comment; *s; s++) {
-            if (*s == '"' || *s == '\\') tt_strbuf_printf(out, "\\%c", *s);
-            else if ((unsigned char)*s < 0x20) tt_strbuf_printf(out, "\\u%04x", (unsigned char)*s);
-            else tt_strbuf_appendn(out, s, 1);
-        }
-        tt_strbuf_append(out, "\"");
+    static const char *const link_keys[] = {"alpha_us", "beta_GBps", "efficiency"};
+    static const char *const proto_keys[] = {"base_us", "step_us", "efficiency", "per_channel_GBps",
+                                             "chunk_bytes"};
+    static const char *const nvls_keys[] = {"efficiency", "alpha_us"};
+    cJSON *root = cJSON_CreateObject(), *links, *protos, *o;
+    char *text;
+    if (!root || !cJSON_AddStringToObject(root, "schema", "topotune-calibration") ||
+        !cJSON_AddNumberToObject(root, "version", 1) || !(links = cJSON_AddObjectToObject(root, "links")))
+        goto nomem;
+    for (int c = 0; c < TT_LCLASS_COUNT; c++) {
+        const double v[] = {p->link[c].alpha_us, p->link[c].beta_GBps, p->link[c].efficiency};
+        if (!(o = cJSON_AddObjectToObject(links, tt_link_class_name((tt_link_class)c))) ||
+            !add_nums(o, link_keys, v, 3))
+            goto nomem;
     }
-    tt_strbuf_append(out, "\n}\n");
+    if (!(protos = cJSON_AddObjectToObject(root, "protocols")))
+        goto nomem;
+    for (int q = 0; q < TT_PROTO_COUNT; q++) {
+        const double v[] = {p->proto[q].base_us, p->proto[q].step_us, p->proto[q].efficiency,
+                            p->proto[q].per_channel_GBps, p->proto[q].chunk_bytes};
+        if (!(o = cJSON_AddObjectToObject(protos, pn[q])) || !add_nums(o, proto_keys, v, 5))
+            goto nomem;
+    }
+    {
+        const double v[] = {p->nvls_efficiency, p->nvls_alpha_us};
+        if (!(o = cJSON_AddObjectToObject(root, "nvls")) || !add_nums(o, nvls_keys, v, 2))
+            goto nomem;
+    }
+    if (!cJSON_AddNumberToObject(root, "channel_us", sig9(p->channel_us)) ||
+        !cJSON_AddNumberToObject(root, "max_channels", p->max_channels) ||
+        (comment && !cJSON_AddStringToObject(root, "comment", comment)))
+        goto nomem;
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return tt_error_set(TT_ERR_NOMEM, "calibrate: out of memory writing JSON");
+    tt_strbuf_append_json(out, text);
+    cJSON_free(text);
     return tt_strbuf_status(out);
+nomem:
+    cJSON_Delete(root);
+    return tt_error_set(TT_ERR_NOMEM, "calibrate: out of memory writing JSON");
 }

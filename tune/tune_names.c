@@ -37,17 +37,6 @@ tt_status tt_model_parse(const char *s, tt_model_kind *out)
     return tt_error_set(TT_ERR_INVALID, "unknown model '%s' (expected topotune or nccl)", s ? s : "");
 }
 
-double tt_busbw_factor(tt_coll coll, int n)
-{
-    if (n <= 1) return coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE ? 1.0 : 0.0;
-    switch (coll) {
-    case TT_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case TT_COLL_ALLGATHER:
-    case TT_COLL_REDUCESCATTER: return (double)(n - 1) / n;
-    default: return 1.0;
-    }
-}
-
 tt_status tt_cluster_from_topo(const tt_topo *t, tt_cluster *c)
 {
     memset(c, 0, sizeof(*c));

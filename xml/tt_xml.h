@@ -106,6 +106,83 @@ tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, cha
 /* Atomic file write; path NULL or "-" = stdout. */
 tt_status tt_xml_write_file(const tt_xml_doc *doc, tt_xml_dialect dialect, const char *path);
 
+/* ------------------------------------------------------------------------
+ * Element and attribute names of the topology dialects: NCCL's topology XML
+ * and our native superset (docs/xml-schema.md).  Every reader and writer of
+ * a topology tree (this module's NCCL schema, topo's builder, validator,
+ * health checks and views) spells them through these constants.
+ * ------------------------------------------------------------------------ */
+/* elements (NCCL) */
+#define TT_ELEM_SYSTEM "system"
+#define TT_ELEM_CPU "cpu"
+#define TT_ELEM_PCI "pci"
+#define TT_ELEM_PCILINK "pcilink"
+#define TT_ELEM_GPU "gpu"
+#define TT_ELEM_NVLINK "nvlink"
+#define TT_ELEM_C2C "c2c"
+#define TT_ELEM_XGMI "xgmi"              /* RCCL */
+#define TT_ELEM_NIC "nic"
+#define TT_ELEM_NET "net"
+/* elements (native only) */
+#define TT_ELEM_NVSWITCH "nvswitch"
+#define TT_ELEM_FINDINGS "findings"
+#define TT_ELEM_P2P "p2p"
+#define TT_ELEM_UNKNOWN "unknown"
+
+/* <system> */
+#define TT_ATTR_VERSION "version"
+#define TT_ATTR_NAME "name"               /* also <net> */
+#define TT_ATTR_TT_VERSION "tt_version"   /* native */
+/* <cpu> */
+#define TT_ATTR_HOST_HASH "host_hash"
+#define TT_ATTR_NUMAID "numaid"
+#define TT_ATTR_AFFINITY "affinity"
+#define TT_ATTR_ARCH "arch"
+#define TT_ATTR_VENDOR "vendor"           /* also <pci> */
+#define TT_ATTR_FAMILYID "familyid"
+#define TT_ATTR_MODELID "modelid"
+/* <pci> */
+#define TT_ATTR_BUSID "busid"
+#define TT_ATTR_CLASS "class"
+#define TT_ATTR_DEVICE "device"
+#define TT_ATTR_SUBSYSTEM_VENDOR "subsystem_vendor"
+#define TT_ATTR_SUBSYSTEM_DEVICE "subsystem_device"
+#define TT_ATTR_LINK_SPEED "link_speed"
+#define TT_ATTR_LINK_WIDTH "link_width"
+#define TT_ATTR_MAX_LINK_SPEED "max_link_speed" /* native */
+#define TT_ATTR_MAX_LINK_WIDTH "max_link_width" /* native */
+#define TT_ATTR_CUR_LINK_SPEED "cur_link_speed" /* native */
+#define TT_ATTR_CUR_LINK_WIDTH "cur_link_width" /* native */
+/* <pcilink>, <nvlink>, <xgmi>, <p2p> */
+#define TT_ATTR_TARGET "target"
+/* <nvlink>, <xgmi>, <c2c> */
+#define TT_ATTR_COUNT "count"
+#define TT_ATTR_TCLASS "tclass"
+#define TT_ATTR_BW "bw"
+#define TT_ATTR_DOWN "down"               /* native: NVLinks reported down */
+/* <gpu> */
+#define TT_ATTR_DEV "dev"                 /* also <net> */
+#define TT_ATTR_SM "sm"
+#define TT_ATTR_RANK "rank"
+#define TT_ATTR_GDR "gdr"                 /* also <net> */
+#define TT_ATTR_MLOPART "mlopart"
+/* <p2p> (native) */
+#define TT_ATTR_READ "read"
+#define TT_ATTR_WRITE "write"
+#define TT_ATTR_ACCESS "access"
+/* <net> */
+#define TT_ATTR_SPEED "speed"
+#define TT_ATTR_PORT "port"
+#define TT_ATTR_LATENCY "latency"
+#define TT_ATTR_GUID "guid"
+#define TT_ATTR_MAXCONN "maxconn"
+#define TT_ATTR_NODE_GUID "node_guid"     /* native: an RDMA port */
+#define TT_ATTR_STATE "state"             /* native */
+#define TT_ATTR_MTU "mtu"                 /* native */
+#define TT_ATTR_LINK_LAYER "link_layer"   /* native */
+/* transient trim marker, never written */
+#define TT_ATTR_KEEP "keep"
+
 /* NCCL's parser limits, as documented in docs/xml-schema.md. */
 #define TT_XML_NCCL_MAX_ATTRS 16
 #define TT_XML_NCCL_MAX_STR 255

@@ -17,21 +17,23 @@ typedef struct {
 } nccl_elem;
 
 static const nccl_elem nccl_schema[] = {
-    {"system", {NULL}, {"version", "name", NULL}},
-    {"cpu", {"system", NULL},
-     {"host_hash", "numaid", "affinity", "arch", "vendor", "familyid", "modelid", NULL}},
-    {"pci", {"cpu", "pci", NULL},
-     {"busid", "class", "vendor", "device", "subsystem_vendor", "subsystem_device", "link_speed",
-      "link_width", NULL}},
-    {"pcilink", {"pci", NULL}, {"target", NULL}},
-    {"gpu", {"pci", NULL}, {"dev", "sm", "rank", "gdr", "mlopart", NULL}},
-    {"nvlink", {"gpu", NULL}, {"target", "count", "tclass", NULL}},
-    {"c2c", {"gpu", NULL}, {"bw", "count", NULL}},
-    {"xgmi", {"gpu", NULL}, {"target", "count", "tclass", NULL}}, /* RCCL */
-    {"nic", {"cpu", "pci", NULL}, {NULL}},
-    {"net", {"nic", NULL},
-     {"name", "dev", "speed", "port", "latency", "guid", "maxconn", "gdr", "net", "gin", "rma", "coll",
-      "rail", "plane"}},
+    {TT_ELEM_SYSTEM, {NULL}, {TT_ATTR_VERSION, TT_ATTR_NAME, NULL}},
+    {TT_ELEM_CPU, {TT_ELEM_SYSTEM, NULL},
+     {TT_ATTR_HOST_HASH, TT_ATTR_NUMAID, TT_ATTR_AFFINITY, TT_ATTR_ARCH, TT_ATTR_VENDOR,
+      TT_ATTR_FAMILYID, TT_ATTR_MODELID, NULL}},
+    {TT_ELEM_PCI, {TT_ELEM_CPU, TT_ELEM_PCI, NULL},
+     {TT_ATTR_BUSID, TT_ATTR_CLASS, TT_ATTR_VENDOR, TT_ATTR_DEVICE, TT_ATTR_SUBSYSTEM_VENDOR,
+      TT_ATTR_SUBSYSTEM_DEVICE, TT_ATTR_LINK_SPEED, TT_ATTR_LINK_WIDTH, NULL}},
+    {TT_ELEM_PCILINK, {TT_ELEM_PCI, NULL}, {TT_ATTR_TARGET, NULL}},
+    {TT_ELEM_GPU, {TT_ELEM_PCI, NULL},
+     {TT_ATTR_DEV, TT_ATTR_SM, TT_ATTR_RANK, TT_ATTR_GDR, TT_ATTR_MLOPART, NULL}},
+    {TT_ELEM_NVLINK, {TT_ELEM_GPU, NULL}, {TT_ATTR_TARGET, TT_ATTR_COUNT, TT_ATTR_TCLASS, NULL}},
+    {TT_ELEM_C2C, {TT_ELEM_GPU, NULL}, {TT_ATTR_BW, TT_ATTR_COUNT, NULL}},
+    {TT_ELEM_XGMI, {TT_ELEM_GPU, NULL}, {TT_ATTR_TARGET, TT_ATTR_COUNT, TT_ATTR_TCLASS, NULL}},
+    {TT_ELEM_NIC, {TT_ELEM_CPU, TT_ELEM_PCI, NULL}, {NULL}},
+    {TT_ELEM_NET, {TT_ELEM_NIC, NULL},
+     {TT_ATTR_NAME, TT_ATTR_DEV, TT_ATTR_SPEED, TT_ATTR_PORT, TT_ATTR_LATENCY, TT_ATTR_GUID,
+      TT_ATTR_MAXCONN, TT_ATTR_GDR, "net", "gin", "rma", "coll", "rail", "plane"}},
 };
 
 static const nccl_elem *find_elem(const char *elem)
@@ -61,7 +63,7 @@ int tt_xml_nccl_knows(const char *parent, const char *elem, const char *attr)
     }
     if (!attr)
         return 1;
-    if (!strcmp(attr, "keep"))
+    if (!strcmp(attr, TT_ATTR_KEEP))
         return 0; /* transient trim marker: never written */
     for (i = 0; i < 16 && e->attrs[i]; i++)
         if (!strcmp(e->attrs[i], attr))

@@ -143,8 +143,8 @@ static int kept_elem(const writer *w, const tt_xml_node *parent, const tt_xml_no
     /* NVSwitch PCI functions (class 0x0680xx) are left out as NCCL's own dumps leave them
      * out: NCCL knows NVSwitches only as <nvlink> targets, and a PCI-attached NVS node would
      * give its graph a PCI path through the switch's management function. */
-    if (!strcmp(child->name, "pci")) {
-        const char *cls = tt_xml_get(child, "class");
+    if (!strcmp(child->name, TT_ELEM_PCI)) {
+        const char *cls = tt_xml_get(child, TT_ATTR_CLASS);
         if (cls && !strncasecmp(cls, "0x0680", 6))
             return 0;
     }
@@ -338,8 +338,8 @@ tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, cha
     w.dialect = dialect;
     w.sb = &sb;
     if (dialect == TT_XML_NCCL) {
-        const char *ver = tt_xml_get(doc->root, "version");
-        if (strcmp(doc->root->name, "system"))
+        const char *ver = tt_xml_get(doc->root, TT_ATTR_VERSION);
+        if (strcmp(doc->root->name, TT_ELEM_SYSTEM))
             return tt_error_set(TT_ERR_INVALID,
                                 "%s: NCCL dialect: root element is <%s>; NCCL topology files need <system>",
                                 where(&w, doc->root, loc, sizeof loc), doc->root->name);
