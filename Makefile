@@ -213,7 +213,7 @@ ASAN_BUILD   ?= build-asan
 # the replay test compiles the fuzz targets in (#include): rebuild it when they change
 $(BUILD)/tests/test_fuzz_replay: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 fuzz:
-	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/dev/fuzz.sh
 # HWLOC_COMPONENTS=-pci: hwloc's libpciaccess plugin leaves libpciaccess's global state unreachable
 # once hwloc unloads the plugin (not ours; LSan cannot name it); hwloc's own Linux sysfs PCI discovery
 # is used instead.  See docs/reliability.md.
@@ -223,4 +223,4 @@ check-asan:
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	CFLAGS="-O2 -g -fno-sanitize-recover=undefined" $(MAKE) check BUILD=$(ASAN_BUILD) SANITIZE=1 NVCC=
 check-valgrind: all tests
-	BUILD=$(BUILD) scripts/valgrind-tests.sh
+	BUILD=$(BUILD) scripts/dev/valgrind-tests.sh

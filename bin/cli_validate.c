@@ -41,8 +41,9 @@ void tt_cli_validate_defaults(tt_cli_validate_opts *v)
 {
     memset(v, 0, sizeof *v);
     /* ENGINEERING CHOICE: 5% is about the run-to-run spread of a quiet host or GPU sweep at
-     * bandwidth-bound sizes (docs/benchmarks-exec.md); topo-tune --judge-choices uses the same
-     * default tolerance.  Raise it on a busy or oversubscribed machine. */
+     * bandwidth-bound sizes (docs/log/2026-11-29-exec-vs-mpi-loaded.md); topo-tune
+     * --judge-choices uses the same default tolerance.  Raise it on a busy or oversubscribed
+     * machine. */
     v->margin = 0.05;
     /* ENGINEERING CHOICE: the two nearest runner-ups catch a wrong crossover (the neighbour in
      * the model's ranking is what wins when the model is off) at 3x the time of one sweep. */

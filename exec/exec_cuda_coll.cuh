@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(GPU_THREADS) reduce_copy_block_kernel(void *ds
 
 /* Standalone reduce-copy (tt_gpu_reduce_copy): blocks take tiles of
  * U x threads x 16 bytes round robin, each through the same reduce_copy.
- * Measured faster than the contiguous layout on H200 (benchmarks-gpu.md). */
+ * Measured faster than the contiguous layout on H200 (docs/log/2026-11-29-gpu-executor-1xh200.md). */
 template <class Tag, int OP, int U = 4>
 __global__ void __launch_bounds__(GPU_THREADS) reduce_copy_kernel(void *dst, const void *s0, const void *s1,
                                                                    size_t count)

@@ -587,7 +587,7 @@ extern "C" tt_status tt_gpu_reduce_copy(int device, void *dst, const void *src0,
     cudaSetDevice(device);
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    /* one block per SM: the best tiled shape measured on H200 (benchmarks-gpu.md) */
+    /* one block per SM: the best tiled shape measured on H200 (docs/log/2026-11-29-gpu-executor-1xh200.md) */
     tt_status st = exec_gpu_launch_reduce_copy(dst, src0, src1, count, t, op, sms, 0);
     if (st != TT_OK) return st;
     cudaError_t e = cudaDeviceSynchronize();

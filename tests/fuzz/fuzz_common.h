@@ -1,7 +1,7 @@
 /* fuzz_common.h - shared by the fuzz targets in tests/fuzz/.
  *
  * Each target defines LLVMFuzzerTestOneInput().  The same source is built
- * three ways: with libFuzzer (scripts/fuzz.sh, clang), with the standalone
+ * three ways: with libFuzzer (scripts/dev/fuzz.sh, clang), with the standalone
  * replay main (replay_main.c), and inside the cmocka replay test
  * (tests/unit/test_fuzz_replay.c, which renames the entry point of each
  * target with a #define before including it).  A broken invariant prints

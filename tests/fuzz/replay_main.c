@@ -3,7 +3,7 @@
  *   cc ... tests/fuzz/replay_main.c tests/fuzz/fuzz_xml_read.c libtopotune.a ...
  *   ./replay FILE_OR_DIR...
  *
- * Builds with gcc against the normal library (scripts/fuzz.sh --replay builds
+ * Builds with gcc against the normal library (scripts/dev/fuzz.sh --replay builds
  * one per target into $BUILD/fuzz-replay/), so a crash found by the fuzzer
  * can be reproduced under gdb or valgrind.  Exit 0 when every input ran.
  */

@@ -23,7 +23,7 @@
 #include "tt_xml.h"
 
 /* Generous bound for "fails quickly" on a loaded 2-core box, times
- * TOPOTUNE_TEST_SLOWDOWN when set (scripts/valgrind-tests.sh sets 50: memcheck
+ * TOPOTUNE_TEST_SLOWDOWN when set (scripts/dev/valgrind-tests.sh sets 50: memcheck
  * runs code 20-50x slower; the bound still catches a quadratic blow-up). */
 #define QUICK_S (2.0 * quick_factor())
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Random argument vectors for the command-line tools (part of make fuzz; docs/reliability.md).
 #
-#   scripts/fuzz-cli.sh [RUNS]      RUNS argument vectors in all (default 200), spread over the tools
+#   scripts/dev/fuzz-cli.sh [RUNS]      RUNS argument vectors in all (default 200), spread over the tools
 #
 # Each vector is 0..6 words drawn from the tool's own options (read from --help), option values
 # (fixtures, numbers, sizes, formats) and hostile words (empty, very long, '-', '--', '%n', bytes
@@ -11,7 +11,7 @@
 # FUZZ_CLI_SEED fixes the random sequence (printed at the start, so any run can be repeated).
 # Failing vectors are written, shell-quoted, to ${FUZZ_BUILD:-build-fuzz}/cli-failures.txt.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 RUNS=${1:-200}
 TIMEOUT=${FUZZ_CLI_TIMEOUT:-30}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Build and run the libFuzzer targets in tests/fuzz/ (docs/reliability.md).
 #
-#   scripts/fuzz.sh [TARGET...]        build, then fuzz each target FUZZ_SECONDS (default 60)
-#   scripts/fuzz.sh --build-only       only build the fuzzers
-#   scripts/fuzz.sh --replay           build gcc replay programs ($FUZZ_BUILD/replay/<target>)
+#   scripts/dev/fuzz.sh [TARGET...]        build, then fuzz each target FUZZ_SECONDS (default 60)
+#   scripts/dev/fuzz.sh --build-only       only build the fuzzers
+#   scripts/dev/fuzz.sh --replay           build gcc replay programs ($FUZZ_BUILD/replay/<target>)
 #                                      and run them over corpus + regressions (no libFuzzer)
 #
 # Variables: FUZZ_SECONDS (60), FUZZ_BUILD (build-fuzz), FUZZ_CC (clang), FUZZ_JOBS (2 compile jobs),
@@ -15,7 +15,7 @@
 # where new inputs accumulate; crashes land in $FUZZ_BUILD/artifacts/<target>/.
 # Exit status: 0 when no target crashed, 1 otherwise (the crash file is named).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
@@ -130,8 +130,8 @@ for t in "${targets[@]}"; do
   echo "fuzz: $line"; summary+=("$line")
 done
 
-if [ "$FUZZ_CLI_RUNS" -gt 0 ] && [ -x scripts/fuzz-cli.sh ]; then
-  scripts/fuzz-cli.sh "$FUZZ_CLI_RUNS" || bad=1
+if [ "$FUZZ_CLI_RUNS" -gt 0 ] && [ -x scripts/dev/fuzz-cli.sh ]; then
+  scripts/dev/fuzz-cli.sh "$FUZZ_CLI_RUNS" || bad=1
 fi
 echo "fuzz summary:"; printf '  %s\n' "${summary[@]}"
 exit $bad

@@ -8,7 +8,7 @@
 # the reason in docs/reliability.md).  VALGRIND_TIMEOUT: seconds per test (900).
 set -u
 BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 export TOPOTUNE_ROOT="$ROOT"
 command -v valgrind >/dev/null || { echo "valgrind: not installed (apt-get install valgrind)" >&2; exit 1; }

@@ -6,7 +6,7 @@
 # processes of topo-exec with the transport log, and compute-sanitizer
 # memcheck on a quick run of the IPC tests.
 # Usage (binaries built elsewhere and carried):
-#   BUILD=path/to/build OUT=results-dir bash scripts/gpu-ipc-check.sh
+#   BUILD=path/to/build OUT=results-dir bash scripts/gpu/gpu-ipc-check.sh
 # Then: the launcher-environment start (RANK/WORLD_SIZE/MASTER_*; mpirun with
 # OMPI_COMM_WORLD_* when mpirun is there) and each process of a topo-exec pair
 # under compute-sanitizer memcheck.

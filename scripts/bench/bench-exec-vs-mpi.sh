@@ -2,7 +2,7 @@
 # bench-exec-vs-mpi.sh - topo-exec's AllReduce vs Open MPI's MPI_Allreduce on
 # this machine's CPUs, side by side, written as a markdown table.
 #
-#   scripts/bench-exec-vs-mpi.sh [NPROCS] [MINBYTES] [MAXBYTES] [OUT.md]
+#   scripts/bench/bench-exec-vs-mpi.sh [NPROCS] [MINBYTES] [MAXBYTES] [OUT.md]
 #
 # Both run NPROCS processes on 127.0.0.1, float sum, out-of-place, sizes x4
 # from MINBYTES to MAXBYTES; topo-exec uses its default transport (shared
@@ -10,13 +10,13 @@
 # whatever Open MPI picks (vader/sm BTL, tuned collectives).  Needs mpicc and
 # mpirun (Debian: libopenmpi-dev openmpi-bin) and a built topo-exec.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 NP=${1:-4}; MINB=${2:-1024}; MAXB=${3:-268435456}; OUT=${4:-/dev/stdout}
 BUILD=${BUILD:-build}; X=$BUILD/bin/topo-exec
 command -v mpicc >/dev/null || { echo "bench: mpicc not found (apt-get install libopenmpi-dev openmpi-bin)" >&2; exit 2; }
 [ -x "$X" ] || { echo "bench: $X not built (make BUILD=$BUILD)" >&2; exit 2; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-mpicc -O2 -o "$tmp/mpi_ar" scripts/bench_mpi_allreduce.c
+mpicc -O2 -o "$tmp/mpi_ar" scripts/bench/bench_mpi_allreduce.c
 iters_for() { local b=$1; if [ "$b" -ge 67108864 ]; then echo 3; elif [ "$b" -ge 4194304 ]; then echo 10; else echo 50; fi; }
 
 # MPI: one run per size range class to keep the iteration counts sane

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Run on the GPU machine (device tool) with `.devcarry` carried (scripts/devcarry.sh made it):
-#   bash scripts/gpu-proof.sh
+# Run on the GPU machine (device tool) with `.devcarry` carried (scripts/gpu/devcarry.sh made it):
+#   bash scripts/gpu/gpu-proof.sh
 # Proves, in one command: NCCL loads our NCCL-dialect output as NCCL_TOPO_FILE (a one-process NCCL run
-# over all GPUs with NCCL_DEBUG=INFO), and runs the live-scan proof when scripts/gpu-proof-scan.sh exists.
+# over all GPUs with NCCL_DEBUG=INFO), and runs the live-scan proof when scripts/gpu/gpu-proof-scan.sh exists.
 # Everything is written under $OUT (summary.txt + work.tgz). Each step is time-limited.
 set -u
 OUT=${OUT:-/tmp/topotune-proof}
@@ -39,7 +39,7 @@ nccl_with() { # nccl_with NAME FILE: run NCCL with our file, keep its log and it
   if [ $rc -eq 0 ] && [ "$warns" -eq 0 ]; then say "PASS NCCL accepts $name"; else say "FAIL NCCL with $name"; fi
 }
 
-# Issue 2: our NCCL-dialect output of NCCL's own dump (fixture from this machine) and of the example server.
+# 1. our NCCL-dialect output of NCCL's own dump (fixture from this machine) and of the example server.
 "$B/topo-dump" --input tests/fixtures/nccl-dump-h100-vm.xml --format nccl -o "$W/ours-from-fixture.xml" \
   2>"$W/topo-dump-fixture.err" || { say "FAIL topo-dump conversion"; cat "$W/topo-dump-fixture.err" | tee -a "$S"; }
 [ -s "$W/ours-from-fixture.xml" ] && nccl_with fixture "$W/ours-from-fixture.xml"
@@ -48,13 +48,13 @@ if [ -s "$W/nccl-dump-baseline.xml" ]; then
     && nccl_with baseline "$W/ours-from-baseline.xml"
 fi
 
-# Issue 3: live scan proof, when the scan exists.
-if [ -f scripts/gpu-proof-scan.sh ]; then
-  OUT="$W" timeout 400 bash scripts/gpu-proof-scan.sh >"$W/scan-proof.log" 2>&1
+# 2. live scan proof, when the scan exists.
+if [ -f scripts/gpu/gpu-proof-scan.sh ]; then
+  OUT="$W" timeout 400 bash scripts/gpu/gpu-proof-scan.sh >"$W/scan-proof.log" 2>&1
   say "scan proof: exit $?"; grep -E '^(PASS|FAIL|SKIP|TIME|RATIO)' "$W/scan-proof.log" | tee -a "$S"
   [ -s "$W/scan-nccl.xml" ] && nccl_with livescan "$W/scan-nccl.xml"
 fi
-# Issue 4: NCCL loads our tuner plugin and its table for this machine.
+# 3. NCCL loads our tuner plugin and its table for this machine.
 PLUGIN="$PWD/.devcarry/build/lib/libnccl-tuner-topotune.so"
 if [ -f "$PLUGIN" ]; then
   topo_for_table="$W/scan-native.xml"; [ -s "$topo_for_table" ] || topo_for_table=tests/fixtures/nccl-dump-h100-vm.xml
@@ -67,6 +67,6 @@ if [ -f "$PLUGIN" ]; then
   grep -iE 'tuner|topotune' "$W/nccl-with-tuner.log" | sed 's/^/    /' | head -12 | tee -a "$S"
   if [ $rc -eq 0 ] && grep -qi 'topotune' "$W/nccl-with-tuner.log"; then say "PASS NCCL loaded the topotune tuner plugin"; else say "FAIL tuner plugin not seen in NCCL's log"; fi
 fi
-[ -f scripts/gpu-extra.sh ] && { timeout 300 bash scripts/gpu-extra.sh "$W" >"$W/extra.log" 2>&1; say "extra: exit $?"; tail -40 "$W/extra.log" >>"$S"; }
+[ -f scripts/gpu/gpu-extra.sh ] && { timeout 300 bash scripts/gpu/gpu-extra.sh "$W" >"$W/extra.log" 2>&1; say "extra: exit $?"; tail -40 "$W/extra.log" >>"$S"; }
 tar czf "$OUT/work.tgz" -C "$OUT" work && rm -rf "$W"
 say "# done"

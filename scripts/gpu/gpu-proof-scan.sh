@@ -8,17 +8,17 @@
 # compares the scan with what NCCL wrote on that machine (GPU bus id, SM,
 # PCIe speed/width, NUMA node, NIC), printing PASS/FAIL/INFO lines.
 #
-# usage: OUT=/some/dir scripts/gpu-proof-scan.sh [NCCL_DUMP_XML]
+# usage: OUT=/some/dir scripts/gpu/gpu-proof-scan.sh [NCCL_DUMP_XML]
 #   BUILD: prebuilt folder with bin/topo-dump (default .devcarry/build when it
-#   exists - scripts/devcarry.sh - else build); LIBDIR: dir with extra shared
+#   exists - scripts/gpu/devcarry.sh - else build); LIBDIR: dir with extra shared
 #   libraries (libcjson.so.1) added to LD_LIBRARY_PATH (default .devcarry/lib).
 #   NCCL's dump to compare with: the argument, else $OUT/nccl-dump-baseline.xml
-#   (scripts/gpu-proof.sh writes it first), else the H100 VM fixture.
+#   (scripts/gpu/gpu-proof.sh writes it first), else the H100 VM fixture.
 # Lines: PASS/FAIL (comparisons), TIME/RATIO (timing), SKIP, INFO.
 # Every step is time-limited; the script never waits on a hung probe.
 # Exit: 0 when every PASS/FAIL comparison passed, 1 otherwise.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -z "${BUILD:-}" ]; then [ -x "$ROOT/.devcarry/build/bin/topo-dump" ] && BUILD=.devcarry/build || BUILD=build; fi
 [ -z "${LIBDIR:-}" ] && [ -d "$ROOT/.devcarry/lib" ] && LIBDIR="$ROOT/.devcarry/lib"
 case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-exec-check.sh - everything the GPU executor is checked with on a GPU
-# machine, in one command (see docs/benchmarks-gpu.md):
+# machine, in one command (figures: docs/benchmarks.md):
 #   unit tests (test_exec_gpu), compute-sanitizer memcheck + racecheck on a
 #   quick run of them, reduce-copy vs cudaMemcpy at 256 MiB and 1 GiB,
 #   virtual-rank AllReduce latency at 8 B and busbw 8 B..1 GiB for 2, 4, 8
@@ -8,10 +8,10 @@
 # SKIP_COLL=1 leaves out the collective latency/bandwidth part, SKIP_RACE=1
 # the racecheck run.
 # Usage (binaries built elsewhere and carried):
-#   BUILD=path/to/build OUT=results-dir bash scripts/gpu-exec-check.sh
-# The lead's device run: build into .gpuwork/build, copy libcjson.so.1 and
-# libcmocka.so.0 into .gpuwork/lib, then
-#   export LD_LIBRARY_PATH=$PWD/.gpuwork/lib; BUILD=.gpuwork/build bash scripts/gpu-exec-check.sh
+#   BUILD=path/to/build OUT=results-dir bash scripts/gpu/gpu-exec-check.sh
+# With the build carried by scripts/gpu/devcarry.sh (add libcmocka.so.0 to .devcarry/lib when the
+# GPU machine lacks it):
+#   export LD_LIBRARY_PATH=$PWD/.devcarry/lib; BUILD=.devcarry/build bash scripts/gpu/gpu-exec-check.sh
 # (a copy elsewhere needs gpu-lib.sh beside it)
 set -u
 BUILD=${BUILD:-build}

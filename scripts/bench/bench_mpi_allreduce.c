@@ -1,4 +1,4 @@
-/* bench_mpi_allreduce.c - the Open MPI side of scripts/bench-exec-vs-mpi.sh:
+/* bench_mpi_allreduce.c - the Open MPI side of scripts/bench/bench-exec-vs-mpi.sh:
  * MPI_Allreduce (float, sum, out-of-place) timed like topo-exec: per size,
  * WARMUP untimed calls, then ITERS calls between two barriers-free wall-clock
  * reads, averaged over ranks.  Prints "size time_us busbw_GBps" per size. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# gpu-virtual-predict.sh - virtual ranks on ONE GPU: measured against predicted time per size
-# (issue 6), one command on a GPU machine with the build carried (docs/gpu-runs.md):
-#   BUILD=.devcarry/build OUT=dir bash scripts/gpu-virtual-predict.sh
+# gpu-virtual-predict.sh - virtual ranks on ONE GPU: measured against predicted time per size,
+# one command on a GPU machine with the build carried (scripts/README.md):
+#   BUILD=.devcarry/build OUT=dir bash scripts/gpu/gpu-virtual-predict.sh
 # 1. fit sweeps: 2, 4, 8 virtual ranks, ring/tree x ll/simple forced, 8 B .. 1 GiB (x4)
 # 2. topo-tune --calibrate on them, one fit per rank count (topology: the bundled 8-GPU NVSwitch
 #    fixture stands in for "ranks joined by one link class"; on one GPU that class is the GPU's

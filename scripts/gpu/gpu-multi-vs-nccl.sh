@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# gpu-issue7.sh - the multi-GPU validation against NCCL (issue 7) in one command, on a machine
-# with 2+ GPUs and the build carried (scripts/devcarry.sh, docs/gpu-runs.md):
-#   BUILD=.devcarry/build OUT=dir bash scripts/gpu-issue7.sh
+# gpu-multi-vs-nccl.sh - the multi-GPU validation against NCCL in one command, on a machine
+# with 2+ GPUs and the build carried (scripts/gpu/devcarry.sh, scripts/README.md):
+#   BUILD=.devcarry/build OUT=dir bash scripts/gpu/gpu-multi-vs-nccl.sh
 # 1. topology: NVLink matrix vs `nvidia-smi topo -m`; NCCL accepts our NCCL-mode file
 # 2. our executor: ring/tree x ll/simple forced and the default plan, 8 B .. 8 GiB (x4);
 #    NCCL (--engine nccl): ring/tree x ll/ll128/simple forced and its own choice, same sizes
@@ -15,7 +15,7 @@
 # Every step is time-limited; NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
 set -u
 B=${BUILD:-.devcarry/build}
-OUT=${OUT:-/tmp/topotune-issue7}
+OUT=${OUT:-/tmp/topotune-multi-vs-nccl}
 W="$OUT/w"
 mkdir -p "$W"
 S="$OUT/summary.txt"
@@ -23,7 +23,7 @@ S="$OUT/summary.txt"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 say() { echo "$*" | tee -a "$S"; }
 lim() { local t=$1; shift; timeout -k 5 "$t" "$@"; }
-say "# gpu-issue7 $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname)"
+say "# gpu-multi-vs-nccl $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname)"
 nvidia-smi -L | tee -a "$S"
 NG=$(nvidia-smi -L | grep -c '^GPU')
 TE="$B/bin/topo-exec"
