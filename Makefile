@@ -150,7 +150,7 @@ $(BUILD)/.mpi-setting: mpi-setting-check
 mpi-setting-check:
 	@mkdir -p $(BUILD) && { echo "MPI=$(MPI)" | cmp -s - $(BUILD)/.mpi-setting || echo "MPI=$(MPI)" >$(BUILD)/.mpi-setting; }
 
-# NCCL tuner plugin (tune module): self-contained .so, libtopotune linked in statically.
+# NCCL tuner plugin (plugin/tuner_topotune.c): self-contained .so, libtopotune linked in statically.
 TUNER_PLUGIN := $(BUILD)/lib/libnccl-tuner-topotune.so
 .PHONY: tuner-plugin
 tuner-plugin: $(TUNER_PLUGIN)
