@@ -1,7 +1,9 @@
 /*
  * cli_validate.c - topo-exec --validate: was the tuning table's choice right on this machine?
- * This file: options, the table or the model, and the plan of every size (choice and runner-ups);
- * cli_validate_report.c judges and reports, cli_validate_run.c measures.
+ * This file: options, and the glue that plans every size: the table, the executor's runnable
+ * candidates (exec), the model's ranking and the choice with its runner-ups (tune:
+ * tt_validate_model_load/_rank/_plan_size, tune/tune_validate.c); cli_validate_report.c prints
+ * tune's verdicts (tune/tune_verdict.c), cli_validate_run.c measures.
  *
  * For every size of the sweep the table's choice (algorithm, protocol, channels) and its nearest
  * runner-ups (the next candidates by the model's predicted time that this engine can run) are
@@ -22,7 +24,6 @@
  * anything is timed, and the executor's collective headers (which carry the algorithm) catch
  * any later disagreement.
  */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +31,7 @@
 
 #include "cli_common.h"
 #include "cli_validate_internal.h"
-#include "tt_topo.h"
 #include "tt_tune.h"
-#include "tt_xml.h"
 
 static const tt_plan plan_default = TT_PLAN_DEFAULT;
 
@@ -83,117 +82,12 @@ const char *vld_coll_name(tt_coll c)
 
 void vld_cand_name(char *b, size_t n, const vcand *c)
 {
-    snprintf(b, n, "%s/%s", tt_algo_label(c->algo), tt_proto_name(c->proto));
+    tt_validate_cand_name(b, n, c);
 }
 
 double vld_cand_time(const vcand *c)
 {
-    double a = c->t[0], b = c->t[1];
-    if (a > 0 && (b <= 0 || a <= b)) return a;
-    return b > 0 ? b : -1;
-}
-
-/* ---------------------------------------------------------------- model */
-typedef struct {
-    tt_xml_doc *doc;
-    tt_topo *topo;
-    tt_cluster base;
-    tt_model_params params;
-    int ok;
-} vmodel;
-
-static void model_free(vmodel *m)
-{
-    tt_topo_free(m->topo);
-    tt_xml_doc_free(m->doc);
-    memset(m, 0, sizeof *m);
-}
-
-/* Built-in stand-in for host ranks: n ranks modelled as n PCIe GPUs under one CPU, the shape of
- * tests/fixtures/measurements/host-pcie-8gpu.xml (docs/calibration.md section 6).  MODEL
- * ASSUMPTION: host ranks move data through host memory, which the topotune model maps to the PCI
- * link class; a calibration file fitted on host runs makes its numbers real. */
-static char *host_standin_xml(int n)
-{
-    tt_strbuf sb;
-    tt_strbuf_init(&sb);
-    tt_strbuf_append(&sb, "<system version=\"1\">\n  <cpu host_hash=\"0x1\" numaid=\"0\" arch=\"x86_64\" "
-                          "vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n");
-    for (int i = 0; i < n; i++) {
-        int bus = 0x11 + i;
-        tt_strbuf_printf(&sb,
-                         "    <pci busid=\"%04x:%02x:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x26b9\" "
-                         "subsystem_vendor=\"0x10de\" subsystem_device=\"0x1851\" link_speed=\"16.0 GT/s PCIe\" "
-                         "link_width=\"16\">\n      <gpu dev=\"%d\" sm=\"89\" rank=\"%d\" gdr=\"1\"/>\n    </pci>\n",
-                         bus >> 8, bus & 0xff, i, i);
-    }
-    tt_strbuf_append(&sb, "  </cpu>\n</system>\n");
-    return tt_strbuf_steal(&sb, NULL);
-}
-
-/* Load the model: topology (file, live scan for GPU ranks, or the host stand-in) and the
- * calibration (TOPOTUNE_CALIBRATION, set by --calibration).  Errors set the message. */
-static tt_status model_load(vmodel *m, const char *topo, int gpu, int nranks, char *desc, size_t dl)
-{
-    memset(m, 0, sizeof *m);
-    tt_model_params_default(&m->params);
-    const char *cal = getenv("TOPOTUNE_CALIBRATION");
-    tt_status st;
-    if (cal && *cal && (st = tt_model_params_load(cal, &m->params)) != TT_OK)
-        return tt_error_prefix(st, "--calibration %s", cal);
-    const char *what;
-    if (topo) {
-        if ((st = tt_xml_read_file(topo, NULL, &m->doc)) != TT_OK) return tt_error_prefix(st, "--topo %s", topo);
-        what = topo;
-    } else if (gpu) {
-        tt_scan_options so;
-        tt_scan_report rep;
-        tt_scan_options_default(&so);
-        if ((st = tt_topo_scan_report(&so, &m->doc, &rep)) != TT_OK) return tt_error_prefix(st, "live scan");
-        what = "live scan";
-    } else {
-        char *xml = host_standin_xml(nranks);
-        if (!xml) return tt_error_set(TT_ERR_NOMEM, "out of memory");
-        st = tt_xml_read_buffer(xml, strlen(xml), "built-in host stand-in", NULL, &m->doc);
-        free(xml);
-        if (st != TT_OK) return st;
-        what = NULL;
-    }
-    if ((st = tt_topo_from_xml(m->doc, NULL, &m->topo)) != TT_OK ||
-        (st = tt_cluster_from_topo(m->topo, &m->base)) != TT_OK)
-        return tt_error_prefix(st, "%s", what ? what : "built-in host stand-in");
-    if (m->base.topo_gpus < nranks && !(gpu && !topo))
-        return tt_error_set(TT_ERR_INVALID, "%s has %d GPU(s) but the run has %d ranks on one node (give --topo with "
-                            "at least %d GPUs)", what ? what : "stand-in", m->base.topo_gpus, nranks, nranks);
-    m->base.gpus_per_node = nranks <= m->base.topo_gpus ? nranks : m->base.topo_gpus;
-    m->base.nodes = 1;
-    if (what)
-        snprintf(desc, dl, "topotune model on %s, %s", what, cal && *cal ? cal : "built-in constants");
-    else
-        snprintf(desc, dl, "topotune model on the built-in host stand-in (%d PCIe GPUs, one CPU), %s", nranks,
-                 cal && *cal ? cal : "built-in constants");
-    m->ok = 1;
-    return TT_OK;
-}
-
-static double model_pred(const vmodel *m, tt_coll coll, uint64_t bytes, int nranks, const vcand *c)
-{
-    if (!m->ok) return -1;
-    tt_measurement x;
-    memset(&x, 0, sizeof x);
-    x.coll = coll;
-    x.bytes = bytes;
-    x.nranks = nranks;
-    x.nodes = 1;
-    x.algo = c->algo;
-    x.proto = c->proto;
-    /* the channels the executor will run (engine_can_run resolved them), so that the model ranks
-     * what actually runs: on GPUs the default plan gives small sizes one channel */
-    x.channels = c->channels > 0 ? c->channels : c->ran_channels > 0 ? c->ran_channels : 0;
-    x.time_us = 1;
-    snprintf(x.where, sizeof x.where, "validate %llu bytes", (unsigned long long)bytes);
-    double us;
-    return tt_calib_predict(m->topo, &m->base, &m->params, &x, &us) == TT_OK && us > 0 ? us : -1;
+    return tt_validate_cand_time(c);
 }
 
 /* ---------------------------------------------------------------- candidates */
@@ -234,24 +128,16 @@ static int engine_candidates(const vengine *e, vcand *out)
     return n;
 }
 
-static int cmp_pred(const void *a, const void *b)
-{
-    const vcand *x = a, *y = b;
-    if ((x->pred_us < 0) != (y->pred_us < 0)) return x->pred_us < 0 ? 1 : -1;
-    if (x->pred_us != y->pred_us) return x->pred_us < y->pred_us ? -1 : 1;
-    if (x->algo != y->algo) return (int)x->algo - (int)y->algo;
-    return (int)x->proto - (int)y->proto;
-}
-
 int vld_plan_sizes(vctx *x, const vengine *e)
 {
     const tt_cli_validate_opts *v = x->v;
     const tt_cli_sweep *s = x->s;
-    vmodel m;
+    tt_validate_model m;
     memset(&m, 0, sizeof m);
     tt_tune_table tab;
     memset(&tab, 0, sizeof tab);
     int rc = VX_OK;
+    const char *cal = getenv("TOPOTUNE_CALIBRATION"); /* --calibration */
     if (v->table) {
         if (tt_tune_table_load(v->table, &tab) != TT_OK) { /* errors name path:line or the entry */
             rc = tt_cli_fail(TT_ERR_PARSE);
@@ -272,7 +158,8 @@ int vld_plan_sizes(vctx *x, const vengine *e)
         }
         snprintf(x->table_desc, sizeof x->table_desc, "%s (%d ranks, %d node(s), model %s, %d entries)", v->table,
                  tab.ranks, tab.nodes, tab.model[0] ? tab.model : "?", tab.n);
-        if (v->topo && model_load(&m, v->topo, e->gpu, x->nranks, x->model_desc, sizeof x->model_desc) != TT_OK) {
+        if (v->topo &&
+            tt_validate_model_load(&m, v->topo, e->gpu, x->nranks, cal, x->model_desc, sizeof x->model_desc) != TT_OK) {
             rc = tt_cli_fail(TT_ERR_INVALID);
             goto out;
         }
@@ -280,7 +167,7 @@ int vld_plan_sizes(vctx *x, const vengine *e)
             snprintf(x->model_desc, sizeof x->model_desc,
                      "none (no --topo): every candidate this engine runs is measured");
     } else {
-        if (model_load(&m, v->topo, e->gpu, x->nranks, x->model_desc, sizeof x->model_desc) != TT_OK) {
+        if (tt_validate_model_load(&m, v->topo, e->gpu, x->nranks, cal, x->model_desc, sizeof x->model_desc) != TT_OK) {
             rc = tt_cli_fail(TT_ERR_INVALID);
             goto out;
         }
@@ -288,37 +175,24 @@ int vld_plan_sizes(vctx *x, const vengine *e)
                  "computed: the model's fastest candidate that this engine runs, per size");
     }
     x->ranked = m.ok;
-    size_t es = tt_dtype_size(s->dtype);
-    int per_rank = s->coll == TT_COLL_ALLGATHER || s->coll == TT_COLL_REDUCESCATTER;
-    int cap = 0;
-    for (uint64_t size = s->minb; size <= s->maxb; size = s->factor > 1 ? size * (uint64_t)s->factor : size + s->stepb) {
-        if (x->nsz == cap) {
-            cap = cap ? cap * 2 : 32;
-            vsize *p = realloc(x->sz, (size_t)cap * sizeof *p);
-            if (!p) {
-                rc = tt_cli_bad("out of memory");
-                goto out;
-            }
-            x->sz = p;
-        }
-        vsize *z = &x->sz[x->nsz++];
-        memset(z, 0, sizeof *z);
-        z->count = (size_t)(size / es / (per_rank ? (size_t)x->nranks : 1));
-        z->bytes = (uint64_t)z->count * es * (per_rank ? (uint64_t)x->nranks : 1);
+    if (tt_validate_sizes(s->coll, x->nranks, tt_dtype_size(s->dtype), s->minb, s->maxb, s->stepb, s->factor, &x->sz,
+                          &x->nsz) != TT_OK) {
+        rc = tt_cli_bad("%s", tt_error_message());
+        goto out;
+    }
+    for (int i = 0; i < x->nsz; i++) {
+        vsize *z = &x->sz[i];
         vcand all[VMAXC];
         int na = engine_candidates(e, all), nrun = 0;
         vcand run[VMAXC];
-        for (int k = 0; k < na; k++) {
-            if (!engine_can_run(e, s->coll, z->count, s->dtype, &all[k], NULL, 0)) continue;
-            all[k].pred_us = model_pred(&m, s->coll, z->bytes, x->nranks, &all[k]);
-            run[nrun++] = all[k];
-        }
+        for (int k = 0; k < na; k++)
+            if (engine_can_run(e, s->coll, z->count, s->dtype, &all[k], NULL, 0)) run[nrun++] = all[k];
+        tt_validate_rank(&m, s->coll, z->bytes, x->nranks, run, nrun);
         if (z->count == 0) {
             snprintf(z->note, sizeof z->note, "size below one element per rank");
             continue;
         }
-        if (m.ok) qsort(run, (size_t)nrun, sizeof *run, cmp_pred);
-        vcand choice;
+        vcand choice, *cp = NULL;
         if (v->table) {
             const tt_tune_entry *te = tt_tune_table_find(&tab, s->coll, z->bytes);
             if (!te) {
@@ -339,18 +213,10 @@ int vld_plan_sizes(vctx *x, const vengine *e)
                 snprintf(z->note, sizeof z->note, "table choice %s not runnable here: %s", cn, why);
                 continue;
             }
-            choice.pred_us = model_pred(&m, s->coll, z->bytes, x->nranks, &choice);
-        } else {
-            if (nrun == 0 || run[0].pred_us < 0) {
-                snprintf(z->note, sizeof z->note, "the model predicts none of the candidates this engine runs");
-                continue;
-            }
-            choice = run[0];
+            choice.pred_us = tt_validate_predict(&m, s->coll, z->bytes, x->nranks, &choice);
+            cp = &choice;
         }
-        z->c[z->nc++] = choice;
-        int limit = m.ok ? v->runners_up : VMAXC - 1;
-        for (int k = 0; k < nrun && z->nc - 1 < limit && z->nc < VMAXC; k++)
-            if (run[k].algo != choice.algo || run[k].proto != choice.proto) z->c[z->nc++] = run[k];
+        tt_validate_plan_size(z, cp, run, nrun, m.ok, v->runners_up);
     }
     int judged = 0;
     for (int i = 0; i < x->nsz; i++) judged += x->sz[i].nc > 0;
@@ -361,7 +227,7 @@ int vld_plan_sizes(vctx *x, const vengine *e)
     }
 out:
     tt_tune_table_free(&tab);
-    model_free(&m);
+    tt_validate_model_free(&m);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /*
  * cli_validate_internal.h - what the files of topo-exec --validate share: the plan of every size
- * (cli_validate.c), its verdicts and reports (cli_validate_report.c) and the measurements on host
- * and GPU ranks (cli_validate_run.c).
+ * (cli_validate.c, over tune's tt_validate_* planning), its reports (cli_validate_report.c, over
+ * tune's verdicts) and the measurements on host and GPU ranks (cli_validate_run.c).
  */
 #ifndef TT_CLI_VALIDATE_INTERNAL_H
 #define TT_CLI_VALIDATE_INTERNAL_H
@@ -9,32 +9,17 @@
 #include <pthread.h>
 
 #include "cli_validate.h"
+#include "tt_tune.h"
 
 enum { VX_OK = 0, VX_RUNTIME = 1, VX_USAGE = 2, VX_WRONG_RESULTS = 7 };
-enum { V_SKIP = 0, V_RIGHT, V_NOISE, V_WRONG, V_ONLY };
+/* verdicts, candidates and sizes are tune's (tt_tune.h, tune/tune_validate.c, tune_verdict.c) */
+enum { V_SKIP = TT_VERDICT_SKIP, V_RIGHT = TT_VERDICT_RIGHT, V_NOISE = TT_VERDICT_NOISE, V_WRONG = TT_VERDICT_WRONG,
+       V_ONLY = TT_VERDICT_ONLY };
 
-#define VMAXC 8 /* candidates per size: the choice + at most 7 runner-ups */
+#define VMAXC TT_VALIDATE_MAXC /* candidates per size: the choice + at most 7 runner-ups */
 
-typedef struct {
-    tt_algo algo;
-    tt_proto proto;
-    int channels;        /* what the run asks for (host: 1; GPU: the table's, 0 = executor default) */
-    int ran_channels;    /* what the executor resolved */
-    double pred_us;      /* model, < 0 = none */
-    double t[2];         /* measured time per placement (us) */
-    double busbw[2], algbw[2];
-    long long wrong[2];  /* -1 = not checked */
-} vcand;
-
-typedef struct {
-    uint64_t bytes;
-    size_t count;
-    int nc;              /* candidates measured; c[0] is the table's choice; 0 = not judged */
-    vcand c[VMAXC];
-    char note[512];      /* why the size is not judged */
-    int verdict, best;
-    double loss;
-} vsize;
+typedef tt_validate_cand vcand; /* algo, proto, channels, ran_channels, pred_us, t[2], busbw[2], algbw[2], wrong[2] */
+typedef tt_validate_size vsize; /* bytes, count, nc, c[VMAXC], note, verdict, best, loss */
 
 /* engine: which candidates exist, which apply (resolved by the executor itself) */
 typedef struct {
@@ -70,7 +55,7 @@ int vld_plan_sizes(vctx *x, const vengine *e);
 /* Fingerprint of the plan (sweep options, sizes, candidates); ranks compare it before timing. */
 int64_t vld_plan_hash(const vctx *x);
 
-/* verdicts and output (cli_validate_report.c) */
+/* verdicts (tt_validate_judge_size with the margin) and output (cli_validate_report.c) */
 void vld_judge_size(const vctx *x, vsize *z);
 void vld_print_header(const vctx *x);
 void vld_print_size(const vctx *x, const vsize *z);

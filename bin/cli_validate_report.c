@@ -1,6 +1,7 @@
 /*
- * cli_validate_report.c - topo-exec --validate: the verdict of each size, the text table, the
- * summary with the ranges where the table is wrong, the JSON file and the exit code.
+ * cli_validate_report.c - topo-exec --validate: the text table, the summary with the ranges where
+ * the table is wrong, the JSON file and the exit code.  The verdicts, ranges and the "validate"
+ * member of the JSON are tune's (tune/tune_verdict.c).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -10,43 +11,10 @@
 #include "cli_common.h"
 #include "cli_validate_internal.h"
 
-/* 1K, 64K, 1M, ... when exact, else the byte count with a B */
-static void size_name(char *b, size_t n, uint64_t v)
-{
-    static const char suf[] = "KMGT";
-    int k = -1;
-    while (k < 3 && v >= 1024 && v % 1024 == 0) {
-        v /= 1024;
-        k++;
-    }
-    if (k < 0) snprintf(b, n, "%lluB", (unsigned long long)v);
-    else snprintf(b, n, "%llu%c", (unsigned long long)v, suf[k]);
-}
-
 /* ---------------------------------------------------------------- verdicts and output */
 void vld_judge_size(const vctx *x, vsize *z)
 {
-    if (z->nc == 0) {
-        z->verdict = V_SKIP;
-        return;
-    }
-    int best = -1;
-    for (int k = 0; k < z->nc; k++) {
-        double t = vld_cand_time(&z->c[k]);
-        if (t > 0 && (best < 0 || t < vld_cand_time(&z->c[best]))) best = k;
-    }
-    double tc = vld_cand_time(&z->c[0]);
-    if (best < 0 || tc <= 0) {
-        z->verdict = V_SKIP;
-        snprintf(z->note, sizeof z->note, "no time measured");
-        return;
-    }
-    z->best = best;
-    z->loss = tc / vld_cand_time(&z->c[best]) - 1;
-    if (z->nc == 1) z->verdict = V_ONLY;
-    else if (best == 0) z->verdict = V_RIGHT;
-    else if (z->loss <= x->v->margin) z->verdict = V_NOISE;
-    else z->verdict = V_WRONG;
+    tt_validate_judge_size(z, x->v->margin);
 }
 
 void vld_print_header(const vctx *x)
@@ -111,75 +79,21 @@ void vld_print_size(const vctx *x, const vsize *z)
     fflush(stdout);
 }
 
-typedef struct {
-    int lo, hi; /* size indices */
-    double minloss, maxloss;
-} vrange;
-
-/* Wrong ranges: consecutive judged sizes, all WRONG, with the same choice. */
-static int wrong_ranges(const vctx *x, vrange *r)
-{
-    int n = 0;
-    for (int i = 0; i < x->nsz; i++) {
-        const vsize *z = &x->sz[i];
-        if (z->verdict != V_WRONG) continue;
-        vrange *p = n ? &r[n - 1] : NULL;
-        if (p && p->hi == i - 1 && x->sz[p->hi].c[0].algo == z->c[0].algo && x->sz[p->hi].c[0].proto == z->c[0].proto) {
-            p->hi = i;
-            if (z->loss < p->minloss) p->minloss = z->loss;
-            if (z->loss > p->maxloss) p->maxloss = z->loss;
-            continue;
-        }
-        r[n++] = (vrange){i, i, z->loss, z->loss};
-    }
-    return n;
-}
-
-static void range_winners(const vctx *x, const vrange *r, char *b, size_t bl)
-{
-    size_t len = 0;
-    b[0] = '\0';
-    for (int i = r->lo; i <= r->hi; i++) {
-        const vcand *w = &x->sz[i].c[x->sz[i].best];
-        int seen = 0;
-        for (int j = r->lo; j < i; j++) {
-            const vcand *u = &x->sz[j].c[x->sz[j].best];
-            seen |= u->algo == w->algo && u->proto == w->proto;
-        }
-        if (seen) continue;
-        char wn[64], sizes[160] = "";
-        vld_cand_name(wn, sizeof wn, w);
-        size_t sl = 0;
-        int cnt = 0;
-        for (int j = i; j <= r->hi; j++) {
-            const vcand *u = &x->sz[j].c[x->sz[j].best];
-            if (u->algo != w->algo || u->proto != w->proto) continue;
-            char sn[24];
-            size_name(sn, sizeof sn, x->sz[j].bytes);
-            if (cnt++ < 6 && sl < sizeof sizes - 30)
-                sl += (size_t)snprintf(sizes + sl, sizeof sizes - sl, "%s%s", sl ? " " : "", sn);
-        }
-        if (cnt > 6 && sl < sizeof sizes - 8) snprintf(sizes + sl, sizeof sizes - sl, " ...");
-        if (len < bl)
-            len += (size_t)snprintf(b + len, bl - len, "%s%s at %s", len ? "; " : "", wn, sizes);
-    }
-}
-
 static int summary(const vctx *x, int *nwrong_out)
 {
-    int cnt[5] = {0};
-    for (int i = 0; i < x->nsz; i++) cnt[x->sz[i].verdict]++;
+    int cnt[TT_VERDICT_COUNT];
+    tt_validate_count(x->sz, x->nsz, cnt);
     printf("# %d size(s) judged: %d right, %d within noise (%g%%), %d wrong; %d not judged\n",
            cnt[V_RIGHT] + cnt[V_ONLY] + cnt[V_NOISE] + cnt[V_WRONG], cnt[V_RIGHT] + cnt[V_ONLY], cnt[V_NOISE],
            x->v->margin * 100, cnt[V_WRONG], cnt[V_SKIP]);
-    vrange *r = calloc((size_t)(x->nsz ? x->nsz : 1), sizeof *r);
-    int nr = r ? wrong_ranges(x, r) : 0;
+    tt_validate_range *r = calloc((size_t)(x->nsz ? x->nsz : 1), sizeof *r);
+    int nr = r ? tt_validate_wrong_ranges(x->sz, x->nsz, r) : 0;
     for (int i = 0; i < nr; i++) {
         char lo[24], hi[24], cn[64], win[600];
-        size_name(lo, sizeof lo, x->sz[r[i].lo].bytes);
-        size_name(hi, sizeof hi, x->sz[r[i].hi].bytes);
+        tt_validate_size_label(lo, sizeof lo, x->sz[r[i].lo].bytes);
+        tt_validate_size_label(hi, sizeof hi, x->sz[r[i].hi].bytes);
         vld_cand_name(cn, sizeof cn, &x->sz[r[i].lo].c[0]);
-        range_winners(x, &r[i], win, sizeof win);
+        tt_validate_range_winners(x->sz, &r[i], win, sizeof win);
         char pct[48];
         if (r[i].maxloss - r[i].minloss < 0.0005) snprintf(pct, sizeof pct, "%.1f%%", r[i].maxloss * 100);
         else snprintf(pct, sizeof pct, "%.1f-%.1f%%", r[i].minloss * 100, r[i].maxloss * 100);
@@ -214,12 +128,6 @@ static cJSON *place_json(const vcand *c, int p, double pred)
     else cJSON_AddNullToObject(o, "nwrong");
     if (pred > 0) cJSON_AddNumberToObject(o, "predicted_time", pred);
     return o;
-}
-
-static const char *verdict_word(int v)
-{
-    static const char *const w[] = {"not judged", "right", "within noise", "wrong", "only candidate"};
-    return w[v];
 }
 
 static int write_json(const vctx *x, const char *start, int oob, int rc, const char *err)
@@ -280,50 +188,9 @@ static int write_json(const vctx *x, const char *start, int oob, int rc, const c
     cJSON_AddNumberToObject(ab, "bandwidth", nbw ? bw / nbw : 0);
     cJSON *errs = cJSON_AddArrayToObject(j, "errors");
     if (err) cJSON_AddItemToArray(errs, cJSON_CreateString(err));
-    cJSON *va = cJSON_AddObjectToObject(j, "validate");
-    cJSON_AddStringToObject(va, "table", x->table_desc);
-    cJSON_AddStringToObject(va, "model", x->model_desc);
-    cJSON_AddNumberToObject(va, "margin_percent", x->v->margin * 100);
-    cJSON_AddNumberToObject(va, "runners_up", x->v->runners_up);
-    cJSON_AddNumberToObject(va, "rounds", x->v->rounds);
-    cJSON *sizes = cJSON_AddArrayToObject(va, "sizes");
-    for (int i = 0; i < x->nsz; i++) {
-        const vsize *z = &x->sz[i];
-        cJSON *o = cJSON_CreateObject();
-        char cn[64];
-        cJSON_AddNumberToObject(o, "size", (double)z->bytes);
-        cJSON_AddStringToObject(o, "verdict", verdict_word(z->verdict));
-        if (z->verdict != V_SKIP) {
-            vld_cand_name(cn, sizeof cn, &z->c[0]);
-            cJSON_AddStringToObject(o, "choice", cn);
-            cJSON_AddNumberToObject(o, "choice_time", vld_cand_time(&z->c[0]));
-            vld_cand_name(cn, sizeof cn, &z->c[z->best]);
-            cJSON_AddStringToObject(o, "fastest", cn);
-            cJSON_AddNumberToObject(o, "fastest_time", vld_cand_time(&z->c[z->best]));
-            cJSON_AddNumberToObject(o, "loss_percent", z->loss * 100);
-        } else {
-            cJSON_AddStringToObject(o, "note", z->note);
-        }
-        cJSON_AddItemToArray(sizes, o);
-    }
-    vrange *r = calloc((size_t)(x->nsz ? x->nsz : 1), sizeof *r);
-    int nr = r ? wrong_ranges(x, r) : 0;
-    cJSON *wr = cJSON_AddArrayToObject(va, "wrong_ranges");
-    for (int i = 0; i < nr; i++) {
-        cJSON *o = cJSON_CreateObject();
-        char cn[64], win[600];
-        cJSON_AddNumberToObject(o, "min_bytes", (double)x->sz[r[i].lo].bytes);
-        cJSON_AddNumberToObject(o, "max_bytes", (double)x->sz[r[i].hi].bytes);
-        vld_cand_name(cn, sizeof cn, &x->sz[r[i].lo].c[0]);
-        cJSON_AddStringToObject(o, "choice", cn);
-        range_winners(x, &r[i], win, sizeof win);
-        cJSON_AddStringToObject(o, "faster", win);
-        cJSON_AddNumberToObject(o, "min_loss_percent", r[i].minloss * 100);
-        cJSON_AddNumberToObject(o, "max_loss_percent", r[i].maxloss * 100);
-        cJSON_AddItemToArray(wr, o);
-    }
-    free(r);
-    cJSON_AddNumberToObject(va, "exit", rc);
+    cJSON *va = tt_validate_json(x->sz, x->nsz, x->table_desc, x->model_desc, x->v->margin, x->v->runners_up,
+                                 x->v->rounds, rc);
+    if (va) cJSON_AddItemToObject(j, "validate", va);
     tt_status st = tt_cli_write_json(s->json, j);
     cJSON_Delete(j);
     if (st != TT_OK) {

@@ -262,6 +262,25 @@ tt_status tt_scan_report_write_json(const tt_scan_report *r, tt_strbuf *out);
  * no GPUDirect RDMA.  Codes in docs/scan.md (topo_check.c). */
 tt_status tt_topo_check(const tt_xml_doc *doc, tt_findings *out);
 
+/* ---- native document (topo_native.c) ----
+ * A copy of a loaded topology (NCCL's dialect or ours) as our native document: tt_version="1"
+ * and tt_source="nccl" on <system> unless present, and an <unknown attr=... reason=.../> first
+ * child where the input could not say something (<cpu numaid="-1">, <pci> with an empty or 0
+ * link_width, an empty link_speed).  Idempotent, so native round trips are byte-stable. */
+tt_status tt_topo_to_native(const tt_xml_doc *doc, tt_xml_doc **out);
+
+/* ---- synthetic topologies (topo_synth.c), built in memory ----
+ * Host stand-in: n ranks as n PCIe GPUs (SM89, x16 Gen4) under one x86 CPU; what
+ * topo-exec --validate models host ranks on (docs/calibration.md section 6).  Document source
+ * TT_TOPO_SYNTH_HOST_SOURCE.
+ * NVSwitch domain: ngpu SM100 GPUs, four per arm64 CPU, 18 NVLinks each to one NVSwitch (the
+ * generated NVL72 of topo-tune --bench; tests/fixtures/nvl72-sm100.xml is ngpu = 72).  Source
+ * TT_TOPO_SYNTH_NVL72_SOURCE.  Both: 1..TT_TOPO_MAX_TYPE_NODES GPUs, else TT_ERR_INVALID. */
+#define TT_TOPO_SYNTH_HOST_SOURCE "built-in host stand-in"
+#define TT_TOPO_SYNTH_NVL72_SOURCE "<generated nvl72>"
+tt_status tt_topo_synth_host(int nranks, tt_xml_doc **out);
+tt_status tt_topo_synth_nvl72(int ngpu, tt_xml_doc **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -427,6 +427,107 @@ tt_status tt_expect_row_compute(const tt_tune_ctx *ctx, tt_coll coll, uint64_t b
 tt_status tt_expect_judge(const tt_tune_ctx *ctx, const tt_measurement *m, const tt_expect_bands *b,
                           tt_expect_row *out);
 
+/* ---- validating a table on this machine (tune_validate.c: the plan; tune_verdict.c: verdicts) ----
+ * topo-exec --validate (docs/calibration.md section 7): for every size of a sweep the table's
+ * choice and its nearest runner-ups by the model's predicted time are measured back to back (by
+ * the caller, with the executor); the choice is RIGHT when it was the fastest measured candidate,
+ * within noise when slower by at most the margin, WRONG by X % (X = choice / fastest - 1)
+ * otherwise.  Which candidates the executor can run (and with how many channels) is the
+ * executor's knowledge: the caller passes them in. */
+#define TT_VALIDATE_MAXC 8 /* candidates per size: the choice + at most 7 runner-ups */
+
+typedef enum {
+    TT_VERDICT_SKIP = 0,  /* not judged (note says why) */
+    TT_VERDICT_RIGHT,     /* the choice was the fastest */
+    TT_VERDICT_NOISE,     /* slower than the fastest by at most the margin */
+    TT_VERDICT_WRONG,     /* slower by more */
+    TT_VERDICT_ONLY,      /* right: the only candidate */
+    TT_VERDICT_COUNT
+} tt_verdict;
+
+typedef struct {
+    tt_algo algo;
+    tt_proto proto;
+    int channels;        /* what the run asks for (host: 1; GPU: the table's, 0 = executor default) */
+    int ran_channels;    /* what the executor resolved */
+    double pred_us;      /* model, < 0 = none */
+    double t[2];         /* measured time per placement (us; out of place, in place), <= 0 = none */
+    double busbw[2], algbw[2];
+    long long wrong[2];  /* wrong results, -1 = not checked */
+} tt_validate_cand;
+
+typedef struct {
+    uint64_t bytes;
+    size_t count;        /* elements per rank (0: size below one element per rank) */
+    int nc;              /* candidates; c[0] is the table's choice; 0 = not judged */
+    tt_validate_cand c[TT_VALIDATE_MAXC];
+    char note[512];      /* why the size is not judged */
+    int verdict;         /* tt_verdict */
+    int best;            /* index of the fastest measured candidate */
+    double loss;         /* choice / fastest - 1 */
+} tt_validate_size;
+
+/* The sizes of a sweep (minb..maxb, times factor when > 1, else plus stepb; stepb > 0 or
+ * factor > 1), counts per rank for AllGather/ReduceScatter: count = size / elem / ranks,
+ * bytes = what that count really moves.  *out is malloc'ed (free()), nothing else set. */
+tt_status tt_validate_sizes(tt_coll coll, int nranks, size_t elem_bytes, uint64_t minb, uint64_t maxb,
+                            uint64_t stepb, long long factor, tt_validate_size **out, int *n);
+
+/* The model --validate ranks runner-ups with: topology (topo_file; else the live scan when
+ * gpu_ranks, else tt_topo_synth_host(nranks)), calibration file (NULL or "" = built-in
+ * constants), one node of nranks ranks.  desc receives one line saying which model.  Errors
+ * set the message ("--topo FILE: ...", "--calibration FILE: ...", too few GPUs). */
+typedef struct {
+    tt_xml_doc *doc;
+    tt_topo *topo;
+    tt_cluster base;
+    tt_model_params params;
+    int ok;              /* loaded; 0 = no model (predictions < 0) */
+} tt_validate_model;
+tt_status tt_validate_model_load(tt_validate_model *m, const char *topo_file, int gpu_ranks, int nranks,
+                                 const char *calibration, char *desc, size_t desc_len);
+void tt_validate_model_free(tt_validate_model *m);
+/* Predicted time of a candidate (its channels, else the ones the executor resolved), as
+ * tt_calib_predict evaluates a measured row; < 0 without a model or a prediction. */
+double tt_validate_predict(const tt_validate_model *m, tt_coll coll, uint64_t bytes, int nranks,
+                           const tt_validate_cand *c);
+/* Set pred_us of the n runnable candidates and, with a model, order them by it (fastest
+ * first; unpredicted last; ties by algorithm, then protocol). */
+void tt_validate_rank(const tt_validate_model *m, tt_coll coll, uint64_t bytes, int nranks, tt_validate_cand *c,
+                      int n);
+/* The candidates of one size: `choice` (the table's, runnable here, pred_us set; NULL = the
+ * model's fastest of `ranked`) first, then the next of `ranked` that differ from it in
+ * algorithm or protocol: at most runners_up with a model (model_ok), all (up to
+ * TT_VALIDATE_MAXC - 1) without.  Returns z->nc; 0 with z->note set when nothing to judge. */
+int tt_validate_plan_size(tt_validate_size *z, const tt_validate_cand *choice, const tt_validate_cand *ranked,
+                          int nranked, int model_ok, int runners_up);
+
+/* "ring/simple" */
+void tt_validate_cand_name(char *b, size_t n, const tt_validate_cand *c);
+/* The faster placement, < 0 when neither was measured. */
+double tt_validate_cand_time(const tt_validate_cand *c);
+/* 1K, 64K, 1M, ... when exact, else the byte count with a B ("1000B"). */
+void tt_validate_size_label(char *b, size_t n, uint64_t bytes);
+/* verdict, best and loss of a measured size (margin: a fraction, 0.05 = 5 %). */
+void tt_validate_judge_size(tt_validate_size *z, double margin);
+const char *tt_verdict_word(int verdict); /* "right", "within noise", "wrong", ... (JSON) */
+/* Count the sizes per verdict. */
+void tt_validate_count(const tt_validate_size *sz, int n, int cnt[TT_VERDICT_COUNT]);
+/* Ranges to fix: consecutive sizes, all WRONG, with the same choice (indices into sz, loss
+ * range).  r has room for n; returns how many. */
+typedef struct {
+    int lo, hi;
+    double minloss, maxloss;
+} tt_validate_range;
+int tt_validate_wrong_ranges(const tt_validate_size *sz, int n, tt_validate_range *r);
+/* What won in a range: "tree/simple at 64K 256K; ring/ll at 1M" (at most 6 sizes each). */
+void tt_validate_range_winners(const tt_validate_size *sz, const tt_validate_range *r, char *b, size_t bl);
+/* The "validate" member of topo-exec --validate -J: table and model lines, margin, runner-ups,
+ * rounds, per size the verdict, the wrong ranges and the exit code.  NULL on OOM. */
+struct cJSON;
+struct cJSON *tt_validate_json(const tt_validate_size *sz, int n, const char *table_desc, const char *model_desc,
+                               double margin, int runners_up, int rounds, int exit_code);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,151 @@
+/*
+ * tune_validate.c - the plan of topo-exec --validate: the sizes of the sweep, the model that
+ * ranks the candidates (topology, live scan or the host stand-in, plus a calibration), and per
+ * size the table's choice with its nearest runner-ups by predicted time.  The caller (bin/) asks
+ * the executor which candidates it can run; tune_verdict.c judges the measurements.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_internal.h"
+
+tt_status tt_validate_sizes(tt_coll coll, int nranks, size_t elem_bytes, uint64_t minb, uint64_t maxb,
+                            uint64_t stepb, long long factor, tt_validate_size **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (elem_bytes == 0 || nranks < 1 || (factor <= 1 && stepb == 0))
+        return tt_error_set(TT_ERR_INVALID, "validate: sweep with element size %zu, %d ranks, step %llu, factor %lld",
+                            elem_bytes, nranks, (unsigned long long)stepb, factor);
+    int per_rank = coll == TT_COLL_ALLGATHER || coll == TT_COLL_REDUCESCATTER;
+    tt_validate_size *sz = NULL;
+    int cnt = 0, cap = 0;
+    for (uint64_t size = minb; size <= maxb; size = factor > 1 ? size * (uint64_t)factor : size + stepb) {
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 32;
+            tt_validate_size *p = realloc(sz, (size_t)cap * sizeof *p);
+            if (!p) {
+                free(sz);
+                return tt_error_set(TT_ERR_NOMEM, "out of memory");
+            }
+            sz = p;
+        }
+        tt_validate_size *z = &sz[cnt++];
+        memset(z, 0, sizeof *z);
+        z->count = (size_t)(size / elem_bytes / (per_rank ? (size_t)nranks : 1));
+        z->bytes = (uint64_t)z->count * elem_bytes * (per_rank ? (uint64_t)nranks : 1);
+    }
+    *out = sz;
+    *n = cnt;
+    return TT_OK;
+}
+
+/* ---------------------------------------------------------------- model */
+void tt_validate_model_free(tt_validate_model *m)
+{
+    if (!m) return;
+    tt_topo_free(m->topo);
+    tt_xml_doc_free(m->doc);
+    memset(m, 0, sizeof *m);
+}
+
+tt_status tt_validate_model_load(tt_validate_model *m, const char *topo, int gpu, int nranks, const char *cal,
+                                 char *desc, size_t dl)
+{
+    memset(m, 0, sizeof *m);
+    tt_model_params_default(&m->params);
+    tt_status st;
+    if (cal && *cal && (st = tt_model_params_load(cal, &m->params)) != TT_OK)
+        return tt_error_prefix(st, "--calibration %s", cal);
+    const char *what;
+    if (topo) {
+        if ((st = tt_xml_read_file(topo, NULL, &m->doc)) != TT_OK) return tt_error_prefix(st, "--topo %s", topo);
+        what = topo;
+    } else if (gpu) {
+        tt_scan_options so;
+        tt_scan_report rep;
+        tt_scan_options_default(&so);
+        if ((st = tt_topo_scan_report(&so, &m->doc, &rep)) != TT_OK) return tt_error_prefix(st, "live scan");
+        what = "live scan";
+    } else {
+        /* MODEL ASSUMPTION: host ranks move data through host memory, which the topotune model
+         * maps to the PCI link class (tt_topo_synth_host) */
+        if ((st = tt_topo_synth_host(nranks, &m->doc)) != TT_OK) return st;
+        what = NULL;
+    }
+    if ((st = tt_topo_from_xml(m->doc, NULL, &m->topo)) != TT_OK ||
+        (st = tt_cluster_from_topo(m->topo, &m->base)) != TT_OK)
+        return tt_error_prefix(st, "%s", what ? what : TT_TOPO_SYNTH_HOST_SOURCE);
+    if (m->base.topo_gpus < nranks && !(gpu && !topo))
+        return tt_error_set(TT_ERR_INVALID, "%s has %d GPU(s) but the run has %d ranks on one node (give --topo with "
+                            "at least %d GPUs)", what ? what : "stand-in", m->base.topo_gpus, nranks, nranks);
+    m->base.gpus_per_node = nranks <= m->base.topo_gpus ? nranks : m->base.topo_gpus;
+    m->base.nodes = 1;
+    if (what)
+        snprintf(desc, dl, "topotune model on %s, %s", what, cal && *cal ? cal : "built-in constants");
+    else
+        snprintf(desc, dl, "topotune model on the built-in host stand-in (%d PCIe GPUs, one CPU), %s", nranks,
+                 cal && *cal ? cal : "built-in constants");
+    m->ok = 1;
+    return TT_OK;
+}
+
+double tt_validate_predict(const tt_validate_model *m, tt_coll coll, uint64_t bytes, int nranks,
+                           const tt_validate_cand *c)
+{
+    if (!m || !m->ok) return -1;
+    tt_measurement x;
+    memset(&x, 0, sizeof x);
+    x.coll = coll;
+    x.bytes = bytes;
+    x.nranks = nranks;
+    x.nodes = 1;
+    x.algo = c->algo;
+    x.proto = c->proto;
+    /* the channels the executor will run (the caller resolved them), so that the model ranks
+     * what actually runs: on GPUs the default plan gives small sizes one channel */
+    x.channels = c->channels > 0 ? c->channels : c->ran_channels > 0 ? c->ran_channels : 0;
+    x.time_us = 1;
+    snprintf(x.where, sizeof x.where, "validate %llu bytes", (unsigned long long)bytes);
+    double us;
+    return tt_calib_predict(m->topo, &m->base, &m->params, &x, &us) == TT_OK && us > 0 ? us : -1;
+}
+
+/* ---------------------------------------------------------------- candidates */
+static int cmp_pred(const void *a, const void *b)
+{
+    const tt_validate_cand *x = a, *y = b;
+    if ((x->pred_us < 0) != (y->pred_us < 0)) return x->pred_us < 0 ? 1 : -1;
+    if (x->pred_us != y->pred_us) return x->pred_us < y->pred_us ? -1 : 1;
+    if (x->algo != y->algo) return (int)x->algo - (int)y->algo;
+    return (int)x->proto - (int)y->proto;
+}
+
+void tt_validate_rank(const tt_validate_model *m, tt_coll coll, uint64_t bytes, int nranks, tt_validate_cand *c,
+                      int n)
+{
+    for (int k = 0; k < n; k++) c[k].pred_us = tt_validate_predict(m, coll, bytes, nranks, &c[k]);
+    if (m && m->ok && n > 1) qsort(c, (size_t)n, sizeof *c, cmp_pred);
+}
+
+int tt_validate_plan_size(tt_validate_size *z, const tt_validate_cand *choice, const tt_validate_cand *ranked,
+                          int nranked, int model_ok, int runners_up)
+{
+    z->nc = 0;
+    tt_validate_cand ch;
+    if (choice) {
+        ch = *choice;
+    } else {
+        if (nranked == 0 || ranked[0].pred_us < 0) {
+            snprintf(z->note, sizeof z->note, "the model predicts none of the candidates this engine runs");
+            return 0;
+        }
+        ch = ranked[0];
+    }
+    z->c[z->nc++] = ch;
+    int limit = model_ok ? runners_up : TT_VALIDATE_MAXC - 1;
+    for (int k = 0; k < nranked && z->nc - 1 < limit && z->nc < TT_VALIDATE_MAXC; k++)
+        if (ranked[k].algo != ch.algo || ranked[k].proto != ch.proto) z->c[z->nc++] = ranked[k];
+    return z->nc;
+}
