@@ -9,6 +9,7 @@
 tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const char **label)
 {
     static char buf[600];
+    char excl[64];
     tt_scan_options so;
     tt_scan_report rep;
     tt_status st;
@@ -20,10 +21,10 @@ tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const ch
     tt_scan_options_default(&so);
     so.hwloc_xml = o->hwloc_xml;
     so.sysfs_root = o->sysfs_root;
-    so.use_nvml = !o->no_nvml;
-    so.use_cuda = !o->no_cuda;
-    so.use_ibv = !o->no_ibv;
-    so.use_hwloc = !o->no_hwloc;
+    /* --no-nvml etc. are shorthands for the exclusion list */
+    snprintf(excl, sizeof excl, "%s%s%s%s", o->no_nvml ? "nvml," : "", o->no_cuda ? "cuda," : "",
+             o->no_ibv ? "ibv," : "", o->no_hwloc ? "hwloc," : "");
+    so.exclude = excl;
     st = tt_topo_scan_report(&so, doc, &rep);
     if (st != TT_OK)
         return st;

@@ -17,32 +17,26 @@ static size_t env_chunk_bytes(void)
     return EXEC_DEFAULT_CHUNK;
 }
 
-static int algo_supported(tt_coll coll, tt_algo a, int nranks)
-{
-    switch (a) {
-    case TT_ALGO_RING: return 1;
-    case TT_ALGO_TREE: return coll == TT_COLL_ALLREDUCE;
-    case TT_ALGO_RHD: return coll == TT_COLL_ALLREDUCE && (nranks & (nranks - 1)) == 0;
-    case TT_ALGO_HIER: return coll == TT_COLL_ALLREDUCE;
-    default: return 0;
-    }
-}
-
 static tt_status resolve(const tt_comm *comm, tt_coll coll, size_t count, tt_dtype t, const tt_plan *req,
                          tt_plan *eff)
 {
+    /* what the host executor can run: the table of exec_caps.c (tt_exec_supports) */
+    tt_proto host_proto;
+    tt_exec_protos(TT_EXEC_HOST, &host_proto, 1);
     *eff = *req;
-    if (req->proto != TT_PROTO_DEFAULT && req->proto != TT_PROTO_SIMPLE)
+    if (req->proto != TT_PROTO_DEFAULT &&
+        !tt_exec_supports(TT_EXEC_HOST, coll, TT_ALGO_DEFAULT, req->proto, 0, NULL, 0))
         return tt_error_set(TT_ERR_UNSUPPORTED,
-                            "protocol %s was requested but the %s transport runs only simple "
+                            "protocol %s was requested but the %s transport runs only %s "
                             "(LL/LL128 are GPU protocols)",
-                            tt_proto_name(req->proto), comm->tp->name);
-    eff->proto = TT_PROTO_SIMPLE;
-    if (req->channels > 1)
+                            tt_proto_name(req->proto), comm->tp->name, tt_proto_name(host_proto));
+    eff->proto = host_proto;
+    int maxch = tt_exec_max_channels(TT_EXEC_HOST);
+    if (req->channels > maxch)
         return tt_error_set(TT_ERR_UNSUPPORTED,
-                            "%d channels were requested but the %s transport runs 1 channel",
-                            req->channels, comm->tp->name);
-    eff->channels = 1;
+                            "%d channels were requested but the %s transport runs %d channel",
+                            req->channels, comm->tp->name, maxch);
+    eff->channels = maxch;
     eff->chunk_bytes = req->chunk_bytes ? req->chunk_bytes : env_chunk_bytes();
     if (req->algo == TT_ALGO_DEFAULT) {
         /* Assumption (docs/exec.md): tree (2 log n latency steps) wins for
@@ -55,20 +49,9 @@ static tt_status resolve(const tt_comm *comm, tt_coll coll, size_t count, tt_dty
     }
     if ((unsigned)req->algo >= TT_ALGO_COUNT)
         return tt_error_set(TT_ERR_INVALID, "unknown algorithm %d", (int)req->algo);
-    if (!algo_supported(coll, req->algo, comm->nranks)) {
-        char avail[128] = "";
-        for (int a = 0; a < TT_ALGO_COUNT; a++)
-            if (algo_supported(coll, (tt_algo)a, comm->nranks)) {
-                if (avail[0]) strcat(avail, ", ");
-                strcat(avail, tt_algo_label((tt_algo)a));
-            }
-        const char *why = req->algo == TT_ALGO_RHD && coll == TT_COLL_ALLREDUCE
-                              ? " (halving-doubling needs a power-of-two rank count)"
-                              : "";
-        return tt_error_set(TT_ERR_UNSUPPORTED,
-                            "algorithm %s was requested for %s on %d ranks but cannot apply%s; available: %s",
-                            tt_algo_label(req->algo), tt_coll_label(coll), comm->nranks, why, avail);
-    }
+    char why[320];
+    if (!tt_exec_supports(TT_EXEC_HOST, coll, req->algo, TT_PROTO_DEFAULT, comm->nranks, why, sizeof why))
+        return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     return TT_OK;
 }
 

@@ -127,6 +127,7 @@ tt_status exec_comm_start(tt_comm *comm)
     tt_status st = comm->tp->connect_all(comm);
     if (st != TT_OK)
         return st;
+    exec_transport_describe(comm, comm->tp_desc, sizeof comm->tp_desc);
     if (pthread_create(&comm->worker, NULL, worker_main, comm) != 0)
         return tt_error_set(TT_ERR_SYSTEM, "rank %d: cannot start the worker thread", comm->rank);
     comm->worker_started = 1;
@@ -172,6 +173,7 @@ void exec_comm_free(tt_comm *comm)
     free(comm->ctl);
     free(comm->ctl_waits);
     free(comm->node);
+    free(comm->peer_pid);
     free(comm->scratch);
     exec_world_release(comm->world);
     pthread_mutex_destroy(&comm->mu);
@@ -332,17 +334,8 @@ const char *tt_comm_transport(const tt_comm *comm)
 {
     if (!comm)
         return "";
-    int shm = 0, tcp = 0, ib = 0;
-    for (int p = 0; p < comm->nranks; p++)
-        if (comm->conns[p]) {
-            shm += comm->conns[p]->tp == &exec_transport_shm;
-            tcp += comm->conns[p]->tp == &exec_transport_tcp;
-            ib += !strcmp(comm->conns[p]->tp->name, "ib");
-        }
-    /* the transports in use, joined by '+' in the order shm, ib, tcp */
-    static const char *const names[8] = {NULL, "tcp", "ib", "ib+tcp", "shm", "shm+tcp", "shm+ib", "shm+ib+tcp"};
-    int k = (shm ? 4 : 0) | (ib ? 2 : 0) | (tcp ? 1 : 0);
-    return k ? names[k] : comm->tp->name;
+    /* the transports in use, joined by '+' in table order (exec_transport_describe) */
+    return comm->tp_desc[0] ? comm->tp_desc : comm->tp->name;
 }
 
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms)

@@ -426,21 +426,20 @@ extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll
                                               const tt_plan *req, tt_plan *eff)
 {
     tt_plan p = req ? *req : TT_PLAN_DEFAULT;
-    if (coll != TT_COLL_ALLREDUCE)
-        return tt_error_set(TT_ERR_UNSUPPORTED, "the GPU executor runs AllReduce only; %s was requested "
-                                                "(use --host for the other collectives)", tt_coll_label(coll));
+    char why[320];
+    /* what the GPU executor can run: the table of exec_caps.c (tt_exec_supports) */
+    if (!tt_exec_supports(TT_EXEC_GPU, coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, why, sizeof why))
+        return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     size_t bytes = count * tt_dtype_size(t);
     if (p.algo == TT_ALGO_DEFAULT)
         p.algo = (bytes <= GPU_TREE_MAX_BYTES && g->nranks > 2) ? TT_ALGO_TREE : TT_ALGO_RING;
-    if (p.algo != TT_ALGO_RING && p.algo != TT_ALGO_TREE)
-        return tt_error_set(TT_ERR_UNSUPPORTED, "algorithm %s was requested for the GPU AllReduce but cannot "
-                                                "apply; available: ring, tree", tt_algo_label(p.algo));
+    if (!tt_exec_supports(TT_EXEC_GPU, coll, p.algo, TT_PROTO_DEFAULT, g->nranks, why, sizeof why))
+        return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     if (p.proto == TT_PROTO_DEFAULT) p.proto = bytes <= GPU_LL_MAX_BYTES ? TT_PROTO_LL : TT_PROTO_SIMPLE;
-    if (p.proto == TT_PROTO_LL128)
-        return tt_error_set(TT_ERR_UNSUPPORTED, "protocol LL128 was requested but the GPU executor does not "
-                                                "implement it; available: simple, ll");
-    if (p.proto != TT_PROTO_SIMPLE && p.proto != TT_PROTO_LL)
+    if ((unsigned)p.proto >= TT_PROTO_COUNT)
         return tt_error_set(TT_ERR_INVALID, "protocol %d unknown", (int)p.proto);
+    if (!tt_exec_supports(TT_EXEC_GPU, coll, p.algo, p.proto, g->nranks, why, sizeof why))
+        return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     if (p.channels < 0 || p.channels > g->nch_max)
         return tt_error_set(TT_ERR_UNSUPPORTED, "%d channels were requested; this GPU communicator has 1..%d "
                                                 "(resident blocks of %d rank(s) per GPU)", p.channels, g->nch_max,

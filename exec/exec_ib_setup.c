@@ -9,18 +9,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* can_connect: pairs on different hosts (auto), every pair when forced.
+ * Whether both ends have an ACTIVE port is settled by the upgrade's exchange:
+ * a pair where one side has none stays on TCP in auto mode. */
+int exec_ib_can_connect(const tt_comm *comm, int peer, int forced)
+{
+    return forced || comm->node[peer] != comm->node[comm->rank];
+}
+
 #ifndef TT_HAVE_IBVERBS
 
-tt_status exec_ib_upgrade(tt_comm *comm)
+tt_status exec_ib_upgrade(tt_comm *comm, const unsigned char *want, int forced)
 {
-    const char *tr = getenv("TOPOTUNE_TRANSPORT");
-    if (tr && !strcmp(tr, "ib") && comm->nranks > 1)
+    (void)want;
+    if (forced)
         return tt_error_set(TT_ERR_UNSUPPORTED,
                             "rank %d: TOPOTUNE_TRANSPORT=ib, but topotune was built without rdma-core headers "
                             "(<infiniband/verbs.h>); install libibverbs-dev and rebuild",
                             comm->rank);
-    return TT_OK;
+    return TT_OK; /* auto: every pair stays on TCP */
 }
+
+/* The table entry without verbs: it only ever refuses (no connection is made). */
+const exec_transport exec_transport_ib = {
+    .name = "ib",
+    .can_connect = exec_ib_can_connect,
+    .upgrade = exec_ib_upgrade,
+};
 
 #else
 
@@ -331,12 +346,8 @@ static tt_status io(exec_conn *c, void *buf, size_t len, int is_send, int64_t de
     return exec_tcp_setup_io(c, buf, len, is_send, deadline, me, "InfiniBand");
 }
 
-tt_status exec_ib_upgrade(tt_comm *comm)
+tt_status exec_ib_upgrade(tt_comm *comm, const unsigned char *want, int forced)
 {
-    const char *tr = getenv("TOPOTUNE_TRANSPORT");
-    int forced = tr && !strcmp(tr, "ib");
-    if (tr && *tr && !forced && strcmp(tr, "auto"))
-        return TT_OK; /* shm or tcp: no verbs */
     int n = comm->nranks, me = comm->rank;
     int *target = calloc((size_t)n, sizeof *target);
     ib_info *mine = calloc((size_t)n, sizeof *mine), *theirs = calloc((size_t)n, sizeof *theirs);
@@ -350,8 +361,7 @@ tt_status exec_ib_upgrade(tt_comm *comm)
     }
     int ntargets = 0;
     for (int p = 0; p < n; p++) {
-        target[p] = p != me && comm->conns[p] && comm->conns[p]->tp == &exec_transport_tcp &&
-                    (forced || comm->node[p] != comm->node[me]);
+        target[p] = want[p]; /* exec_ib_can_connect, pair still on TCP */
         ntargets += target[p];
     }
     tt_status st = TT_OK;

@@ -67,6 +67,8 @@ struct tt_comm {
 
     int *node;               /* [nranks]: node index of every rank (same host = same node) */
     int nnodes;
+    int *peer_pid;           /* [nranks] process ids (process ranks, from exec_host_exchange), else NULL */
+    char tp_desc[64];        /* transports in use ("shm+tcp"), set by exec_comm_start */
 
     int *ctl;                /* [nranks] failure-report sockets (rank 0: to every rank,
                                 others: to rank 0), -1 when none; see exec_ctl.c */
@@ -178,12 +180,13 @@ tt_status exec_tcp_setup_io(exec_conn *c, void *buf, size_t len, int is_send, in
 void exec_fault_before_collective(tt_comm *comm, uint64_t seq);
 void exec_fault_slow(const tt_comm *comm, tt_algo algo);
 int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq);
-/* After the TCP mesh: move same-host pairs to shared memory (unless
- * TOPOTUNE_TRANSPORT=tcp). */
-tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce);
-/* Then move pairs to InfiniBand verbs (exec_transport_ib.c): every pair with
- * TOPOTUNE_TRANSPORT=ib, pairs on different hosts in auto mode when both
- * have an active port; the rest stay on TCP. */
-tt_status exec_ib_upgrade(tt_comm *comm);
+/* After the TCP mesh: every rank sends its host identity (boot id, host
+ * name, pid) on every pair; fills comm->node, nnodes and peer_pid.  Called by
+ * exec_transport_upgrade_all before any can_connect hook. */
+tt_status exec_host_exchange(tt_comm *comm);
+/* The ib transport's upgrade hook (exec_ib_setup.c; a refusal of forced use
+ * without the verbs headers). */
+int exec_ib_can_connect(const tt_comm *comm, int peer, int forced);
+tt_status exec_ib_upgrade(tt_comm *comm, const unsigned char *want, int forced);
 
 #endif

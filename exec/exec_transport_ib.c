@@ -270,6 +270,8 @@ static tt_status ib_connect_all(tt_comm *comm)
 const exec_transport exec_transport_ib = {
     .name = "ib",
     .connect_all = ib_connect_all,
+    .can_connect = exec_ib_can_connect,
+    .upgrade = exec_ib_upgrade,
     .send_some = ib_send_some,
     .recv_some = ib_recv_some,
     .poll_fd = ib_poll_fd,

@@ -135,9 +135,14 @@ static tt_status shm_connect_all(tt_comm *comm)
     return TT_OK;
 }
 
+static int shm_can_connect(const tt_comm *comm, int peer, int forced);
+static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int forced);
+
 const exec_transport exec_transport_shm = {
     .name = "shm",
     .connect_all = shm_connect_all,
+    .can_connect = shm_can_connect,
+    .upgrade = shm_upgrade,
     .send_some = shm_send_some,
     .recv_some = shm_recv_some,
     .poll_fd = shm_poll_fd,
@@ -146,12 +151,6 @@ const exec_transport exec_transport_shm = {
 };
 
 /* ---- process mode ------------------------------------------------------ */
-
-typedef struct {
-    char boot_id[40];
-    char host[64];
-    int32_t pid;
-} shm_ident;
 
 typedef struct {
     int32_t status; /* 0 = segment ready, else no shm for this pair */
@@ -165,18 +164,6 @@ static size_t ring_span(size_t cap) { return (sizeof(shm_ring) + cap + 63) & ~(s
 static tt_status io(exec_conn *c, void *buf, size_t len, int is_send, int64_t deadline, int me)
 {
     return exec_tcp_setup_io(c, buf, len, is_send, deadline, me, "shared-memory");
-}
-
-static void read_boot_id(char *out, size_t n)
-{
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    out[0] = '\0';
-    if (f) {
-        if (!fgets(out, (int)n, f))
-            out[0] = '\0';
-        fclose(f);
-    }
-    out[strcspn(out, "\n")] = '\0';
 }
 
 /* Lower rank of a pair: create, size, map and initialise the segment. */
@@ -250,13 +237,21 @@ static tt_status wrap(tt_comm *comm, int p, void *map, size_t len, size_t cap, p
     return TT_OK;
 }
 
-tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce)
+/* can_connect: the pair is on one machine (same boot id and host name, see
+ * exec_host_exchange). */
+static int shm_can_connect(const tt_comm *comm, int peer, int forced)
 {
-    const char *tr = getenv("TOPOTUNE_TRANSPORT");
-    int tcp_only = tr && (!strcmp(tr, "tcp") || !strcmp(tr, "ib")); /* ib: exec_ib_upgrade takes every pair */
-    if (tr && *tr && !tcp_only && strcmp(tr, "auto") && strcmp(tr, "shm")) {
-        return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_TRANSPORT='%s' (valid: auto, shm, tcp, ib)", tr);
-    }
+    (void)forced;
+    return comm->node[peer] == comm->node[comm->rank];
+}
+
+/* upgrade: every wanted pair gets a segment; any failure is an error. */
+static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int forced)
+{
+    (void)forced;
+    if (!comm->boot || !comm->peer_pid)
+        return tt_error_set(TT_ERR_INTERNAL, "shm upgrade without the rendezvous and host exchange");
+    uint64_t nonce = ((const exec_boot_id *)comm->boot)->nonce;
     int n = comm->nranks, me = comm->rank;
     int64_t deadline = exec_now_ms() + comm->timeout_ms;
     size_t cap = 1u << 20;
@@ -264,49 +259,16 @@ tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce)
     uint64_t v;
     if (rb && tt_parse_size(rb, &v) == TT_OK && v >= 4096 && v <= (1ull << 30) && !(v & (v - 1)))
         cap = (size_t)v;
-    shm_ident mine = {{0}, {0}, (int32_t)getpid()};
-    read_boot_id(mine.boot_id, sizeof mine.boot_id);
-    gethostname(mine.host, sizeof mine.host - 1);
-    shm_ident *theirs = calloc((size_t)n, sizeof *theirs);
     void **maps = calloc((size_t)n, sizeof *maps);
     char (*names)[60] = calloc((size_t)n, sizeof *names);
-    if (!theirs || !maps || !names) {
-        free(theirs);
+    if (!maps || !names) {
         free(maps);
         free(names);
         return tt_error_set(TT_ERR_NOMEM, "shared-memory setup");
     }
     size_t len = 2 * ring_span(cap);
     tt_status st = TT_OK;
-    /* 1. who is on this machine */
-    for (int p = 0; st == TT_OK && p < n; p++)
-        if (p != me)
-            st = io(comm->conns[p], &mine, sizeof mine, 1, deadline, me);
-    for (int p = 0; st == TT_OK && p < n; p++)
-        if (p != me)
-            st = io(comm->conns[p], &theirs[p], sizeof theirs[p], 0, deadline, me);
-    /* node of every rank: the lowest rank with the same machine identity */
-    if (st == TT_OK) {
-        theirs[me] = mine;
-        int nn = 0;
-        for (int r = 0; r < n; r++) {
-            comm->node[r] = -1;
-            for (int q = 0; q < r && comm->node[r] < 0; q++)
-                if (theirs[q].boot_id[0] && !strncmp(theirs[q].boot_id, theirs[r].boot_id, sizeof mine.boot_id) &&
-                    !strncmp(theirs[q].host, theirs[r].host, sizeof mine.host))
-                    comm->node[r] = comm->node[q];
-            if (comm->node[r] < 0)
-                comm->node[r] = nn++;
-        }
-        comm->nnodes = nn;
-    }
-    if (tcp_only) {
-        free(theirs);
-        free(maps);
-        free(names);
-        return st;
-    }
-#define LOCAL(p) (comm->node[p] == comm->node[me])
+#define LOCAL(p) (want[p])
     /* 2. lower rank of each local pair offers a segment */
     for (int p = me + 1; st == TT_OK && p < n; p++) {
         if (!LOCAL(p))
@@ -365,12 +327,11 @@ tt_status exec_shm_upgrade(tt_comm *comm, uint64_t nonce)
         if (!maps[p])
             continue;
         if (st == TT_OK)
-            st = wrap(comm, p, maps[p], len, cap, theirs[p].pid);
+            st = wrap(comm, p, maps[p], len, cap, (pid_t)comm->peer_pid[p]);
         else
             munmap(maps[p], len);
     }
 #undef LOCAL
-    free(theirs);
     free(maps);
     free(names);
     return st;

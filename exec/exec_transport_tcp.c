@@ -82,15 +82,15 @@ static tt_status tcp_connect_all(tt_comm *comm)
     const exec_boot_id *id = comm->boot;
     tt_status st = exec_tcp_bootstrap(comm, id);
     if (st == TT_OK)
-        st = exec_shm_upgrade(comm, id->nonce);
-    if (st == TT_OK)
-        st = exec_ib_upgrade(comm);
+        st = exec_transport_upgrade_all(comm); /* shm, ib, ... from the table */
     return st;
 }
 
 const exec_transport exec_transport_tcp = {
     .name = "tcp",
     .connect_all = tcp_connect_all,
+    .can_connect = NULL, /* the base: pairs stay here when no upgrade takes them */
+    .upgrade = NULL,
     .send_some = tcp_send_some,
     .recv_some = tcp_recv_some,
     .poll_fd = tcp_poll_fd,

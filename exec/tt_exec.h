@@ -73,6 +73,43 @@ typedef struct {
 
 #define TT_PLAN_DEFAULT ((tt_plan){TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, 0})
 
+/* ---- what the executor can run (exec_caps.c) ----
+ * One table inside exec answers for both executors; the host collectives
+ * (tt_allreduce & co., tt_comm_resolve_plan) and the GPU executor
+ * (tt_gpu_allreduce, tt_gpu_comm_resolve_plan) refuse exactly what it
+ * refuses, with the same words.  Tools and tune code use these calls instead
+ * of lists of their own (e.g. candidate plans of a validation run: for each
+ * algorithm of tt_exec_algos() and protocol of tt_exec_protos(), a plan with
+ * at most tt_exec_max_channels() channels).  Nothing here needs a
+ * communicator, a GPU or a network: it is a pure lookup.
+ *
+ *   TT_EXEC_HOST: thread or process ranks (tt_comm; shm/tcp/ib transports)
+ *   TT_EXEC_GPU:  GPU ranks (tt_gpu_comm); in a build without CUDA every
+ *                 GPU query answers 0 / "no CUDA support". */
+typedef enum { TT_EXEC_HOST = 0, TT_EXEC_GPU = 1 } tt_exec_mode;
+
+/* 1 when `mode` can run `coll` with `algo` and `proto` on `nranks` ranks, else
+ * 0 with the reason in why (wl bytes, may be NULL) - the same sentence the
+ * collective call would fail with, e.g. "algorithm tree was requested for
+ * AllGather on 4 ranks but cannot apply; available: ring".
+ * algo = TT_ALGO_DEFAULT / proto = TT_PROTO_DEFAULT: any (the executor
+ * chooses).  nranks <= 0: rank-count conditions (halving-doubling needs a
+ * power of two) are not checked.  Channels are not part of the question: see
+ * tt_exec_max_channels. */
+int tt_exec_supports(tt_exec_mode mode, tt_coll coll, tt_algo algo, tt_proto proto, int nranks, char *why,
+                     size_t wl);
+/* The algorithms `mode` can run for `coll` on `nranks` ranks (<= 0: any count),
+ * written to out[0..max-1] in the executor's listing order (host: tree, ring,
+ * halving-doubling, hierarchical; GPU: ring, tree); returns how many there
+ * are (may exceed max; out may be NULL to count). */
+int tt_exec_algos(tt_exec_mode mode, tt_coll coll, int nranks, tt_algo *out, int max);
+/* The protocols `mode` implements (host: simple; GPU: simple, ll), same
+ * convention as tt_exec_algos. */
+int tt_exec_protos(tt_exec_mode mode, tt_proto *out, int max);
+/* Most channels a plan may ask for: host 1; GPU 0 = depends on the
+ * communicator (tt_gpu_comm_max_channels). */
+int tt_exec_max_channels(tt_exec_mode mode);
+
 typedef struct tt_comm tt_comm;
 
 /* ---- names ---------------------------------------------------------- */

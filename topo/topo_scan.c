@@ -2,6 +2,8 @@
  * topo_scan.c - live scan orchestrator: runs the probes in order, keeps the
  * per-probe report, and holds the small helpers every probe shares.
  *
+ * The probes and their order are scan_probe_table (topo_scan_probes.c);
+ * tt_scan_options.exclude / $TOPOTUNE_SCAN_EXCLUDE turn some off.
  * Order: sysfs (tree, CPUs, NICs) -> gdr (peer-memory module) -> hwloc
  * (builds the tree when sysfs could not, else a cross-check) -> nvml (GPUs,
  * NVLinks, NVSwitches) -> cuda (SM, P2P matrix, GDR attribute) -> ibv (ports).
@@ -24,8 +26,7 @@
 
 void tt_scan_options_default(tt_scan_options *o)
 {
-    memset(o, 0, sizeof *o);
-    o->use_sysfs = o->use_nvml = o->use_cuda = o->use_ibv = o->use_hwloc = 1;
+    memset(o, 0, sizeof *o); /* exclude = NULL: every probe of scan_probe_table runs */
 }
 
 const char *tt_probe_state_name(tt_probe_state s)
@@ -312,6 +313,8 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     const char *root;
     double t0 = now_ms();
     int fake, offline;
+    unsigned excluded;
+    tt_status est;
 
     if (!out)
         return tt_error_set(TT_ERR_INVALID, "tt_topo_scan: out is NULL");
@@ -323,6 +326,8 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     if (!rep)
         rep = &myrep;
     memset(rep, 0, sizeof *rep);
+    if ((est = scan_probe_exclusions(o->exclude, &excluded)) != TT_OK)
+        return est;
     memset(&c, 0, sizeof c);
     c.opt = o;
     c.rep = rep;
@@ -369,32 +374,37 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
 
     if (offline) {
         const char *why = "offline scan of an hwloc XML file";
-        run_probe(&c, "hwloc", 1, "", scan_probe_hwloc);
-        if (rep->probes[0].state == TT_PROBE_FAILED) {
-            /* the file is the whole input here: a bad file is an error, not a gap */
-            tt_xml_doc_free(c.doc);
-            return tt_error_set(TT_ERR_PARSE, "%s", rep->probes[0].note);
+        const scan_probe_def *d;
+        /* the probe that reads the file first, whatever the exclusions: the file is the input */
+        for (d = scan_probe_table; d->name; d++) {
+            if (d->offline != SCAN_OFFLINE_READS)
+                continue;
+            int at = rep->nprobes;
+            run_probe(&c, d->name, 1, "", d->run);
+            if (at < rep->nprobes && rep->probes[at].state == TT_PROBE_FAILED) {
+                /* the file is the whole input here: a bad file is an error, not a gap */
+                tt_xml_doc_free(c.doc);
+                return tt_error_set(TT_ERR_PARSE, "%s", rep->probes[at].note);
+            }
         }
-        run_probe(&c, "sysfs", 0, why, scan_probe_sysfs);
-        run_probe(&c, "nvml", 0, why, scan_probe_nvml);
-        run_probe(&c, "cuda", 0, why, scan_probe_cuda);
-        run_probe(&c, "ibv", 0, why, scan_probe_ibv);
+        for (d = scan_probe_table; d->name; d++)
+            if (d->offline == SCAN_OFFLINE_OFF)
+                run_probe(&c, d->name, 0, why, d->run);
     } else {
-        const char *why = fake ? "fake sysfs root: this probe would read the real machine"
-                               : "disabled by option";
+        const char *why = "fake sysfs root: this probe would read the real machine";
         /* tests replay NVML/CUDA/ibverbs with stub libraries next to a fake root */
         const char *dp = getenv("TOPOTUNE_SCAN_DEVICE_PROBES");
         int dev_ok = c.live || (fake && dp && !strcmp(dp, "1"));
-        run_probe(&c, "sysfs", o->use_sysfs, "disabled by option", scan_probe_sysfs);
-        run_probe(&c, "gdr", 1, "", scan_probe_gdr);
-        run_probe(&c, "hwloc", o->use_hwloc && c.live, fake ? why : "disabled by option",
-                  scan_probe_hwloc);
-        run_probe(&c, "nvml", o->use_nvml && dev_ok, fake ? why : "disabled by option",
-                  scan_probe_nvml);
-        run_probe(&c, "cuda", o->use_cuda && dev_ok, fake ? why : "disabled by option",
-                  scan_probe_cuda);
-        run_probe(&c, "ibv", o->use_ibv && dev_ok, fake ? why : "disabled by option",
-                  scan_probe_ibv);
+        for (int k = 0; scan_probe_table[k].name; k++) {
+            const scan_probe_def *d = &scan_probe_table[k];
+            int can = d->needs == SCAN_NEEDS_ROOT      ? 1
+                      : d->needs == SCAN_NEEDS_MACHINE ? c.live
+                                                       : dev_ok;
+            if (!can)
+                run_probe(&c, d->name, 0, why, d->run);
+            else
+                run_probe(&c, d->name, !(excluded & (1u << k)), "disabled by option", d->run);
+        }
     }
     scan_finish(&c);
     if (!c.tree_done) {

@@ -118,6 +118,31 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c);      /* live hwloc or opt->hwloc_x
 tt_probe_state scan_probe_nvml(scan_ctx *c);
 tt_probe_state scan_probe_cuda(scan_ctx *c);
 tt_probe_state scan_probe_ibv(scan_ctx *c);
+
+/* ---- the probe table (topo_scan_probes.c), walked in order by tt_topo_scan_report ---- */
+typedef enum {
+    SCAN_NEEDS_ROOT,     /* files under the scan root: runs live and on a fake sysfs root */
+    SCAN_NEEDS_MACHINE,  /* the real machine itself: live only (off with a fake root) */
+    SCAN_NEEDS_DEVICES,  /* device libraries (dlopen): live, or a fake root with
+                            TOPOTUNE_SCAN_DEVICE_PROBES=1 (tests' stub libraries) */
+} scan_needs;
+typedef enum {
+    SCAN_OFFLINE_OFF,      /* listed "off" in an offline (hwloc XML) scan */
+    SCAN_OFFLINE_UNLISTED, /* left out of an offline scan's report */
+    SCAN_OFFLINE_READS,    /* reads opt->hwloc_xml: runs first in an offline scan, and its
+                              failure fails the scan (the file is the whole input) */
+} scan_offline;
+typedef struct {
+    const char *name;      /* report name, exclusion-list name: [a-z0-9], < 16 chars */
+    tt_probe_state (*run)(scan_ctx *c); /* add to c->doc; never fails the scan */
+    scan_needs needs;
+    scan_offline offline;
+} scan_probe_def;
+extern const scan_probe_def scan_probe_table[]; /* run order; {NULL} ends it */
+/* Bit k set = scan_probe_table[k] excluded, from `list` and $TOPOTUNE_SCAN_EXCLUDE
+ * (comma-separated names); an unknown name is TT_ERR_INVALID listing the valid ones. */
+tt_status scan_probe_exclusions(const char *list, unsigned *mask);
+
 /* Probe note (printf into c->probe->note). */
 void scan_note(scan_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 0 (reason in why) when hwloc XML text has a shape hwloc 2.9 crashes on (topo_scan_hwloc_guard.c). */

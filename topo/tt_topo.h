@@ -218,7 +218,12 @@ tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out);
 typedef struct {
     const char *sysfs_root; /* NULL = $TOPOTUNE_SYSFS_ROOT, else "/" */
     const char *hwloc_xml;  /* lstopo --of xml file: offline scan of that machine */
-    int use_sysfs, use_nvml, use_cuda, use_ibv, use_hwloc; /* 1 = run the probe */
+    /* Probes not to run: comma-separated names ("nvml,ibv"; tt_scan_probe_name
+     * lists them), NULL or "" = none.  $TOPOTUNE_SCAN_EXCLUDE adds to it (in
+     * the spirit of hwloc's HWLOC_COMPONENTS).  An unknown name makes the scan
+     * fail with TT_ERR_INVALID naming the valid probes.  An excluded probe is
+     * reported "off: disabled by option". */
+    const char *exclude;
 } tt_scan_options;
 
 typedef enum {
@@ -248,6 +253,9 @@ typedef struct {
 
 /* All probes on, no roots (live scan of "/"). */
 void tt_scan_options_default(tt_scan_options *o);
+/* Name of the i-th probe in run order ("sysfs", "gdr", "hwloc", "nvml", "cuda",
+ * "ibv"), NULL past the last: the names tt_scan_options.exclude accepts. */
+const char *tt_scan_probe_name(int i);
 tt_status tt_topo_scan(const tt_scan_options *o, tt_xml_doc **out);
 /* Same, filling `rep` (may be NULL). */
 tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_scan_report *rep);

@@ -105,6 +105,22 @@ static tt_status results(const cJSON *root, const char *name, const tt_measureme
     return TT_OK;
 }
 
+
+/* Is config.transport one of topo-exec's host transports?  Those write
+ * tt_comm_transport(): table names joined by '+' ("shm", "tcp", "shm+ib+tcp").
+ * Any such token counts, so a new exec transport needs no change here (tune
+ * does not see exec's table); the GPU executor writes "gpu". */
+static int tm_host_transport(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || n > 64 || !strcmp(s, "gpu") || s[0] == '+' || s[n - 1] == '+' || strstr(s, "++"))
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '+'))
+            return 0;
+    return 1;
+}
+
 tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o, tt_measure_set *set)
 {
     const char *end = NULL;
@@ -155,8 +171,7 @@ tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt
         }
         m.nranks = (int)nr->valuedouble;
         const cJSON *tr = cJSON_GetObjectItemCaseSensitive(cfg, "transport");
-        int host = cJSON_IsString(tr) && (!strcmp(tr->valuestring, "shm") || !strcmp(tr->valuestring, "tcp") ||
-                                          !strcmp(tr->valuestring, "shm+tcp"));
+        int host = cJSON_IsString(tr) && tm_host_transport(tr->valuestring);
         if (cJSON_IsString(tr) && !strcmp(tr->valuestring, "shm")) m.nodes = 1;
         const cJSON *pr = cJSON_GetObjectItemCaseSensitive(cfg, "proto_requested");
         if (cJSON_IsString(pr) && strcmp(pr->valuestring, "default")) {

@@ -23,6 +23,13 @@ expect_grep "$TMP/err" '^scan: nvml +off +.*disabled by option' "--no-nvml turns
 expect_grep "$TMP/err" '^scan: hwloc +off' "--no-hwloc turns the hwloc probe off"
 run "$TD" -i "$TMP/live.xml" -f matrix -q
 expect_rc 0 "the live scan's XML reads back and builds a graph"
+TOPOTUNE_SCAN_EXCLUDE=cuda,gdr run "$TD" --scan-report -q -o "$TMP/live2.xml"
+expect_rc 0 "TOPOTUNE_SCAN_EXCLUDE=cuda,gdr: scan succeeds"
+expect_grep "$TMP/err" '^scan: cuda +off +.*disabled by option' "TOPOTUNE_SCAN_EXCLUDE turns the CUDA probe off"
+expect_grep "$TMP/err" '^scan: gdr +off +.*disabled by option' "TOPOTUNE_SCAN_EXCLUDE turns the gdr probe off"
+TOPOTUNE_SCAN_EXCLUDE=nvml,opencl run "$TD" -q -o "$TMP/live3.xml"
+expect_rc 2 "TOPOTUNE_SCAN_EXCLUDE with an unknown probe is refused"
+expect_grep "$TMP/err" "TOPOTUNE_SCAN_EXCLUDE: unknown probe 'opencl' \\(valid: sysfs, gdr, hwloc, nvml, cuda, ibv\\)" "unknown probe: the valid names are listed"
 
 # --- fake machines through the CLI
 run "$TD" --sysfs-root "$TMP/hgx8" -f matrix -q

@@ -174,6 +174,15 @@ for n in 2 3 4; do
   expect_grep "$TMP/mp0.out" "Rank +$((n-1)) .* $tr\$" "$n processes: transport $tr, all ranks listed"
   if [ ! -s "$TMP/mp1.out" ]; then ok "$n processes: only rank 0 prints the table"; else not_ok "rank 1 printed output"; fi
 done
+# an unknown TOPOTUNE_TRANSPORT is refused by every rank, the valid names listed from the transport table
+port=$(free_port)
+for r in 0 1; do
+  TOPOTUNE_TRANSPORT=carrier-pigeon TOPOTUNE_TIMEOUT_MS=4000 "$X" --rank $r --nranks 2 --master 127.0.0.1:$port -b 1K -e 1K -n 1 \
+    >"$TMP/bt$r.out" 2>"$TMP/bt$r.err" & eval bp$r=$!
+done
+wait $bp0; r0=$?; wait $bp1; r1=$?
+if [ $r0 != 0 ] && [ $r1 != 0 ]; then ok "unknown TOPOTUNE_TRANSPORT refused"; else not_ok "unknown TOPOTUNE_TRANSPORT: exit codes $r0$r1"; fi
+expect_grep "$TMP/bt0.err" "TOPOTUNE_TRANSPORT='carrier-pigeon' \\(valid: auto, shm, ib, tcp\\)" "unknown TOPOTUNE_TRANSPORT: valid names listed"
 port=$(free_port)
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$X" -t reduce_scatter -b 4K -e 4K -n 1 \

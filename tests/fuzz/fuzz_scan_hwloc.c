@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     tt_scan_options_default(&o);
     o.hwloc_xml = fsh_path;
-    o.use_nvml = o.use_cuda = o.use_ibv = 0;
+    o.exclude = "nvml,cuda,ibv";
     tt_error_clear();
     st = tt_topo_scan(&o, &doc);
     if (st != TT_OK) {

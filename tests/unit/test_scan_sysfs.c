@@ -284,6 +284,33 @@ static void test_nogpu(void **st)
     tt_xml_doc_free(d);
 }
 
+/* the exclusion list: names from the probe table, unknown names refused */
+static void test_exclude(void **st)
+{
+    tt_scan_options o;
+    tt_scan_report r;
+    tt_xml_doc *d = NULL;
+    int i;
+    (void)st;
+    for (i = 0; tt_scan_probe_name(i); i++)
+        ;
+    assert_int_equal(i, 6);
+    assert_string_equal(tt_scan_probe_name(0), "sysfs");
+    tt_scan_options_default(&o);
+    o.sysfs_root = machine("nogpu");
+    o.exclude = " gdr ,sysfs";
+    assert_int_equal(tt_topo_scan_report(&o, &d, &r), TT_OK);
+    assert_int_equal(probe(&r, "sysfs")->state, TT_PROBE_OFF);
+    assert_string_equal(probe(&r, "gdr")->note, "disabled by option");
+    assert_int_equal(count(d->root, "cpu", NULL, NULL), 0);
+    tt_xml_doc_free(d);
+    d = NULL;
+    o.exclude = "sysfs,lspci";
+    assert_int_equal(tt_topo_scan_report(&o, &d, &r), TT_ERR_INVALID);
+    assert_null(d);
+    assert_non_null(strstr(tt_error_message(), "unknown probe 'lspci' (valid: sysfs, gdr, hwloc, nvml, cuda, ibv)"));
+}
+
 static void test_bad_and_empty_roots(void **st)
 {
     tt_scan_options o;
@@ -370,8 +397,7 @@ static void test_live_scan(void **st)
         tt_xml_doc *h = NULL;
         const tt_xml_node *x;
         tt_scan_options_default(&o);
-        o.use_sysfs = 0;
-        o.use_nvml = o.use_cuda = o.use_ibv = 0;
+        o.exclude = "sysfs,nvml,cuda,ibv";
         assert_int_equal(tt_topo_scan_report(&o, &h, &r), TT_OK);
         assert_int_equal(probe(&r, "sysfs")->state, TT_PROBE_OFF);
         assert_true(probe(&r, "hwloc")->state == TT_PROBE_OK || probe(&r, "hwloc")->state == TT_PROBE_PARTIAL);
@@ -411,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_pcie4_downtrained),
         cmocka_unit_test(test_vm_flat_numa_unknown),
         cmocka_unit_test(test_nogpu),
+        cmocka_unit_test(test_exclude),
         cmocka_unit_test(test_bad_and_empty_roots),
         cmocka_unit_test(test_arm_cpuinfo),
         cmocka_unit_test(test_live_scan),
