@@ -113,18 +113,21 @@ static int engine_can_run(const vengine *e, tt_coll coll, size_t count, tt_dtype
     return 1;
 }
 
-static int engine_candidates(const vengine *e, vcand *out)
+/* every (algorithm, protocol) the executor offers for this collective and rank count, from exec's
+ * capability table (tt_exec_algos/tt_exec_protos); whether each runs at a size is asked per size */
+static int engine_candidates(const vengine *e, tt_coll coll, int nranks, vcand out[VMAXC])
 {
-    static const tt_algo host_algos[] = {TT_ALGO_RING, TT_ALGO_TREE, TT_ALGO_RHD, TT_ALGO_HIER};
+    tt_exec_mode mode = e->gpu ? TT_EXEC_GPU : TT_EXEC_HOST;
+    tt_algo algos[TT_ALGO_COUNT];
+    tt_proto protos[TT_PROTO_COUNT];
+    int na = tt_exec_algos(mode, coll, nranks, algos, TT_ALGO_COUNT);
+    int np = tt_exec_protos(mode, protos, TT_PROTO_COUNT);
+    if (na > TT_ALGO_COUNT) na = TT_ALGO_COUNT;
+    if (np > TT_PROTO_COUNT) np = TT_PROTO_COUNT;
     int n = 0;
-    if (e->gpu) {
-        static const tt_algo ga[] = {TT_ALGO_RING, TT_ALGO_TREE};
-        static const tt_proto gp[] = {TT_PROTO_SIMPLE, TT_PROTO_LL};
-        for (int a = 0; a < 2; a++)
-            for (int p = 0; p < 2; p++) out[n++] = (vcand){.algo = ga[a], .proto = gp[p], .channels = 0};
-    } else {
-        for (int a = 0; a < 4; a++) out[n++] = (vcand){.algo = host_algos[a], .proto = TT_PROTO_SIMPLE, .channels = 1};
-    }
+    for (int a = 0; a < na; a++)
+        for (int p = 0; p < np && n < VMAXC; p++)
+            out[n++] = (vcand){.algo = algos[a], .proto = protos[p], .channels = e->gpu ? 0 : 1};
     return n;
 }
 
@@ -183,7 +186,7 @@ int vld_plan_sizes(vctx *x, const vengine *e)
     for (int i = 0; i < x->nsz; i++) {
         vsize *z = &x->sz[i];
         vcand all[VMAXC];
-        int na = engine_candidates(e, all), nrun = 0;
+        int na = engine_candidates(e, s->coll, x->nranks, all), nrun = 0;
         vcand run[VMAXC];
         for (int k = 0; k < na; k++)
             if (engine_can_run(e, s->coll, z->count, s->dtype, &all[k], NULL, 0)) run[nrun++] = all[k];
