@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_input.h"
 #include "cli_validate_internal.h"
 #include "tt_topo.h"
 #include "tt_tune.h"
@@ -142,7 +143,7 @@ static tt_status model_load(vmodel *m, const char *topo, int gpu, int nranks, ch
         return tt_error_prefix(st, "--calibration %s", cal);
     const char *what;
     if (topo) {
-        if ((st = tt_xml_read_file(topo, NULL, &m->doc)) != TT_OK) return tt_error_prefix(st, "--topo %s", topo);
+        if ((st = tt_cli_read_topology(topo, 0, &m->doc, NULL)) != TT_OK) return tt_error_prefix(st, "--topo %s", topo);
         what = topo;
     } else if (gpu) {
         tt_scan_options so;
