@@ -17,6 +17,10 @@
  * the PCI programming-interface byte, link rates of NICs, CUDA compute
  * capability.  Those are recorded as <unknown>.
  *
+ * Offline files (--hwloc-xml, --input on an hwloc export) are handled by
+ * topo_hwloc_xml.c (hwloc 2.x library or topotune's reader for 3.0); the
+ * object walk below serves the live scan.
+ *
  * Live use: when the sysfs probe already built the tree, hwloc only
  * cross-checks that it sees the same devices (differences are recorded).
  */

@@ -7,7 +7,8 @@
  *    substituted), no DTD loading / attribute defaulting / validation, no
  *    XML_PARSE_HUGE (libxml2's own size and depth caps stay on);
  *  - SAX hooks on our private parser context refuse, at the moment they are
- *    seen, any entity declaration, any external DTD, any reference to an
+ *    seen, any entity declaration, any external DTD (except hwloc's exact
+ *    <!DOCTYPE topology SYSTEM "hwloc2.dtd">, accepted, never loaded), any reference to an
  *    entity other than the five predefined ones; external entity resolution
  *    always fails;
  *  - element depth and element count are checked as each start tag arrives,
