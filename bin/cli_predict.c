@@ -22,6 +22,7 @@
 
 #include "tt_topo.h"
 #include "tt_tune.h"
+#include "cli_input.h"
 #include "tt_xml.h"
 
 int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us);
@@ -44,7 +45,7 @@ static int setup(void)
     if (!path || !*path) return 0;
     tt_model_params_default(&params);
     const char *cal = getenv("TOPOTUNE_CALIBRATION");
-    if ((cal && *cal && tt_model_params_load(cal, &params) != TT_OK) || tt_xml_read_file(path, NULL, &doc) != TT_OK ||
+    if ((cal && *cal && tt_model_params_load(cal, &params) != TT_OK) || tt_cli_read_topology(path, 0, &doc, NULL) != TT_OK ||
         tt_topo_from_xml(doc, NULL, &topo) != TT_OK || tt_cluster_from_topo(topo, &base) != TT_OK) {
         fprintf(stderr, "topo-exec: prediction off: %s\n", tt_error_message());
         tt_topo_free(topo);

@@ -16,6 +16,7 @@
 #include <errno.h>
 
 #include "cli_common.h"
+#include "cli_input.h"
 #include "cli_scan.h"
 #include "tt_topo.h"
 #include "tt_xml.h"
@@ -40,22 +41,11 @@ typedef struct {
     tt_status (*load)(const dump_opts *o, tt_xml_doc **doc);
 } dump_source;
 
-/* NCCL/native XML from a file; other XML dialects are refused by name. */
+/* NCCL/native XML from a file; an hwloc export (root <topology>) is scanned
+ * offline, as --hwloc-xml FILE (bin/cli_input.c). */
 static tt_status load_file(const dump_opts *o, tt_xml_doc **doc)
 {
-    tt_status st = tt_xml_read_file(o->input, NULL, doc);
-    const tt_xml_node *root;
-
-    if (st != TT_OK)
-        return st;
-    root = (*doc)->root;
-    if (root && !strcmp(root->name, "topology")) {
-        st = tt_error_set(TT_ERR_UNSUPPORTED, "%s:%d: hwloc XML: read it with --hwloc-xml FILE",
-                          o->input, root->line);
-        tt_xml_doc_free(*doc);
-        *doc = NULL;
-    }
-    return st;
+    return tt_cli_read_topology(o->input, o->quiet, doc, NULL);
 }
 
 static const dump_source source_file = { "file", load_file };
@@ -253,8 +243,9 @@ static void usage(void)
            "Scan this machine (default), or read a topology XML file (NCCL's NCCL_TOPO_FILE\n"
            "dialect or topotune's native superset), and write it in another format.\n"
            "\n"
-           "  -i, --input FILE    topology XML to read instead of scanning ('-' = standard input)\n"
-           "      --hwloc-xml FILE  scan an 'lstopo --of xml' file of a machine (offline)\n"
+           "  -i, --input FILE    topology XML to read instead of scanning ('-' = standard input):\n"
+           "                      NCCL/native XML, or an hwloc export (lstopo --of xml, 2.x/3.0)\n"
+           "      --hwloc-xml FILE  the same for an hwloc export (alias kept)\n"
            "      --sysfs-root DIR  scan a recorded/fake sysfs tree (DIR/sys, DIR/proc);\n"
            "                      also TOPOTUNE_SYSFS_ROOT\n"
            "      --no-nvml, --no-cuda, --no-ibv, --no-hwloc\n"

@@ -19,6 +19,7 @@
 
 #include "cli_calib.h"
 #include "cli_common.h"
+#include "cli_input.h"
 #include "tt_topo.h"
 #include "tt_tune.h"
 #include "tt_xml.h"
@@ -26,7 +27,7 @@
 static void usage(void)
 {
     printf("usage: topo-tune --input FILE [options]\n"
-           "  -i, --input FILE          topology XML of one node (topo-dump output or NCCL_TOPO_DUMP_FILE)\n"
+           "  -i, --input FILE          topology XML of one node (topo-dump output, NCCL_TOPO_DUMP_FILE or an hwloc export)\n"
            "  -N, --nodes N             number of nodes (default 1)\n"
            "  -g, --gpus-per-node G     ranks per node (default: every GPU of the topology)\n"
            "  -k, --nics-per-node K     NIC ports per node (default: from the topology)\n"
@@ -106,7 +107,7 @@ static int run_bench(const char *input)
     if (rc) return rc;
     if (input) {
         tt_xml_doc *d8 = NULL;
-        if ((st = tt_xml_read_file(input, NULL, &d8)) != TT_OK || (st = tt_topo_from_xml(d8, NULL, &t8)) != TT_OK) {
+        if ((st = tt_cli_read_topology(input, 0, &d8, NULL)) != TT_OK || (st = tt_topo_from_xml(d8, NULL, &t8)) != TT_OK) {
             tt_xml_doc_free(d8);
             return tt_cli_fail(st);
         }
@@ -308,7 +309,7 @@ int main(int argc, char **argv)
     tt_strbuf out;
     tt_strbuf_init(&out);
     int rc = TT_CLI_EXIT_ERROR;
-    if ((st = tt_xml_read_file(input, NULL, &doc)) != TT_OK) goto fail;
+    if ((st = tt_cli_read_topology(input, 0, &doc, NULL)) != TT_OK) goto fail;
     if ((st = tt_topo_from_xml(doc, NULL, &topo)) != TT_OK) goto fail;
     tt_cluster cl;
     if ((st = tt_cluster_from_topo(topo, &cl)) != TT_OK) goto fail;

@@ -17,6 +17,10 @@
  * the PCI programming-interface byte, link rates of NICs, CUDA compute
  * capability.  Those are recorded as <unknown>.
  *
+ * Offline files (--hwloc-xml, --input on an hwloc export) are handled by
+ * topo_hwloc_xml.c (hwloc 2.x library or topotune's reader for 3.0); the
+ * object walk below serves the live scan.
+ *
  * Live use: when the sysfs probe already built the tree, hwloc only
  * cross-checks that it sees the same devices (differences are recorded).
  */
@@ -516,8 +520,9 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
     void (*saved_fill)(scan_ctx *, tt_xml_node *, int);
     void *saved_arg;
     const char *xml = c->opt->hwloc_xml;
-    const char *hn;
     memset(&h, 0, sizeof h);
+    if (xml && xml[0])
+        return scan_hwloc_xml_file(c, xml); /* offline: topo_hwloc_xml.c */
     if (hwloc_get_api_version() >> 16 != HWLOC_API_VERSION >> 16) {
         scan_note(c, "hwloc library 0x%x does not match headers 0x%x", hwloc_get_api_version(),
                   HWLOC_API_VERSION);
@@ -531,29 +536,8 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
     /* PCI from sysfs (hwloc's linux component) rather than the libpciaccess
      * plugin: same devices, no config-space reads, and that plugin leaks */
     hwloc_topology_set_components(h.topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
-    if (xml && xml[0]) {
-        char *text = NULL, why[160];
-        size_t len = 0;
-        if (tt_read_file(xml, 64u << 20, &text, &len) != TT_OK) {
-            scan_note(c, "%s", tt_error_message());
-            hwloc_topology_destroy(h.topo);
-            return TT_PROBE_FAILED;
-        }
-        int safe = scan_hwloc_xml_safe(text, len, why, sizeof why);
-        free(text);
-        if (!safe) {
-            scan_note(c, "%s: %s", xml, why);
-            hwloc_topology_destroy(h.topo);
-            return TT_PROBE_FAILED;
-        }
-    }
-    if (xml && xml[0] && hwloc_topology_set_xml(h.topo, xml) != 0) {
-        scan_note(c, "%s: hwloc cannot use this XML file", xml);
-        hwloc_topology_destroy(h.topo);
-        return TT_PROBE_FAILED;
-    }
     if (hwloc_topology_load(h.topo) != 0) {
-        scan_note(c, "hwloc_topology_load failed%s%s", xml ? " for " : "", xml ? xml : "");
+        scan_note(c, "hwloc_topology_load failed");
         hwloc_topology_destroy(h.topo);
         return TT_PROBE_FAILED;
     }
@@ -563,13 +547,6 @@ tt_probe_state scan_probe_hwloc(scan_ctx *c)
     if (c->tree_done) {
         cross_check(c, &h);
     } else {
-        if (xml && xml[0]) {
-            hn = hwloc_obj_get_info_by_name(hwloc_get_root_obj(h.topo), "HostName");
-            if (hn)
-                tt_xml_set(c->sys, "hostname", hn);
-            else
-                scan_unknown(c, NULL, "hostname", "hwloc XML has no HostName info");
-        }
         build_tree(c, &h);
         add_nvlinks(c, h.topo);
     }

@@ -9,7 +9,9 @@
  * textual (hwloc files carry a DOCTYPE that our own reader refuses, and it
  * must hold for malformed text too), over every "<object" tag up to its '>':
  *  - an attribute cpuset needs complete_cpuset, nodeset needs complete_nodeset;
- *  - every attribute whose name ends in "set" holds 0xHEX(,0xHEX)*.
+ *  - every attribute whose name ends in "set" holds 0xHEX(,(0xHEX)?)*: words
+ *    after the first may be empty (hwloc's own writer leaves all-zero words
+ *    empty), the first may not (",0x3" asserts inside hwloc).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -36,8 +38,18 @@ static int tag_bitmaps_ok(const char *tag, size_t n)
         if (memcmp(tag + i, "set=\"", 5))
             continue;
         j = i + 5;
-        for (;;) {
+        for (int word = 0;; word++) {
             size_t digits = 0;
+            /* hwloc writes an all-zero 32-bit word as nothing ("0xffffffff,,0xffffffff"
+             * on 2-socket SMT machines): empty words after the first are fine; only
+             * an empty first word trips hwloc_bitmap_sscanf's assertion */
+            if (word > 0 && j < n && (tag[j] == ',' || tag[j] == '"')) {
+                if (tag[j] == ',') {
+                    j++;
+                    continue;
+                }
+                break;
+            }
             if (j + 2 > n || tag[j] != '0' || tag[j + 1] != 'x')
                 return 0;
             j += 2;

@@ -147,5 +147,8 @@ tt_status scan_probe_exclusions(const char *list, unsigned *mask);
 void scan_note(scan_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 0 (reason in why) when hwloc XML text has a shape hwloc 2.9 crashes on (topo_scan_hwloc_guard.c). */
 int scan_hwloc_xml_safe(const char *data, size_t size, char *why, size_t cap);
+/* Offline scan of an hwloc XML file, 2.x through hwloc, 3.0 (or refused by hwloc)
+ * through topotune's own reader (topo_hwloc_xml.c). */
+tt_probe_state scan_hwloc_xml_file(scan_ctx *c, const char *path);
 
 #endif

@@ -251,6 +251,12 @@ typedef struct {
     double ms;            /* whole scan */
 } tt_scan_report;
 
+/* Read a topology file: our native XML or NCCL's as they are, or an hwloc export (root
+ * <topology>, any version; its DOCTYPE is accepted and never loaded) converted to our XML by the
+ * offline hwloc scan (*hwloc = 1 then; hwloc may be NULL).  "-" reads standard input (not for
+ * hwloc files).  Errors name path:line. */
+tt_status tt_topo_read_file(const char *path, tt_xml_doc **doc, int *hwloc);
+
 /* All probes on, no roots (live scan of "/"). */
 void tt_scan_options_default(tt_scan_options *o);
 /* Name of the i-th probe in run order ("sysfs", "gdr", "hwloc", "nvml", "cuda",

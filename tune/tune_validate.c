@@ -60,7 +60,7 @@ tt_status tt_validate_model_load(tt_validate_model *m, const char *topo, int gpu
         return tt_error_prefix(st, "--calibration %s", cal);
     const char *what;
     if (topo) {
-        if ((st = tt_xml_read_file(topo, NULL, &m->doc)) != TT_OK) return tt_error_prefix(st, "--topo %s", topo);
+        if ((st = tt_topo_read_file(topo, &m->doc, NULL)) != TT_OK) return tt_error_prefix(st, "--topo %s", topo);
         what = topo;
     } else if (gpu) {
         tt_scan_options so;

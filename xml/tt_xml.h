@@ -58,6 +58,13 @@ tt_status tt_xml_read_file(const char *path, const tt_xml_limits *lim, tt_xml_do
 tt_status tt_xml_read_buffer(const char *buf, size_t len, const char *name,
                              const tt_xml_limits *lim, tt_xml_doc **out);
 
+/* Reader flags.  TT_XML_READ_KEEP_TEXT keeps an element's text content (hwloc's
+ * <indexes>/<u64values>) in the attribute TT_XML_TEXT_ATTR instead of dropping it. */
+#define TT_XML_READ_KEEP_TEXT 1u
+#define TT_XML_TEXT_ATTR "#text"
+tt_status tt_xml_read_buffer_flags(const char *buf, size_t len, const char *name,
+                                   const tt_xml_limits *lim, unsigned flags, tt_xml_doc **out);
+
 /* Build in memory. */
 tt_xml_doc *tt_xml_doc_new(const char *root_name, const char *source);
 void tt_xml_doc_free(tt_xml_doc *doc);
@@ -114,6 +121,7 @@ tt_status tt_xml_write_file(const tt_xml_doc *doc, tt_xml_dialect dialect, const
  * ------------------------------------------------------------------------ */
 /* elements (NCCL) */
 #define TT_ELEM_SYSTEM "system"
+#define TT_ELEM_HWLOC_ROOT "topology" /* root of an hwloc XML export */
 #define TT_ELEM_CPU "cpu"
 #define TT_ELEM_PCI "pci"
 #define TT_ELEM_PCILINK "pcilink"

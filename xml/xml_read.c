@@ -7,7 +7,8 @@
  *    substituted), no DTD loading / attribute defaulting / validation, no
  *    XML_PARSE_HUGE (libxml2's own size and depth caps stay on);
  *  - SAX hooks on our private parser context refuse, at the moment they are
- *    seen, any entity declaration, any external DTD, any reference to an
+ *    seen, any entity declaration, any external DTD (except hwloc's exact
+ *    <!DOCTYPE topology SYSTEM "hwloc2.dtd">, accepted, never loaded), any reference to an
  *    entity other than the five predefined ones; external entity resolution
  *    always fails;
  *  - element depth and element count are checked as each start tag arrives,
@@ -49,6 +50,7 @@ typedef struct {
     int depth;          /* open elements */
     int nodes;          /* start tags seen */
     tt_status code;     /* first failure (TT_OK while none) */
+    unsigned flags;     /* TT_XML_READ_* */
     char msg[XML_MSG_MAX];
     xmlParserCtxtPtr ctxt;
 } read_state;
@@ -130,6 +132,14 @@ static void hook_internal_subset(void *ctx, const xmlChar *name, const xmlChar *
                                  const xmlChar *sys_id)
 {
     read_state *st = state_of(ctx);
+    /* hwloc writes <!DOCTYPE topology SYSTEM "hwloc2.dtd"> (1.x: "hwloc.dtd") in every
+     * export: that exact declaration is accepted and never loaded (no DTD loading
+     * option, hook_external_subset does nothing); any other external DTD is refused. */
+    if (!ext_id && sys_id && name && !strcmp((const char *)name, "topology") &&
+        (!strcmp((const char *)sys_id, "hwloc2.dtd") || !strcmp((const char *)sys_id, "hwloc.dtd"))) {
+        xmlSAX2InternalSubset(ctx, name, NULL, NULL);
+        return;
+    }
     if (ext_id || sys_id) {
         REFUSE(st, TT_ERR_PARSE, "external DTD '%s' is not allowed (topology files need no DTD)",
                sys_id ? (const char *)sys_id : (const char *)ext_id);
@@ -311,6 +321,24 @@ static tt_status convert_attrs(read_state *st, xmlNodePtr x, tt_xml_node *n)
 }
 
 /* Recursion depth is bounded by max_depth (and libxml2's own 256 cap). */
+/* TT_XML_READ_KEEP_TEXT: text content goes to the attribute TT_XML_TEXT_ATTR
+ * (a name no XML attribute can have), pieces joined by one space. */
+static tt_status append_text(tt_xml_node *n, const char *text)
+{
+    const char *old = tt_xml_get(n, TT_XML_TEXT_ATTR);
+    char *joined;
+    tt_status s;
+    if (!old)
+        return tt_xml_set(n, TT_XML_TEXT_ATTR, text);
+    joined = malloc(strlen(old) + strlen(text) + 2);
+    if (!joined)
+        return TT_ERR_NOMEM;
+    sprintf(joined, "%s %s", old, text);
+    s = tt_xml_set(n, TT_XML_TEXT_ATTR, joined);
+    free(joined);
+    return s;
+}
+
 static tt_status convert_element(read_state *st, xmlNodePtr x, tt_xml_node **out)
 {
     tt_xml_node *n;
@@ -339,7 +367,12 @@ static tt_status convert_element(read_state *st, xmlNodePtr x, tt_xml_node **out
         }
         case XML_TEXT_NODE:
         case XML_CDATA_SECTION_NODE:
-            if (c->content && !all_space((const char *)c->content, strlen((const char *)c->content)))
+            if (c->content && (st->flags & TT_XML_READ_KEEP_TEXT) &&
+                !all_space((const char *)c->content, strlen((const char *)c->content))) {
+                s = append_text(n, (const char *)c->content);
+                if (s != TT_OK)
+                    s = tt_error_set(TT_ERR_NOMEM, "%s: out of memory building the tree", st->name);
+            } else if (c->content && !all_space((const char *)c->content, strlen((const char *)c->content)))
                 TT_INFO(XML_SUBSYS, "%s:%ld: ignoring text content inside <%s>", st->name,
                         xmlGetLineNo(c), n->name);
             break;
@@ -427,6 +460,12 @@ static tt_status parse_memory(read_state *st, const char *buf, size_t len, xmlDo
 tt_status tt_xml_read_buffer(const char *buf, size_t len, const char *name,
                              const tt_xml_limits *lim, tt_xml_doc **out)
 {
+    return tt_xml_read_buffer_flags(buf, len, name, lim, 0, out);
+}
+
+tt_status tt_xml_read_buffer_flags(const char *buf, size_t len, const char *name,
+                                   const tt_xml_limits *lim, unsigned flags, tt_xml_doc **out)
+{
     read_state st;
     xmlDocPtr xdoc = NULL;
     xmlNodePtr xroot;
@@ -439,6 +478,7 @@ tt_status tt_xml_read_buffer(const char *buf, size_t len, const char *name,
         return tt_error_set(TT_ERR_INVALID, "xml read: NULL buffer or output");
     memset(&st, 0, sizeof st);
     st.name = name ? name : "<buffer>";
+    st.flags = flags;
     if (lim)
         st.lim = *lim;
     else

@@ -168,9 +168,12 @@ for f in "$FIX"/bad/*; do
   else not_ok "bad/$name: exit $RC in ${took}s: $(head -c 300 "$TMP/err")"; fi
 done
 printf '<topology version="2.0">\n  <object type="Machine" os_index="0"/>\n</topology>\n' > "$TMP/hwloc.xml"
-run "$TD" -i "$TMP/hwloc.xml"
-expect_rc 2 "hwloc XML is refused"
-expect_grep "$TMP/err" '^topo-dump: .*hwloc\.xml:1: hwloc XML: read it with --hwloc-xml FILE$' "hwloc XML given to --input: clear message with file:line pointing to --hwloc-xml"
+TOPOTUNE_DEBUG=INFO run "$TD" -i "$TMP/hwloc.xml"
+expect_rc 0 "hwloc XML given to --input is read (offline hwloc scan)"
+expect_grep "$TMP/err" "hwloc\.xml: hwloc XML format 2\.0: .*read by topotune's reader" "a file the hwloc library refuses is read by topotune's reader, named under TOPOTUNE_DEBUG=INFO"
+run sh -c "\"$TD\" -i - < \"$TMP/hwloc.xml\""
+expect_rc 2 "hwloc XML on standard input: exit 2"
+expect_grep "$TMP/err" 'hwloc XML on standard input: give the file name' "hwloc XML on standard input: says to give the file name"
 run "$TD" -i "$TMP/does-not-exist.xml"
 expect_rc 2 "missing input file: exit 2"
 expect_grep "$TMP/err" 'does-not-exist\.xml' "missing input file is named"

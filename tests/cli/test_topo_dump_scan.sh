@@ -59,9 +59,10 @@ expect_grep "$TMP/out" '^GPU0 +X +NV18 ' "hwloc twin: NVLinkBandwidth gives NV18
 run "$TD" --hwloc-xml "$TMP/nonexistent.xml"
 expect_rc 2 "missing hwloc XML: exit 2"
 expect_grep "$TMP/err" 'nonexistent.xml' "missing hwloc XML is named"
-run "$TD" -i "$FIX/hwloc/vm.xml"
-expect_rc 2 "an hwloc XML given to --input is refused"
-expect_grep "$TMP/err" 'vm.xml' "and the file is named"
+run "$TD" -i "$FIX/hwloc/vm.xml" -q -o "$TMP/vm-input.xml"
+expect_rc 0 "an hwloc XML given to --input is read"
+"$TD" --hwloc-xml "$FIX/hwloc/vm.xml" -q -o "$TMP/vm-alias.xml"
+cmp -s "$TMP/vm-input.xml" "$TMP/vm-alias.xml" && ok "--input and --hwloc-xml give the same document" || not_ok "--input and --hwloc-xml differ on vm.xml"
 
 # --- --check
 run "$TD" --sysfs-root "$TMP/pcie4" --check
