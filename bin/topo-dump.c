@@ -19,6 +19,7 @@
 #include "cli_input.h"
 #include "cli_scan.h"
 #include "tt_topo.h"
+#include "tt_topo.h"
 #include "tt_xml.h"
 
 enum { FMT_NATIVE, FMT_NCCL, FMT_JSON, FMT_DOT, FMT_MATRIX, FMT_SVG, FMT_PNG };
@@ -238,6 +239,7 @@ static void usage(void)
 {
     printf("usage: topo-dump [--input FILE | SCAN OPTIONS] [--format FMT] [-o OUT]\n"
            "                 [--validate | --check] [--quiet]\n"
+           "       topo-dump --merge FILE... [-o cluster.xml]\n"
            "       topo-dump --help | --version\n"
            "\n"
            "Scan this machine (default), or read a topology XML file (NCCL's NCCL_TOPO_FILE\n"
@@ -265,6 +267,9 @@ static void usage(void)
            "                      their maximum, GPU/NIC on different NUMA nodes, no P2P,\n"
            "                      NVLinks down, RDMA ports not ACTIVE or MTU < 4096, no NUMA\n"
            "                      data, no GPUDirect RDMA): text on stderr, JSON with -f json\n"
+           "      --merge FILE... one cluster file from per-node files (srun topo-dump -o %%h.xml):\n"
+           "                      <cluster> holding each <system host=\"NAME\">, NAME = file name\n"
+           "                      without .xml; topo-tune --input reads it as one node per host\n"
            "  -q, --quiet         no findings or summary on stderr (exit code only)\n"
            "  -h, --help          this help\n"
            "  -V, --version       version\n"
@@ -292,6 +297,7 @@ int main(int argc, char **argv)
         { "no-ibv", no_argument, NULL, 'B' },
         { "no-hwloc", no_argument, NULL, 'H' },
         { "scan-report", no_argument, NULL, 'S' },
+        { "merge", no_argument, NULL, 'M' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -300,7 +306,7 @@ int main(int argc, char **argv)
     const dump_source *src = NULL;
     tt_xml_doc *doc = NULL;
     tt_status st;
-    int c, rc;
+    int c, rc, merge = 0;
 
     tt_cli_init("topo-dump");
     memset(&o, 0, sizeof o);
@@ -324,10 +330,23 @@ int main(int argc, char **argv)
         case 'B': o.scan.no_ibv = 1; break;
         case 'H': o.scan.no_hwloc = 1; break;
         case 'S': o.scan.report = 1; break;
+        case 'M': merge = 1; break;
         case 'h': usage(); return TT_CLI_EXIT_OK;
         case 'V': return tt_cli_print_version();
         default: return TT_CLI_EXIT_ERROR; /* message printed */
         }
+    }
+    if (merge) { /* topo-dump --merge a.xml b.xml ... -o cluster.xml */
+        if (optind >= argc) return tt_cli_usage_error("--merge needs the per-node files");
+        if (o.input || o.validate || o.check || o.format != FMT_NATIVE || o.scan.hwloc_xml || o.scan.sysfs_root)
+            return tt_cli_usage_error("--merge takes per-node files and -o only (native XML)");
+        tt_xml_doc *m = NULL;
+        tt_status mst = tt_hostset_merge_files((const char *const *)argv + optind, argc - optind, &m);
+        if (mst == TT_OK) mst = tt_xml_write_file(m, TT_XML_NATIVE, o.output);
+        tt_xml_doc_free(m);
+        if (mst != TT_OK) return tt_cli_fail(mst);
+        if (!o.quiet) fprintf(stderr, "topo-dump: merged %d file%s\n", argc - optind, argc - optind == 1 ? "" : "s");
+        return TT_CLI_EXIT_OK;
     }
     if (optind < argc)
         return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);

@@ -1,16 +1,16 @@
 /*
  * topo-tune - cost model and tuning tables from a topology file.
  *
- *   topo-tune --input FILE [--nodes N] [--gpus-per-node G] [--nics-per-node K]
+ *   topo-tune --input FILE [FILE...] [--nodes N] [--gpus-per-node G] [--nics-per-node K]
  *             [--nic-speed GBPS] [--rails R] [--model topotune|nccl]
  *             [--calibration FILE] [--format json|nccl-csv|table|env]
  *             [--collective NAME|all] [--min-size S] [--max-size S] [--nccl-only]
- *             [--explain SIZE] [-o OUT]
+ *             [--explain SIZE] [--strict] [-o OUT]
  *   topo-tune --calibrate FILE... --input TOPO [cluster options] [-o calib.json]
  *   topo-tune --judge-choices FILE... (--table TABLE.json | --input TOPO) [--tolerance X]
  *   topo-tune --expect --input TOPO [--measured FILE...]   (exit 0 PASS, 1 WARN, 2 FAIL)
  *
- * Exit codes: 0 success, 2 bad input / usage / I/O error.  See docs/cli-topo-tune.md.
+ * Exit codes: 0 success, 1 --strict and a sanity warning, 2 bad input / usage / I/O error.  See docs/cli-topo-tune.md.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -20,6 +20,8 @@
 #include "cli_calib.h"
 #include "cli_common.h"
 #include "cli_input.h"
+#include "cli_tune_hosts.h"
+#include "tt_topo.h"
 #include "tt_topo.h"
 #include "tt_tune.h"
 #include "tt_xml.h"
@@ -27,7 +29,9 @@
 static void usage(void)
 {
     printf("usage: topo-tune --input FILE [options]\n"
-           "  -i, --input FILE          topology XML of one node (topo-dump output, NCCL_TOPO_DUMP_FILE or an hwloc export)\n"
+           "  -i, --input FILE...       topology XML of one node (topo-dump output, NCCL_TOPO_DUMP_FILE or an\n"
+           "                            hwloc export); several files (or --input repeated, or a topo-dump --merge\n"
+           "                            file) = one node each: differing nodes are named, the table is for the slowest\n"
            "  -N, --nodes N             number of nodes (default 1)\n"
            "  -g, --gpus-per-node G     ranks per node (default: every GPU of the topology)\n"
            "  -k, --nics-per-node K     NIC ports per node (default: from the topology)\n"
@@ -42,6 +46,7 @@ static void usage(void)
            "      --nccl-only           only algorithms NCCL can run (implied by nccl-csv)\n"
            "  -e, --explain SIZE        list every candidate at SIZE with its time or why it is off\n"
            "  -o, --output FILE         write there (atomically) instead of stdout\n"
+           "      --strict              a sanity warning (prediction absurd for the hardware) exits 1, writes nothing\n"
            "measurements (topo-exec -J, nccl-tests output or -J; docs/calibration.md):\n"
            "      --calibrate FILE...   fit the model constants; writes a calibration file (-o), reports errors\n"
            "      --judge-choices FILE...  was the table's choice the fastest measured candidate? (exit 1 if not)\n"
@@ -133,7 +138,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN };
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -149,6 +154,7 @@ int main(int argc, char **argv)
         {"table", required_argument, NULL, OPT_TABLE},  {"tolerance", required_argument, NULL, OPT_TOL},
         {"among-measured", no_argument, NULL, OPT_AMONG},
         {"from-measured", no_argument, NULL, OPT_FROM_MEAS}, {"margin", required_argument, NULL, OPT_MARGIN},
+        {"strict", no_argument, NULL, OPT_STRICT},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
@@ -157,15 +163,23 @@ int main(int argc, char **argv)
     int mode = 0, measured = 0, among = 0; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT */
     const char *table = NULL;
     double tolerance = 0.05, margin = 0.03;
-    int margin_given = 0;
+    int margin_given = 0, strict = 0, ninputs = 0, nodes_given = 0;
+    /* --input accumulates: repeated, or several files after one --input (positional, below) */
+    static const char **inputs; /* static: still reachable at exit */
+    inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    if (!inputs) return tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory"));
     double nic_speed = -1;
     uint64_t min_size = TT_TUNE_MIN_SIZE, max_size = TT_TUNE_MAX_SIZE;
     static const char *const formats[] = {"table", "json", "nccl-csv", "env", NULL};
     int c;
     while ((c = tt_cli_getopt(argc, argv, "i:N:g:k:s:r:m:c:f:C:e:o:hV", longopts)) != -1) {
         switch (c) {
-        case 'i': input = optarg; break;
-        case 'N': if (parse_int("--nodes", optarg, 1, 65536, &nodes)) return TT_CLI_EXIT_ERROR; break;
+        case 'i': input = inputs[ninputs++] = optarg; break;
+        case OPT_STRICT: strict = 1; break;
+        case 'N':
+            if (parse_int("--nodes", optarg, 1, 65536, &nodes)) return TT_CLI_EXIT_ERROR;
+            nodes_given = 1;
+            break;
         case 'g': if (parse_int("--gpus-per-node", optarg, 1, 4096, &gpn)) return TT_CLI_EXIT_ERROR; break;
         case 'k': if (parse_int("--nics-per-node", optarg, 0, 256, &nics)) return TT_CLI_EXIT_ERROR; break;
         case 'r': if (parse_int("--rails", optarg, 1, 256, &rails)) return TT_CLI_EXIT_ERROR; break;
@@ -253,7 +267,12 @@ int main(int argc, char **argv)
         return tt_cli_usage_error("--table, --tolerance and --among-measured go with --judge-choices");
     if (among && table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");
     int nfiles = argc - optind;
+    if (nfiles > 0 && !mode && !bench && input) /* topo-tune --input a.xml b.xml c.xml */
+        for (; optind < argc; nfiles--) inputs[ninputs++] = argv[optind++];
     if (nfiles > 0 && !mode) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if (ninputs > 1 && (mode || bench))
+        return tt_cli_usage_error("several --input files (a cluster of hosts) go with table output only");
+    if (strict && (mode || bench)) return tt_cli_usage_error("--strict goes with table output");
     if (mode == OPT_EXPECT && nfiles > 0 && !measured)
         return tt_cli_usage_error("files after --expect need --measured");
     if (mode == OPT_EXPECT && measured && nfiles == 0) return tt_cli_usage_error("--measured needs a file");
@@ -303,13 +322,17 @@ int main(int argc, char **argv)
     tt_status st;
     if (calib && (st = tt_model_params_load(calib, &params)) != TT_OK) return tt_cli_fail(st);
 
+    tt_cli_tune_args ta = {inputs, ninputs, nodes_given ? nodes : 0, {gpn, nics, rails, nic_speed}, model, &params,
+                           colls, min_size, max_size, explain_bytes, nccl_only, fmt, explain != NULL, strict, outpath};
+    if (ninputs > 1) return tt_cli_tune_hosts(&ta);
     tt_xml_doc *doc = NULL;
     tt_topo *topo = NULL;
-    tt_tune_ctx *ctx = NULL;
-    tt_strbuf out;
-    tt_strbuf_init(&out);
     int rc = TT_CLI_EXIT_ERROR;
     if ((st = tt_cli_read_topology(input, 0, &doc, NULL)) != TT_OK) goto fail;
+    if (doc->root && !strcmp(doc->root->name, TT_ELEM_CLUSTER)) { /* a topo-dump --merge file */
+        tt_xml_doc_free(doc);
+        return tt_cli_tune_hosts(&ta);
+    }
     if ((st = tt_topo_from_xml(doc, NULL, &topo)) != TT_OK) goto fail;
     tt_cluster cl;
     if ((st = tt_cluster_from_topo(topo, &cl)) != TT_OK) goto fail;
@@ -345,28 +368,11 @@ int main(int argc, char **argv)
         rc = mode == OPT_CALIBRATE ? tt_cli_calibrate(&ca) : mode == OPT_JUDGE ? tt_cli_judge(&ca) : tt_cli_expect(&ca);
         goto done;
     }
-    if ((st = tt_tune_ctx_new(topo, &cl, model, &params, &ctx)) != TT_OK) goto fail;
-    if (explain) {
-        st = tt_tune_write_explain(ctx, colls, explain_bytes, &out);
-    } else if (fmt == 3) {
-        st = tt_tune_write_env(topo, ctx, &out);
-    } else {
-        tt_tune_table tab;
-        if ((st = tt_tune_table_build(ctx, colls, min_size, max_size, nccl_only, &tab)) != TT_OK) goto fail;
-        st = fmt == 1 ? tt_tune_write_json(ctx, &tab, &out)
-             : fmt == 2 ? tt_tune_write_csv(ctx, &tab, &out)
-                        : tt_tune_write_text(ctx, &tab, &out);
-        tt_tune_table_free(&tab);
-    }
-    if (st != TT_OK) goto fail;
-    if ((st = tt_cli_write_output(outpath, out.data ? out.data : "", out.len)) != TT_OK) goto fail;
-    rc = TT_CLI_EXIT_OK;
+    rc = tt_cli_tune_write(topo, &cl, &ta, NULL);
     goto done;
 fail:
     rc = tt_cli_fail(st);
 done:
-    tt_strbuf_free(&out);
-    tt_tune_ctx_free(ctx);
     tt_topo_free(topo);
     tt_xml_doc_free(doc);
     return rc;

@@ -82,6 +82,9 @@ int tune_json_line(const char *text, const char *at, size_t len);
 struct cJSON;
 struct cJSON *tune_entry_json(const tt_tune_entry *e);
 void tune_entry_csv(const tt_tune_entry *e, int nnodes, int nranks, tt_strbuf *out);
+/* The JSON table as a cJSON tree (tt_tune_write_json), and printing one (frees it; NULL = OOM). */
+struct cJSON *tune_table_json(const tt_tune_ctx *ctx, const tt_tune_table *tab);
+tt_status tune_json_print(struct cJSON *root, tt_strbuf *out);
 /* Path class name without depending on the topo module's tables. */
 const char *tune_path_name(tt_path_type t); /* floor(log2(n)), 0 for n <= 1 */
 

@@ -63,10 +63,10 @@ static cJSON *graph_json(const tt_graph_info *g)
     return o;
 }
 
-tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)
+cJSON *tune_table_json(const tt_tune_ctx *ctx, const tt_tune_table *tab)
 {
     cJSON *root = cJSON_CreateObject();
-    if (!root) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+    if (!root) return NULL;
     const tt_cluster *c = &ctx->cl;
     const tt_tune_channels *ch = &ctx->ch;
     cJSON_AddStringToObject(root, "schema", "topotune-tuning-table");
@@ -96,6 +96,12 @@ tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
     cJSON_AddNumberToObject(root, "max_size", (double)tab->max_size);
     cJSON *ents = cJSON_AddArrayToObject(root, "entries");
     for (int i = 0; i < tab->n; i++) cJSON_AddItemToArray(ents, tune_entry_json(&tab->entries[i]));
+    return root;
+}
+
+tt_status tune_json_print(cJSON *root, tt_strbuf *out)
+{
+    if (!root) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory writing JSON");
@@ -103,6 +109,11 @@ tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
     tt_strbuf_append(out, "\n");
     cJSON_free(s);
     return tt_strbuf_status(out);
+}
+
+tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)
+{
+    return tune_json_print(tune_table_json(ctx, tab), out);
 }
 
 tt_status tt_tune_write_csv(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)

@@ -122,6 +122,8 @@ tt_status tt_xml_write_file(const tt_xml_doc *doc, tt_xml_dialect dialect, const
 /* elements (NCCL) */
 #define TT_ELEM_SYSTEM "system"
 #define TT_ELEM_HWLOC_ROOT "topology" /* root of an hwloc XML export */
+#define TT_ELEM_CLUSTER "cluster"  /* root of a merged cluster file (native extension, topo-dump --merge) */
+#define TT_ATTR_HOST "host"        /* <system host="node017"> inside a <cluster> */
 #define TT_ELEM_CPU "cpu"
 #define TT_ELEM_PCI "pci"
 #define TT_ELEM_PCILINK "pcilink"
