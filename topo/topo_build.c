@@ -148,7 +148,7 @@ static tt_status build_net(builder *b, const tt_xml_node *el, int nic)
     if ((st = tt_topo__get_double(b->src, el, TT_ATTR_LATENCY, 0, 1e9, 0, &d, NULL)) != TT_OK) return st;
     n->u.net.latency = d;
     if ((st = tt_topo__get_u64(b->src, el, TT_ATTR_GUID, &n->u.net.guid, NULL)) != TT_OK) return st;
-    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_SPEED, -1e12, 1e12, 0, &d, &present)) != TT_OK)
+    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_SPEED, -1e18, 1e18, 0, &d, &present)) != TT_OK)
         return st;
     if (d > 0) {
         const char *unit;
