@@ -49,8 +49,11 @@ tt_status tt_cluster_from_topo(const tt_topo *t, tt_cluster *c)
         switch (n->type) {
         case TT_NODE_GPU:
             c->topo_gpus++;
-            if (first || n->u.gpu.cc < c->min_sm) c->min_sm = n->u.gpu.cc;
-            if (first || n->u.gpu.cc > c->max_sm) c->max_sm = n->u.gpu.cc;
+        {   /* AMD GPUs: the mapped class, not RCCL's sm (topo_amd.c) */
+            int cc = n->u.gpu.amd ? n->u.gpu.cc : n->u.gpu.sm;
+            if (first || cc < c->min_sm) c->min_sm = cc;
+            if (first || cc > c->max_sm) c->max_sm = cc;
+        }
             if (first) c->xgmi = n->u.gpu.amd;
             else if (!n->u.gpu.amd) c->xgmi = 0;
             first = 0;

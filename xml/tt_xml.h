@@ -107,7 +107,7 @@ tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, cha
 tt_status tt_xml_write_file(const tt_xml_doc *doc, tt_xml_dialect dialect, const char *path);
 
 /* RCCL's dialect (xml_dialect.c): 1 when the document carries one of RCCL's
- * marks (<system version="2">, an <xgmi>, a <gpu gcn>).  The NCCL-dialect
+ * marks (an <xgmi>, a <gpu gcn>; its version="2" then counts as RCCL's).  The NCCL-dialect
  * writer then also keeps RCCL's own attributes (tt_xml_rccl_knows). */
 int tt_xml_is_rccl(const tt_xml_doc *doc);
 int tt_xml_rccl_knows(const char *elem, const char *attr);

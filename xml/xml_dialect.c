@@ -5,8 +5,9 @@
  * under <gpu>, and two <gpu> attributes, gcn (the gfx target, "gfx942") and
  * arch (an opaque number RCCL keeps for itself).  Its `sm` holds the HIP
  * major*10+minor of the gfx target (gfx942 -> 94, gfx1201 -> 120), not a CUDA
- * compute capability.  A document is RCCL's when any of these marks is
- * present; the marks are kept through every round trip.
+ * compute capability.  A document is RCCL's when it has an <xgmi> or a
+ * <gpu gcn> (then version="2" is RCCL's too); the marks are kept through
+ * every round trip.
  */
 #include "tt_xml.h"
 
@@ -15,12 +16,9 @@
 int tt_xml_is_rccl(const tt_xml_doc *doc)
 {
     const tt_xml_node *root, *n;
-    const char *v;
     if (!doc || !(root = doc->root) || !root->name)
         return 0;
-    v = tt_xml_get(root, TT_ATTR_VERSION);
-    if (v && !strcmp(v, TT_RCCL_VERSION))
-        return 1;
+    /* version="2" alone is no mark: a plain version-2 file stays unsupported */
     for (n = root; n; n = tt_xml_walk_next(root, n)) {
         if (!n->name)
             continue;
