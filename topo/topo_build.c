@@ -148,8 +148,22 @@ static tt_status build_net(builder *b, const tt_xml_node *el, int nic)
     if ((st = tt_topo__get_double(b->src, el, TT_ATTR_LATENCY, 0, 1e9, 0, &d, NULL)) != TT_OK) return st;
     n->u.net.latency = d;
     if ((st = tt_topo__get_u64(b->src, el, TT_ATTR_GUID, &n->u.net.guid, NULL)) != TT_OK) return st;
-    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_SPEED, -1e12, 1e12, 0, &d, &present)) != TT_OK)
+    if ((st = tt_topo__get_double(b->src, el, TT_ATTR_SPEED, -1e18, 1e18, 0, &d, &present)) != TT_OK)
         return st;
+    if (d > 0) {
+        const char *unit;
+        double mbps = tt_net_speed_mbps(d, &unit);
+        if (!unit) {
+            TT_WARN("topo", "%s:%d: <net %s> speed %.0f is no plausible port speed in any unit: "
+                    "using %.0f Mb/s (NCCL's default)", b->src, el->line, n->u.net.name, d,
+                    TT_NET_DEFAULT_SPEED_MBPS);
+            d = 0;
+        } else if (mbps != d) {
+            TT_INFO("topo", "%s:%d: <net %s> speed %.0f is above 10 Tb/s as Mb/s: read as %s, "
+                    "%.0f Mb/s", b->src, el->line, n->u.net.name, d, unit, mbps);
+            d = mbps;
+        }
+    }
     if (d <= 0) {
         TT_INFO("topo", "%s:%d: <net %s> speed %s, using %.0f Mb/s (NCCL's default)", b->src,
                 el->line, n->u.net.name, present ? "<= 0" : "missing", TT_NET_DEFAULT_SPEED_MBPS);
@@ -176,6 +190,39 @@ static tt_status build_nic_ports(builder *b, const tt_xml_node *nic_el, int nic)
     return TT_OK;
 }
 
+/* RCCL's dialect: an AMD GPU's sm is not a CUDA compute capability; the
+ * generation (gcn, else the PCI device id) gives the xGMI bandwidth and the
+ * class the model's tables use (topo_amd.c). */
+static tt_status amd_gpu_attrs(builder *b, const tt_xml_node *pci_el, const tt_xml_node *g,
+                               tt_node *n)
+{
+    const char *gcn = g ? tt_topo__attr(g, TT_ATTR_GCN) : NULL;
+    long long vendor = 0, device = 0;
+    tt_amd_model m;
+    tt_status st;
+    if ((st = tt_topo__get_int(b->src, pci_el, TT_ATTR_VENDOR, 0, 0xffff, 0, &vendor, NULL)) != TT_OK)
+        return st;
+    if ((st = tt_topo__get_int(b->src, pci_el, TT_ATTR_DEVICE, 0, 0xffff, 0, &device, NULL)) != TT_OK)
+        return st;
+    n->u.gpu.cc = n->u.gpu.sm;
+    n->u.gpu.xgmi_bw = tt_xgmi_bw_per_link();
+    if (!(gcn && *gcn) && vendor != 0x1002)
+        return TT_OK;
+    n->u.gpu.amd = 1;
+    copy_str(n->u.gpu.gcn, sizeof n->u.gpu.gcn, gcn);
+    if (tt_amd_gpu_model(gcn, (unsigned)device, &m))
+        TT_INFO("topo", "%s:%d: GPU %s is AMD %s (from its %s): sm=%d is RCCL's gfx number, "
+                "modelled as class %d with %.0f GB/s per xGMI link", b->src, pci_el->line, n->busid,
+                m.name, m.from, n->u.gpu.sm, m.cc, m.xgmi_gbps);
+    else
+        TT_WARN("topo", "%s:%d: GPU %s is an AMD GPU of unknown generation (gcn '%s', device 0x%04llx): "
+                "modelled as class %d with %.0f GB/s per xGMI link", b->src, pci_el->line, n->busid,
+                gcn ? gcn : "", device, m.cc, m.xgmi_gbps);
+    n->u.gpu.cc = m.cc;
+    n->u.gpu.xgmi_bw = m.xgmi_gbps;
+    return TT_OK;
+}
+
 static tt_status build_gpu_attrs(builder *b, const tt_xml_node *pci_el, tt_node *n)
 {
     const tt_xml_node *g = child(pci_el, TT_ELEM_GPU);
@@ -188,7 +235,7 @@ static tt_status build_gpu_attrs(builder *b, const tt_xml_node *pci_el, tt_node 
     if (!g) {
         TT_INFO("topo", "%s:%d: GPU %s has no <gpu> child: dev, sm, rank, gdr unknown", b->src,
                 pci_el->line, n->busid);
-        return TT_OK;
+        return amd_gpu_attrs(b, pci_el, NULL, n);
     }
     if (count_children(pci_el, TT_ELEM_GPU) > 1)
         TT_INFO("topo", "%s:%d: GPU %s has several <gpu> children (ranks or partitions); "
@@ -201,7 +248,7 @@ static tt_status build_gpu_attrs(builder *b, const tt_xml_node *pci_el, tt_node 
     n->u.gpu.rank = (int)v;
     if ((st = tt_topo__get_int(b->src, g, TT_ATTR_GDR, 0, 1, -1, &v, NULL)) != TT_OK) return st;
     n->u.gpu.gdr = (int)v;
-    return TT_OK;
+    return amd_gpu_attrs(b, pci_el, g, n);
 }
 
 static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cpu, int depth);
@@ -460,9 +507,12 @@ static tt_status gpu_peer(builder *b, const tt_xml_node *el, int g, int *peer)
         return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
                                    "no GPU with bus id %s in this file",
                       target);
-    if (*peer == g)
-        return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_TARGET,
-                                   "%s links the GPU to itself", target);
+    if (*peer == g) {
+        /* seen in a vendor file; NCCL reads it (a link to itself carries nothing) */
+        TT_WARN("topo", "%s:%d: <%s target=%s> links the GPU to itself: read as NCCL does, "
+                "no bandwidth to any peer", b->src, el->line, el->name, target);
+        *peer = -1;
+    }
     return TT_OK;
 }
 
@@ -501,9 +551,11 @@ static tt_status build_gpu_links(builder *b, int g)
                               NULL)) != TT_OK)
                 return st;
             if (xgmi || (tclass >> 16) == 0x03) {
-                double per = xgmi ? tt_xgmi_bw_per_link() : tt_nvlink_bw_per_link(sm);
+                double per = xgmi ? gn->u.gpu.xgmi_bw : tt_nvlink_bw_per_link(sm);
                 if ((st = gpu_peer(b, c, g, &peer)) != TT_OK)
                     return st;
+                if (peer < 0)
+                    continue; /* to itself (warned) */
                 /* one direction: the peer's own element describes the way back */
                 st = tt_topo__link_one(b->t, g, peer, TT_LINK_NVL, (double)count * per, xgmi);
             } else if (tclass == 0x068001) {
@@ -633,7 +685,9 @@ static tt_status build(builder *b)
                             b->src, root->line, root->name ? root->name : "?");
     if ((st = tt_topo__get_int(b->src, root, TT_ATTR_VERSION, 0, 1 << 30, 1, &ver, &present)) != TT_OK)
         return st;
-    if (present && ver != 1)
+    if (present && ver == 2 && tt_xml_is_rccl(b->doc))
+        TT_INFO("topo", "%s:%d: RCCL's dialect (version 2)", b->src, root->line);
+    else if (present && ver != 1)
         TT_WARN("topo", "%s:%d: <system version=%lld>: only version 1 is known; reading anyway",
                 b->src, root->line, ver);
     for (int i = 0; i < root->nchildren; i++) {

@@ -88,4 +88,7 @@ tt_status tt_topo__get_u64(const char *src, const tt_xml_node *n, const char *na
 tt_status tt_topo__get_busid(const char *src, const tt_xml_node *n, const char *name,
                              char out[32]);
 
+/* --check findings on values read from another producer's dialect (topo_check_dialect.c) */
+tt_status tt_topo__check_dialect(const tt_xml_doc *doc, tt_findings *f);
+
 #endif

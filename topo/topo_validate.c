@@ -37,6 +37,7 @@ typedef struct {
     tt_findings *f;
     tt_status st;        /* first failure while adding findings */
     int native;          /* root carries tt_version: our superset */
+    int rccl;            /* RCCL's dialect (tt_xml_is_rccl) */
     int nkept;           /* elements NCCL would keep */
     busid_ent *bus;
     int nbus, capbus;
@@ -323,6 +324,10 @@ static void check_system(vctx *c, const tt_xml_node *n)
     if (r == 0)
         add(c, TT_SEV_ERROR, "missing-attribute", n,
             "required attribute 'version' is missing (expected version=\"1\")");
+    else if (r == 1 && v == 2 && c->rccl)
+        add(c, TT_SEV_INFO, "rccl-dialect", n,
+            "version=\"2\" with RCCL's marks (<xgmi>, gcn): a file for RCCL; topotune reads it, "
+            "NCCL would not (it reads version 1 only)");
     else if (r == 1 && v != 1)
         add(c, TT_SEV_ERROR, "unsupported-version", n,
             "version=\"%s\" is not supported: NCCL and topotune read topology version 1 only",
@@ -498,6 +503,13 @@ static void check_pci(vctx *c, const tt_xml_node *n)
             tt_xml_get(n, TT_ATTR_CLASS));
 }
 
+/* an AMD GPU: RCCL's gcn, or the enclosing <pci> of vendor 0x1002 */
+static int amd_gpu(const tt_xml_node *gpu)
+{
+    const char *v = gpu->parent ? tt_xml_get(gpu->parent, TT_ATTR_VENDOR) : NULL;
+    return tt_xml_get(gpu, TT_ATTR_GCN) || (v && !strcasecmp(v, "0x1002"));
+}
+
 static void check_gpu(vctx *c, const tt_xml_node *n)
 {
     long long v, total = 0;
@@ -510,7 +522,21 @@ static void check_gpu(vctx *c, const tt_xml_node *n)
     fill(c, n, TT_ATTR_GDR, "NCCL probes GPUDirect RDMA support at run time");
     get_int(c, n, TT_ATTR_DEV, &v);
     get_int(c, n, TT_ATTR_RANK, &v);
-    if (get_int(c, n, TT_ATTR_SM, &v) == 1 && (v < 30 || v > 200))
+    if (amd_gpu(n)) {
+        tt_amd_model m;
+        const char *gcn = tt_xml_get(n, TT_ATTR_GCN);
+        int dev = n->parent ? tt_topo__attr_int_or(n->parent, TT_ATTR_DEVICE, 0) : 0;
+        if (tt_amd_gpu_model(gcn, dev > 0 ? (unsigned)dev : 0, &m))
+            add(c, TT_SEV_INFO, "amd-gpu", n,
+                "AMD %s (from its %s): sm=%s is RCCL's gfx number, not a CUDA compute capability; "
+                "modelled with %.0f GB/s per xGMI link and the tables of class %d",
+                m.name, m.from, tt_xml_get(n, TT_ATTR_SM) ? tt_xml_get(n, TT_ATTR_SM) : "?",
+                m.xgmi_gbps, m.cc);
+        else
+            add(c, TT_SEV_WARN, "amd-gpu", n,
+                "AMD GPU of unknown generation (gcn=\"%.20s\"): modelled with %.0f GB/s per xGMI "
+                "link (default) and the tables of class %d", gcn ? gcn : "", m.xgmi_gbps, m.cc);
+    } else if (get_int(c, n, TT_ATTR_SM, &v) == 1 && (v < 30 || v > 200))
         add(c, TT_SEV_WARN, "implausible-value", n,
             "sm=%lld is not a CUDA compute capability (major*10+minor, e.g. 90)", v);
     if (get_int(c, n, TT_ATTR_GDR, &v) == 1 && v != 0 && v != 1)
@@ -545,7 +571,14 @@ static void check_nvlink(vctx *c, const tt_xml_node *n)
     need(c, n, TT_ATTR_TCLASS);
     if (!tclass || get_int(c, n, TT_ATTR_TCLASS, &v) != 1)
         return;
-    if (!strncasecmp(tclass, "0x03", 4)) {
+    if (!strncasecmp(tclass, "0x03", 4) ||
+        (!strcmp(n->name, TT_ELEM_XGMI) && !strncasecmp(tclass, "0x12", 4))) {
+        const tt_xml_node *own = n->parent ? n->parent->parent : NULL;
+        const char *ownbus = own ? tt_xml_get(own, TT_ATTR_BUSID) : NULL;
+        if (target && ownbus && !strcasecmp(target, ownbus))
+            add(c, TT_SEV_WARN, "nvlink-self", n,
+                "target=\"%.40s\" is the GPU's own bus id: NCCL reads it, topotune too (a link "
+                "to itself carries no traffic); the producer mislabelled a link", target);
         if (!target) {
             need(c, n, TT_ATTR_TARGET);
         } else if (!busid_ok(target)) {
@@ -605,9 +638,17 @@ static void check_net(vctx *c, const tt_xml_node *n)
     else if (r == 1 && v <= 0)
         add(c, TT_SEV_WARN, "implausible-value", n,
             "speed=%lld Mb/s: NCCL replaces a speed <= 0 with 10000 (10 Gb/s)", v);
-    else if (r == 1 && v > VAL_MAX_NIC_MBPS)
-        add(c, TT_SEV_WARN, "implausible-value", n,
-            "speed=%lld Mb/s is above 10 Tb/s (speed is in Mb/s: 400000 = 400 Gb/s)", v);
+    else if (r == 1 && v > VAL_MAX_NIC_MBPS) {
+        const char *unit;
+        double mbps = tt_net_speed_mbps((double)v, &unit);
+        if (unit)
+            add(c, TT_SEV_WARN, "net-speed-unit", n,
+                "speed=%lld is above 10 Tb/s as Mb/s (NCCL's unit): read as %s, %.0f Gb/s (a "
+                "libfabric plugin's unit, e.g. Slingshot cxi)", v, unit, mbps / 1000.0);
+        else
+            add(c, TT_SEV_WARN, "implausible-value", n,
+                "speed=%lld Mb/s is above 10 Tb/s in any unit: 10 Gb/s (NCCL's default) is used", v);
+    }
     get_int(c, n, TT_ATTR_PORT, &v);
     get_dbl(c, n, TT_ATTR_LATENCY, &d);
     get_int(c, n, TT_ATTR_MAXCONN, &v);
@@ -772,6 +813,7 @@ tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out)
         return c.st;
     }
     c.native = tt_xml_get(root, TT_ATTR_TT_VERSION) != NULL;
+    c.rccl = tt_xml_is_rccl(doc);
     collect_busids(&c, root);
     walk(&c, root);
     check_dups(&c, root);

@@ -75,7 +75,14 @@ typedef struct tt_node {
     const tt_xml_node *xml;  /* origin element, NULL when synthesized */
     int line;                /* origin line, 0 when synthesized */
     union {
-        struct { int dev, sm, rank, gdr; } gpu;
+        struct {
+            int dev, sm, rank, gdr;
+            int cc;            /* compute-capability class the model's tables use: sm for
+                                * NVIDIA, the mapped class for AMD (topo_amd.c) */
+            int amd;           /* 1: an AMD GPU (RCCL's gcn, or PCI vendor 0x1002) */
+            char gcn[16];      /* RCCL's gfx target, "" when none */
+            double xgmi_bw;    /* GB/s per xGMI link per direction for this GPU */
+        } gpu;
         struct {
             int numaid;            /* -1 = unknown */
             char arch[16];         /* x86_64, arm64, ppc64 */
@@ -166,6 +173,20 @@ double tt_pci_bw(const char *link_speed, int width, int *known);
 /* Inter-socket bandwidth for a CPU description, GB/s. */
 double tt_inter_cpu_bw(const char *arch, const char *vendor, int family, int model);
 double tt_net_bw(double speed_mbps);             /* Mb/s -> GB/s */
+/* A <net speed> in Mb/s: values above 10 Tb/s are another producer's unit (kb/s,
+ * b/s) and are scaled by 1000s; *unit names the unit read ("Mb/s", "kb/s", "b/s").
+ * -1 and *unit NULL when no unit makes it plausible (topo_amd.c). */
+double tt_net_speed_mbps(double raw, const char **unit);
+
+/* AMD GPU generation (topo_amd.c): from RCCL's gcn ("gfx942") or else the PCI
+ * device id.  Returns 1 when known; else 0 with the defaults filled in. */
+typedef struct {
+    const char *name;    /* "MI300 series (CDNA 3)" */
+    double xgmi_gbps;    /* GB/s per xGMI link per direction */
+    int cc;              /* compute-capability class for the NCCL-derived tables */
+    const char *from;    /* "gcn", "pci device id" or "default" */
+} tt_amd_model;
+int tt_amd_gpu_model(const char *gcn, unsigned pci_device, tt_amd_model *out);
 #define TT_NET_DEFAULT_SPEED_MBPS 10000.0 /* speed <= 0 or missing (NCCL's fallback) */
 /* Inter-socket bandwidth used for an unknown CPU vendor (model assumption). */
 #define TT_INTER_CPU_BW_UNKNOWN 6.0

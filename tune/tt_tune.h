@@ -52,11 +52,13 @@ typedef struct {
     int topo_gpus;        /* GPUs in the topology */
     int topo_nics;        /* NET ports in the topology */
     double topo_nic_gbps; /* fastest NET port speed in the topology, Gb/s (0 = none) */
-    int min_sm, max_sm;   /* compute capability x10 (90 = Hopper) */
+    int min_sm, max_sm;   /* compute capability x10 (90 = Hopper); AMD GPUs: the mapped
+                           * class (tt_node gpu.cc, topo_amd.c), not RCCL's sm */
     tt_cpu_vendor cpu_vendor;
     int cpu_arm;          /* 1 on arm64/aarch64 hosts */
     int nvswitch;         /* 1 when the GPUs share an NVSwitch node */
     int numa_known;       /* 0 when every CPU node has numaid -1 (typical of VMs) */
+    int xgmi;             /* 1 when the GPUs are AMD GPUs joined by xGMI links (RCCL's dialect) */
 } tt_cluster;
 
 /* Defaults: 1 node, every GPU of the topology, its NET ports at their speed, rails = NICs.

@@ -51,6 +51,8 @@ typedef struct {
     tg_graph *g;
     int multi;      /* several nodes: channels go through NICs */
     int ngpu, nnet;
+    int strides;    /* one node of xGMI-linked AMD GPUs: rings may also step by any stride
+                     * coprime with ngpu (several disjoint rings over a full mesh) */
     double *save;
     tt_path_type worst_intra, worst_inter;
 } search;
@@ -126,12 +128,20 @@ static int ring_channel(search *s, int c, double sp)
     snap(s);
     if (!s->multi) {
         if (n == 1) return 1;
-        for (int i = 0; i < n; i++) {
-            int j = (i + 1) % n;
-            if (!take(s, i, j, sp)) { restore(s); return 0; }
+        /* stride 1 (rank order) as NCCL; over an xGMI mesh also the other strides d
+         * coprime with n (i -> i+d is a ring): model assumption, RCCL builds its rings
+         * over xGMI from several GPU orders (docs/topology-model.md) */
+        for (int d = 1; d < n && (d == 1 || s->strides); d++) {
+            int a = d, b = n, ok = 1;
+            while (b) { int r = a % b; a = b; b = r; }
+            if (a != 1) continue;
+            for (int i = 0; i < n && ok; i++)
+                if (!take(s, i, (i + d) % n, sp)) ok = 0;
+            if (!ok) { restore(s); continue; }
+            for (int i = 0; i < n; i++) note_type(s, i, (i + d) % n, 0);
+            return 1;
         }
-        for (int i = 0; i < n; i++) note_type(s, i, (i + 1) % n, 0);
-        return 1;
+        return 0;
     }
     if (s->nnet == 0) return 0;
     int k = -1, a = -1;
@@ -437,6 +447,7 @@ tt_status tt_tune_channels_compute(const tt_topo *t, const tt_cluster *c, tt_tun
     search s = {0};
     s.g = &g;
     s.multi = c->nodes > 1;
+    s.strides = c->xgmi;
     s.ngpu = g.ngpu;
     s.nnet = g.nnet;
     s.save = calloc((size_t)g.ne + 1, sizeof(double));

@@ -43,18 +43,24 @@ tt_status tt_cluster_from_topo(const tt_topo *t, tt_cluster *c)
     if (!t) return tt_error_set(TT_ERR_INVALID, "tune: no topology");
     c->nodes = 1;
     c->cpu_vendor = TT_CPU_OTHER;
-    int first = 1;
+    int first = 1, xgmi_links = 0;
     for (int i = 0; i < t->nnodes; i++) {
         const tt_node *n = &t->nodes[i];
         switch (n->type) {
         case TT_NODE_GPU:
             c->topo_gpus++;
-            if (first || n->u.gpu.sm < c->min_sm) c->min_sm = n->u.gpu.sm;
-            if (first || n->u.gpu.sm > c->max_sm) c->max_sm = n->u.gpu.sm;
+        {   /* AMD GPUs: the mapped class, not RCCL's sm (topo_amd.c) */
+            int cc = n->u.gpu.amd ? n->u.gpu.cc : n->u.gpu.sm;
+            if (first || cc < c->min_sm) c->min_sm = cc;
+            if (first || cc > c->max_sm) c->max_sm = cc;
+        }
+            if (first) c->xgmi = n->u.gpu.amd;
+            else if (!n->u.gpu.amd) c->xgmi = 0;
             first = 0;
             for (int l = 0; l < n->nlinks; l++) {
                 int p = n->links[l].peer;
                 if (p >= 0 && p < t->nnodes && t->nodes[p].type == TT_NODE_NVS) c->nvswitch = 1;
+                if (n->links[l].xgmi) xgmi_links = 1;
             }
             break;
         case TT_NODE_NET: {
@@ -73,6 +79,7 @@ tt_status tt_cluster_from_topo(const tt_topo *t, tt_cluster *c)
             break;
         }
     }
+    if (!xgmi_links) c->xgmi = 0;
     if (c->topo_gpus == 0)
         return tt_error_set(TT_ERR_INVALID, "%s: the topology has no GPU; nothing to tune",
                             t->source[0] ? t->source : "topology");

@@ -113,6 +113,13 @@ tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, cha
 /* Atomic file write; path NULL or "-" = stdout. */
 tt_status tt_xml_write_file(const tt_xml_doc *doc, tt_xml_dialect dialect, const char *path);
 
+/* RCCL's dialect (xml_dialect.c): 1 when the document carries one of RCCL's
+ * marks (an <xgmi>, a <gpu gcn>; its version="2" then counts as RCCL's).  The NCCL-dialect
+ * writer then also keeps RCCL's own attributes (tt_xml_rccl_knows). */
+int tt_xml_is_rccl(const tt_xml_doc *doc);
+int tt_xml_rccl_knows(const char *elem, const char *attr);
+#define TT_RCCL_VERSION "2"  /* <system version> RCCL writes */
+
 /* ------------------------------------------------------------------------
  * Element and attribute names of the topology dialects: NCCL's topology XML
  * and our native superset (docs/xml-schema.md).  Every reader and writer of
@@ -176,6 +183,7 @@ tt_status tt_xml_write_file(const tt_xml_doc *doc, tt_xml_dialect dialect, const
 #define TT_ATTR_RANK "rank"
 #define TT_ATTR_GDR "gdr"                 /* also <net> */
 #define TT_ATTR_MLOPART "mlopart"
+#define TT_ATTR_GCN "gcn"                 /* RCCL: gfx target, "gfx942" (TT_ATTR_ARCH: RCCL's opaque arch) */
 /* <p2p> (native) */
 #define TT_ATTR_READ "read"
 #define TT_ATTR_WRITE "write"

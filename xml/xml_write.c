@@ -26,6 +26,7 @@
 typedef struct {
     const tt_xml_doc *doc;
     tt_xml_dialect dialect;
+    int rccl;  /* RCCL's dialect: its <gpu> attributes are kept too */
     tt_strbuf *sb;
     int nodes; /* elements written */
 } writer;
@@ -154,6 +155,8 @@ static int kept_elem(const writer *w, const tt_xml_node *parent, const tt_xml_no
 static int kept_attr(const writer *w, const tt_xml_node *n, const char *attr)
 {
     if (w->dialect == TT_XML_NATIVE)
+        return 1;
+    if (w->rccl && tt_xml_rccl_knows(n->name, attr))
         return 1;
     return tt_xml_nccl_knows(NULL, n->name, attr);
 }
@@ -336,6 +339,7 @@ tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, cha
     memset(&w, 0, sizeof w);
     w.doc = doc;
     w.dialect = dialect;
+    w.rccl = dialect == TT_XML_NCCL && tt_xml_is_rccl(doc);
     w.sb = &sb;
     if (dialect == TT_XML_NCCL) {
         const char *ver = tt_xml_get(doc->root, TT_ATTR_VERSION);
@@ -343,7 +347,11 @@ tt_status tt_xml_write_buffer(const tt_xml_doc *doc, tt_xml_dialect dialect, cha
             return tt_error_set(TT_ERR_INVALID,
                                 "%s: NCCL dialect: root element is <%s>; NCCL topology files need <system>",
                                 where(&w, doc->root, loc, sizeof loc), doc->root->name);
-        if (!ver || strcmp(ver, "1"))
+        if (w.rccl)
+            TT_INFO(XML_SUBSYS, "%s: RCCL's dialect (version %s, <xgmi>, gcn, arch) is kept: the file "
+                    "is for RCCL; NCCL would read version 1 only", where(&w, doc->root, loc, sizeof loc),
+                    ver ? ver : "missing");
+        else if (!ver || strcmp(ver, "1"))
             TT_INFO(XML_SUBSYS, "%s: <system> version is %s; NCCL only loads version=\"1\" files",
                     where(&w, doc->root, loc, sizeof loc), ver ? "not \"1\"" : "missing");
     }
