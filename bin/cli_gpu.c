@@ -372,6 +372,16 @@ int topo_exec_gpu_main(int argc, char **argv)
             return tt_cli_bad("--table: %s", tt_error_message());
         }
         snprintf(tdesc, sizeof tdesc, "%s (%d rules, model %s)", o.table, tab.n, tab.model[0] ? tab.model : "?");
+        /* the rule fills what --algo/--proto leave open; its channel count is NCCL's (topo-tune
+         * models NCCL's channels), so the executor keeps its own per size */
+        st = tt_gpu_comm_set_plan_table(g, tab.entries, tab.n, TT_PLAN_TABLE_FALLBACK | TT_PLAN_TABLE_NO_CHANNELS);
+        tt_tune_table_free(&tab);
+        if (st != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            tt_gpu_comm_destroy(g);
+            tt_comm_destroy(hc);
+            return GX_RUNTIME;
+        }
     }
     if (o.nccl) {
         if (virt) {
@@ -498,20 +508,10 @@ int topo_exec_gpu_main(int argc, char **argv)
         double tus[2];
         long long wrong[2];
         tt_plan eff = o.plan, pl = o.plan;
-        int resolved = 0;
-        const tt_tune_entry *rule = tt_tune_table_find(&tab, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
-        if (rule) { /* the rule fills what --algo/--proto leave open; its channel count is NCCL's
-                     * (topo-tune models NCCL's channels), so the executor keeps its own per size */
-            if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->algo;
-            if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->proto;
-            if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) == TT_OK) {
-                resolved = 1;
-            } else {
-                pl = o.plan; /* e.g. LL128 or NVLS from an NCCL table: our default here, counted */
-                tfallback++;
-            }
-        }
-        if (!o.nccl && !resolved && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
+        /* a rule this executor cannot run (e.g. LL128 or NVLS from an NCCL table) runs our
+         * default and is counted by the communicator (per call; here per size) */
+        unsigned long fb0 = tt_gpu_comm_plan_table_fallbacks(g);
+        if (!o.nccl && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             rc = GX_USAGE;
             break;
@@ -615,6 +615,7 @@ int topo_exec_gpu_main(int argc, char **argv)
                 for (int i = 0; i < nloc; i++) tt_gpu_memcpy(rb[i], sb[i], count * es);
         }
         if (rc != GX_OK) break;
+        if (tt_gpu_comm_plan_table_fallbacks(g) > fb0) tfallback++;
         if (me != 0) { /* only rank 0 prints the table */
             if (o.factor <= 1 && o.stepb == 0) break;
             continue;

@@ -45,6 +45,12 @@ tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t co
     (void)g; (void)coll; (void)count; (void)t; (void)req; (void)effective;
     return tt_error_set(TT_ERR_UNSUPPORTED, "GPU plan: %s", NO_CUDA);
 }
+tt_status tt_gpu_comm_set_plan_table(tt_gpu_comm *g, const tt_tune_entry *entries, int n, unsigned flags)
+{
+    (void)g; (void)entries; (void)n; (void)flags;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU plan table: %s", NO_CUDA);
+}
+unsigned long tt_gpu_comm_plan_table_fallbacks(const tt_gpu_comm *g) { (void)g; return 0; }
 tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
                            size_t count, tt_dtype t, tt_redop op, const tt_plan *plan)
 {

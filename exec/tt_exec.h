@@ -163,6 +163,9 @@ void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan);
  * runs what is closest (simple protocol, one channel, the default algorithm) and counts it
  * in tt_comm_plan_table_fallbacks.  The rules are copied; n = 0 removes the table. */
 #define TT_PLAN_TABLE_FALLBACK 1u
+/* Ignore the entries' channel counts (the GPU communicator: topo-tune models NCCL's channels,
+ * which do not fit the GPU executor's kernels; it keeps its own count per size). */
+#define TT_PLAN_TABLE_NO_CHANNELS 2u
 /* entries: tt_tune_entry (tt_common.h), e.g. tt_tune_table_load(path, &tab) then
  * tt_comm_set_plan_table(comm, tab.entries, tab.n, flags); an entry's algorithm, protocol and
  * channels (> 0) make its plan. */
@@ -239,9 +242,17 @@ int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);
-/* The plan a GPU collective would run (req may be NULL = default). */
+/* The plan a GPU collective would run (req may be NULL = default; a plan table fills its defaults). */
 tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
                                    const tt_plan *req, tt_plan *effective);
+/* Plans per size on GPU ranks, as tt_comm_set_plan_table on host ranks: the entry of the call's
+ * collective and bytes fills what the plan passed to tt_gpu_allreduce (or resolve) leaves at
+ * default; channels too unless TT_PLAN_TABLE_NO_CHANNELS.  A rule the GPU executor cannot run
+ * (LL128, NVLS, ...) fails the call naming the rule, or with TT_PLAN_TABLE_FALLBACK runs the
+ * requested plan alone and counts it (per call) in tt_gpu_comm_plan_table_fallbacks.  The
+ * entries are copied; n = 0 removes the table. */
+tt_status tt_gpu_comm_set_plan_table(tt_gpu_comm *g, const tt_tune_entry *entries, int n, unsigned flags);
+unsigned long tt_gpu_comm_plan_table_fallbacks(const tt_gpu_comm *g);
 tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
                            size_t count, tt_dtype t, tt_redop op, const tt_plan *plan);
 /* Wait for every launched collective; a stuck rank gives TT_ERR_TIMEOUT
