@@ -727,3 +727,17 @@ extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll
              tt_algo_label(eff->algo), tt_proto_name(eff->proto));
     return TT_OK;
 }
+
+/* ---- two runtime calls for the NCCL measuring engine (exec_measure_internal.h) ---- */
+extern "C" tt_status exec_gpu_set_device(int device)
+{
+    cudaError_t e = cudaSetDevice(device);
+    return e == cudaSuccess ? TT_OK : cuda_fail(e, "cudaSetDevice");
+}
+
+extern "C" tt_status exec_gpu_device_sync(int device)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    (void)device;
+    return e == cudaSuccess ? TT_OK : cuda_fail(e, "cudaDeviceSynchronize");
+}

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 
+#include "exec_measure_internal.h"
 #include "tt_exec.h"
 
 #ifndef TT_HAVE_CUDA
@@ -85,6 +86,16 @@ tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int blocks_per_
 {
     (void)device; (void)bytes; (void)iters; (void)blocks_per_sm; (void)variant; (void)gbs;
     return tt_error_set(TT_ERR_UNSUPPORTED, "copy benchmark: %s", NO_CUDA);
+}
+tt_status exec_gpu_set_device(int device)
+{
+    (void)device;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "cudaSetDevice: %s", NO_CUDA);
+}
+tt_status exec_gpu_device_sync(int device)
+{
+    (void)device;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "cudaDeviceSynchronize: %s", NO_CUDA);
 }
 #else
 /* CUDA builds: the implementation is in exec_cuda_comm.cu. */
