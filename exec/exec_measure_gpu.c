@@ -20,7 +20,9 @@ typedef struct {
     int nloc;
     void *sb[GPU_MEASURE_MAX_RANKS], *rb[GPU_MEASURE_MAX_RANKS];
     unsigned char *h, *want, *got;
-    size_t cap;
+    size_t cap;                /* prepared count, for inputs of this type and op */
+    tt_dtype dtype;
+    tt_redop op;
     exec_measure_launcher l;
 } gpu_eng;
 
@@ -56,6 +58,7 @@ static tt_status gpu_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t 
 {
     gpu_eng *x = e->self;
     size_t es = tt_dtype_size(o->dtype);
+    if (x->cap && x->cap >= maxcount && x->dtype == o->dtype && x->op == o->op) return TT_OK; /* prepared already */
     gpu_free_bufs(x);
     x->h = malloc(maxcount * es + 16);
     x->want = malloc(maxcount * es + 16);
@@ -74,6 +77,8 @@ static tt_status gpu_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t 
         if ((st = tt_gpu_memcpy(x->sb[i], x->h, maxcount * es)) != TT_OK) return st;
     }
     x->cap = maxcount;
+    x->dtype = o->dtype;
+    x->op = o->op;
     return TT_OK;
 }
 

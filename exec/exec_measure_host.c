@@ -12,7 +12,9 @@
 typedef struct {
     tt_comm *c;
     unsigned char *sbuf, *rbuf, *exp;
-    size_t cap; /* prepared count */
+    size_t cap; /* prepared count (for this type size and collective) */
+    size_t es;
+    tt_coll coll;
 } host_eng;
 
 static tt_status host_issue(tt_comm *c, const tt_sweep_opts *o, void *sb, void *rb, size_t count)
@@ -36,6 +38,7 @@ static tt_status host_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t
     size_t in_max = o->coll == TT_COLL_REDUCESCATTER ? maxcount * n : maxcount;
     size_t out_max = o->coll == TT_COLL_ALLGATHER ? maxcount * n : maxcount;
     size_t big = (in_max > out_max ? in_max : out_max) * es + 64;
+    if (h->cap >= maxcount && h->es == es && h->coll == o->coll) return TT_OK; /* prepared already */
     free(h->sbuf);
     free(h->rbuf);
     free(h->exp);
@@ -46,6 +49,8 @@ static tt_status host_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t
     if (!h->sbuf || !h->rbuf || !h->exp)
         return tt_error_set(TT_ERR_NOMEM, "rank %d: cannot allocate 3 buffers of %zu bytes (reduce -e)", e->rank, big);
     h->cap = maxcount;
+    h->es = es;
+    h->coll = o->coll;
     return TT_OK;
 }
 

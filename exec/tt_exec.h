@@ -316,7 +316,8 @@ struct tt_sweep_engine {
     const char *name;           /* "host", "gpu", "nccl" */
     int nranks, rank;           /* rank 0 reports */
     void *self;
-    /* buffers (and inputs) for counts up to max_count elements per rank */
+    /* buffers (and inputs) for counts up to max_count elements per rank; a no-op when prepared
+     * already for as many elements of that type (and op, collective) */
     tt_status (*prepare)(tt_sweep_engine *e, const tt_sweep_opts *o, size_t max_count);
     /* the plan a count would run (NULL or a failure: row.plan_known 0; a plan that cannot apply
      * then fails in time() with the reason) */
@@ -343,7 +344,7 @@ void tt_sweep_engine_release(tt_sweep_engine *e);
  * AllGather) and the number of sizes of a sweep. */
 size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes);
 int tt_sweep_nsizes(const tt_sweep_opts *o);
-/* Buffers for counts up to max_count (tt_sweep_run does it itself). */
+/* Buffers for counts up to max_count (tt_sweep_run does it itself; earlier, to fail before printing). */
 tt_status tt_sweep_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t max_count);
 /* One row: both placements at one count (after tt_sweep_prepare); index/progress from the caller. */
 tt_status tt_sweep_one(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, uint64_t bytes,
