@@ -73,6 +73,10 @@ void tt_cli_exec_print_row(tt_coll coll, tt_dtype dtype, tt_redop op, int root, 
                            const char *tail);
 /* "# Out of bounds values", "# Avg bus bandwidth" of rows (both placements); returns the count of wrong placements. */
 int tt_cli_exec_summary(const tt_cli_exec_row *rows, int nrows, double *avg_busbw);
+/* The host sweep's closing lines: out of bounds, average busbw, the table's fallbacks (< 0: no
+ * table), or the failure (err) after nrows sizes. */
+void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
+                              const char *err, int nrows);
 /* -J: the results as JSON (nccl-tests' layout); 0 or EXIT_RUNTIME after a message. */
 int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
                            int nranks, const char *transport, double avg_bw, int oob, const char *start);

@@ -134,6 +134,22 @@ int tt_cli_exec_summary(const tt_cli_exec_row *rows, int nrows, double *avg_busb
     return oob;
 }
 
+void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
+                              const char *err, int nrows)
+{
+    if (!err) {
+        printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
+        printf("# Avg bus bandwidth    : %g \n", avg_busbw);
+        if (table_fallbacks >= 0)
+            printf("# plan table: %lu call(s) on this process ran a fallback (rules the host transports cannot "
+                   "run: LL/LL128, several channels, an algorithm not possible here)\n", (unsigned long)table_fallbacks);
+        printf("#\n# Collective test concluded: %s\n", tt_cli_coll_name(o->coll));
+    } else {
+        printf("# Collective test FAILED after %d size(s): %s\n", nrows, err);
+    }
+    fflush(stdout);
+}
+
 static cJSON *place_json(const tt_cli_exec_row *r, int p)
 {
     cJSON *o = cJSON_CreateObject();

@@ -129,6 +129,140 @@ static void *thr_main(void *p)
     return NULL;
 }
 
+/* The communicators of this process: one (a rank per process: --rank/--master, the launcher's
+ * environment, MPI) or one per thread rank (--host N).  0 or the exit code after a message. */
+static int open_comms(const opts *o, tt_comm ***out, int *nranks)
+{
+    tt_comm **comms;
+    if (o->mp) {
+        comms = calloc(1, sizeof *comms);
+        tt_status st;
+        if (o->mp == 1) {
+            tt_unique_id id;
+            st = tt_unique_id_from_addr(&id, o->master);
+            if (st == TT_OK)
+                st = tt_comm_init_rank(&comms[0], o->nranks, &id, o->rank);
+        } else if (o->mp == 3) {
+            st = mpi_comm_init(&comms[0]); /* every rank learns if any failed */
+        } else {
+            st = tt_comm_init_env(&comms[0]);
+        }
+        if (st != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            free(comms);
+            mpi_finish();
+            return st == TT_ERR_INVALID ? EXIT_USAGE : EXIT_RUNTIME;
+        }
+        *nranks = tt_comm_nranks(comms[0]);
+    } else {
+        *nranks = o->host_ranks;
+        comms = calloc((size_t)*nranks, sizeof *comms);
+        if (!comms || tt_comm_init_threads(*nranks, comms) != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            free(comms);
+            return EXIT_RUNTIME;
+        }
+    }
+    *out = comms;
+    return 0;
+}
+
+/* What must hold before anything runs: memory, root, the plan (and --table on every local
+ * communicator).  0 or the exit code after a message; *fatal: stop at once (no MPI agreement). */
+static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fatal)
+{
+    *fatal = 0;
+    /* each local rank holds send, receive and expected buffers of the largest size: refuse up
+     * front instead of being killed by the OOM killer half-way (nccl-tests would silently shrink -e) */
+    size_t es = tt_dtype_size(o->dtype);
+    int per_rank = o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_REDUCESCATTER;
+    double cnt = (double)(o->maxb / es / (per_rank ? (uint64_t)nranks : 1));
+    double in = o->coll == TT_COLL_REDUCESCATTER ? cnt * nranks : cnt;
+    double out = o->coll == TT_COLL_ALLGATHER ? cnt * nranks : cnt;
+    double need = ((in > out ? in : out) * 2 + out) * (double)es * nlocal;
+    uint64_t avail = tt_cli_mem_available();
+    if (avail && need > 0.9 * (double)avail) {
+        fprintf(stderr, "topo-exec: -e %llu needs about %.0f MiB of buffers for %d local rank(s) but only "
+                        "%llu MiB are available; lower -e or run fewer ranks per host\n",
+                (unsigned long long)o->maxb, need / 1048576.0, nlocal, (unsigned long long)(avail >> 20));
+        return EXIT_USAGE;
+    }
+    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->root >= nranks) {
+        fprintf(stderr, "topo-exec: -r %d: root must be below the number of ranks (%d)\n", o->root, nranks);
+        return EXIT_USAGE;
+    }
+    if (o->val.on)
+        return 0; /* --validate sets the plan of every candidate itself (bin/cli_validate_run.c) */
+    for (int r = 0; r < nlocal; r++)
+        tt_comm_set_plan(comms[r], &o->plan);
+    if (o->table) {
+        tt_tune_table tab;
+        *fatal = 1;
+        if (tt_tune_table_load_for(o->table, nranks, 0, &tab) != TT_OK)
+            return tt_cli_bad("--table: %s", tt_error_message());
+        snprintf(o->table_desc, sizeof o->table_desc, "%s (%d rules, model %s)", o->table, tab.n,
+                 tab.model[0] ? tab.model : "?");
+        int rc = 0;
+        for (int r = 0; r < nlocal && rc == 0; r++)
+            if (tt_comm_set_plan_table(comms[r], tab.entries, tab.n, TT_PLAN_TABLE_FALLBACK) != TT_OK) {
+                fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+                rc = EXIT_RUNTIME;
+            }
+        tt_tune_table_free(&tab);
+        if (rc) return rc;
+        *fatal = 0;
+    }
+    /* an override that cannot apply is reported up front, never ignored */
+    tt_plan eff;
+    if (tt_comm_resolve_plan(comms[0], o->coll, (size_t)(o->maxb / es), o->dtype, &eff) != TT_OK) {
+        fprintf(stderr, "topo-exec: %s (requested: algorithm %s from %s, protocol %s from %s)\n",
+                tt_error_message(), tt_algo_label(o->plan.algo), o->algo_src ? o->algo_src : "default",
+                tt_proto_name(o->plan.proto), o->proto_src ? o->proto_src : "default");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* rank 0: the header with every rank's process and host */
+static void print_header(const opts *o, int nranks, const char *transport)
+{
+    int *pids = calloc((size_t)nranks, sizeof *pids);
+    const char **hosts = calloc((size_t)nranks, sizeof *hosts);
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    for (int r = 0; pids && hosts && r < nranks; r++) {
+        pids[r] = o->mp ? -1 : (int)getpid();
+        hosts[r] = o->mp ? "-" : host;
+        mpi_ident_of(r, &pids[r], &hosts[r]); /* MPI mode: every rank's own */
+    }
+    if (pids && hosts)
+        tt_cli_exec_print_header(o, nranks, transport, pids, hosts);
+    free(pids);
+    free(hosts);
+}
+
+/* The sweep on every local rank (threads, or this process's one rank); the first exit code. */
+static int run_ranks(tt_comm **comms, int nlocal, shared *sh)
+{
+    if (nlocal == 1)
+        return run_rank(comms[0], sh);
+    int rc = 0;
+    pthread_t *th = calloc((size_t)nlocal, sizeof *th);
+    thr_arg *ta = calloc((size_t)nlocal, sizeof *ta);
+    for (int r = 0; r < nlocal; r++) {
+        ta[r] = (thr_arg){comms[r], sh, 0};
+        pthread_create(&th[r], NULL, thr_main, &ta[r]);
+    }
+    for (int r = 0; r < nlocal; r++) {
+        pthread_join(th[r], NULL);
+        if (ta[r].rc && !rc)
+            rc = ta[r].rc;
+    }
+    free(th);
+    free(ta);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     tt_cli_init("topo-exec");
@@ -155,98 +289,15 @@ int main(int argc, char **argv)
 
     shared sh = {.o = &o};
     pthread_mutex_init(&sh.mu, NULL);
-    int nranks, me = 0;
-    const char *transport;
+    int nranks;
     tt_comm **comms = NULL;
-    if (o.mp) {
-        comms = calloc(1, sizeof *comms);
-        tt_status st;
-        if (o.mp == 1) {
-            tt_unique_id id;
-            st = tt_unique_id_from_addr(&id, o.master);
-            if (st == TT_OK)
-                st = tt_comm_init_rank(&comms[0], o.nranks, &id, o.rank);
-        } else if (o.mp == 3) {
-            st = mpi_comm_init(&comms[0]); /* every rank learns if any failed */
-        } else {
-            st = tt_comm_init_env(&comms[0]);
-        }
-        if (st != TT_OK) {
-            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-            free(comms);
-            mpi_finish();
-            return st == TT_ERR_INVALID ? EXIT_USAGE : EXIT_RUNTIME;
-        }
-        nranks = tt_comm_nranks(comms[0]);
-        me = tt_comm_rank(comms[0]);
-    } else {
-        nranks = o.host_ranks;
-        comms = calloc((size_t)nranks, sizeof *comms);
-        if (!comms || tt_comm_init_threads(nranks, comms) != TT_OK) {
-            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-            free(comms);
-            return EXIT_RUNTIME;
-        }
-    }
-    transport = tt_comm_transport(comms[0]);
-    int nlocal = o.mp ? 1 : nranks;
-    {
-        /* each local rank holds send, receive and expected buffers of the
-         * largest size: refuse up front instead of being killed by the OOM
-         * killer half-way (nccl-tests would silently shrink -e) */
-        size_t es = tt_dtype_size(o.dtype);
-        int per_rank = o.coll == TT_COLL_ALLGATHER || o.coll == TT_COLL_REDUCESCATTER;
-        double cnt = (double)(o.maxb / es / (per_rank ? (uint64_t)nranks : 1));
-        double in = o.coll == TT_COLL_REDUCESCATTER ? cnt * nranks : cnt;
-        double out = o.coll == TT_COLL_ALLGATHER ? cnt * nranks : cnt;
-        double need = ((in > out ? in : out) * 2 + out) * (double)es * nlocal;
-        uint64_t avail = tt_cli_mem_available();
-        if (avail && need > 0.9 * (double)avail) {
-            fprintf(stderr, "topo-exec: -e %llu needs about %.0f MiB of buffers for %d local rank(s) but only "
-                            "%llu MiB are available; lower -e or run fewer ranks per host\n",
-                    (unsigned long long)o.maxb, need / 1048576.0, nlocal, (unsigned long long)(avail >> 20));
-            rc = EXIT_USAGE;
-            goto checked;
-        }
-    }
-    if ((o.coll == TT_COLL_BROADCAST || o.coll == TT_COLL_REDUCE) && o.root >= nranks) {
-        fprintf(stderr, "topo-exec: -r %d: root must be below the number of ranks (%d)\n", o.root, nranks);
-        rc = EXIT_USAGE;
-        goto checked;
-    }
-    if (o.val.on)
-        goto checked; /* --validate sets the plan of every candidate itself (bin/cli_validate_run.c) */
-    for (int r = 0; r < nlocal; r++)
-        tt_comm_set_plan(comms[r], &o.plan);
-    if (o.table) {
-        tt_tune_table tab;
-        if (tt_tune_table_load_for(o.table, nranks, 0, &tab) != TT_OK) {
-            rc = tt_cli_bad("--table: %s", tt_error_message());
-            goto done;
-        }
-        snprintf(o.table_desc, sizeof o.table_desc, "%s (%d rules, model %s)", o.table, tab.n,
-                 tab.model[0] ? tab.model : "?");
-        for (int r = 0; r < nlocal && rc == 0; r++)
-            if (tt_comm_set_plan_table(comms[r], tab.entries, tab.n, TT_PLAN_TABLE_FALLBACK) != TT_OK) {
-                fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-                rc = EXIT_RUNTIME;
-            }
-        tt_tune_table_free(&tab);
-        if (rc) goto done;
-    }
-    /* an override that cannot apply is reported up front, never ignored */
-    {
-        tt_plan eff;
-        size_t es = tt_dtype_size(o.dtype);
-        if (tt_comm_resolve_plan(comms[0], o.coll, (size_t)(o.maxb / es), o.dtype, &eff) != TT_OK) {
-            fprintf(stderr, "topo-exec: %s (requested: algorithm %s from %s, protocol %s from %s)\n",
-                    tt_error_message(), tt_algo_label(o.plan.algo), o.algo_src ? o.algo_src : "default",
-                    tt_proto_name(o.plan.proto), o.proto_src ? o.proto_src : "default");
-            rc = EXIT_USAGE;
-            goto checked;
-        }
-    }
-checked:
+    if ((rc = open_comms(&o, &comms, &nranks)))
+        return rc;
+    int me = tt_comm_rank(comms[0]), nlocal = o.mp ? 1 : nranks, fatal;
+    const char *transport = tt_comm_transport(comms[0]);
+    rc = check_run(&o, comms, nranks, nlocal, &fatal);
+    if (fatal)
+        goto done;
     if (o.mp == 3) /* MPI: same options everywhere, and all ranks go on or stop together */
         rc = mpi_agree(&o, me, nranks, rc);
     if (rc)
@@ -255,41 +306,12 @@ checked:
         rc = tt_cli_validate_host(&o.val, &sweep, comms, nlocal);
         goto done;
     }
-    if (me == 0) {
-        int *pids = calloc((size_t)nranks, sizeof *pids);
-        const char **hosts = calloc((size_t)nranks, sizeof *hosts);
-        char host[64] = "";
-        gethostname(host, sizeof host - 1);
-        for (int r = 0; pids && hosts && r < nranks; r++) {
-            pids[r] = o.mp ? -1 : (int)getpid();
-            hosts[r] = o.mp ? "-" : host;
-            mpi_ident_of(r, &pids[r], &hosts[r]); /* MPI mode: every rank's own */
-        }
-        if (pids && hosts)
-            tt_cli_exec_print_header(&o, nranks, transport, pids, hosts);
-        free(pids);
-        free(hosts);
-    }
+    if (me == 0)
+        print_header(&o, nranks, transport);
     sh.pred = tt_cli_exec_has_pred();
     sh.nranks = nranks;
     sh.tty = o.progress && me == 0 && isatty(2);
-    if (o.mp) {
-        rc = run_rank(comms[0], &sh);
-    } else {
-        pthread_t *th = calloc((size_t)nranks, sizeof *th);
-        thr_arg *ta = calloc((size_t)nranks, sizeof *ta);
-        for (int r = 0; r < nranks; r++) {
-            ta[r] = (thr_arg){comms[r], &sh, 0};
-            pthread_create(&th[r], NULL, thr_main, &ta[r]);
-        }
-        for (int r = 0; r < nranks; r++) {
-            pthread_join(th[r], NULL);
-            if (ta[r].rc && !rc)
-                rc = ta[r].rc;
-        }
-        free(th);
-        free(ta);
-    }
+    rc = run_ranks(comms, nlocal, &sh);
     if (sh.failed) {
         fprintf(stderr, "topo-exec: %s\n", sh.err);
         rc = EXIT_RUNTIME;
@@ -297,20 +319,10 @@ checked:
     if (me == 0) {
         double avg;
         int oob = tt_cli_exec_summary(sh.rows, sh.nrows, &avg);
-        if (!sh.failed) {
-            printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
-            printf("# Avg bus bandwidth    : %g \n", avg);
-            if (o.table) {
-                unsigned long fb = 0;
-                for (int r = 0; r < nlocal; r++) fb += tt_comm_plan_table_fallbacks(comms[r]);
-                printf("# plan table: %lu call(s) on this process ran a fallback (rules the host transports cannot "
-                       "run: LL/LL128, several channels, an algorithm not possible here)\n", fb);
-            }
-            printf("#\n# Collective test concluded: %s\n", tt_cli_coll_name(o.coll));
-        } else {
-            printf("# Collective test FAILED after %d size(s): %s\n", sh.nrows, sh.err);
-        }
-        fflush(stdout);
+        long fb = o.table ? 0 : -1; /* -1: no table */
+        for (int r = 0; o.table && r < nlocal; r++)
+            fb += (long)tt_comm_plan_table_fallbacks(comms[r]);
+        tt_cli_exec_print_footer(&o, oob, avg, fb, sh.failed ? sh.err : NULL, sh.nrows);
         if (oob && !rc)
             rc = EXIT_WRONG;
         if (o.json) {
