@@ -1,6 +1,7 @@
 /*
- * cli_gpu.c - topo-exec's GPU mode (linked into the tools as a bin/cli_*.c
- * helper; topo-exec calls topo_exec_gpu_main() through a weak hook).
+ * cli_gpu.c - topo-exec's GPU mode: its options and its table (bin/cli_exec.h declares
+ * topo_exec_gpu_main, which topo-exec calls first).  The sweep, the GPU engine and the NCCL
+ * engine are the library's (tt_sweep_* in exec/tt_exec.h); rows print through cli_exec_print.c.
  *
  *   topo-exec -g N [...]          N ranks on GPUs (on one GPU: N VIRTUAL ranks)
  *   topo-exec -g N --engine nccl  the same sweep through libnccl.so.2 (dlopen)
@@ -13,29 +14,21 @@
  * Output follows nccl-tests' table (size, count, type, redop, root, time,
  * algbw, busbw, #wrong out of place and in place).  AllReduce only.
  */
-#include <dlfcn.h>
-#include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_exec.h"
+#include "cli_predict.h"
 #include "tt_common.h"
 #include "tt_exec.h"
 #include "tt_tune.h"
 
-int topo_exec_gpu_main(int argc, char **argv);
-/* prediction source (bin/cli_predict.c): --predict TOPO [--calibration F] */
-int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
-                              int channels, double *us);
-int topo_exec_predict_enabled(void);
-
-enum { GX_OK = 0, GX_RUNTIME = 1, GX_USAGE = 2, GX_WRONG = 7 };
+enum { GX_OK = EXIT_OK, GX_RUNTIME = EXIT_RUNTIME, GX_USAGE = EXIT_USAGE, GX_WRONG = EXIT_WRONG };
 
 typedef struct {
     uint64_t minb, maxb, stepb, check_max;
@@ -52,12 +45,6 @@ typedef struct {
     char master[160];
 } gopts;
 
-static double gnow(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Is this a GPU-mode command line?  (--host always means host ranks.) */
 static int wants_gpu(int argc, char **argv)
@@ -190,79 +177,6 @@ static int parse(int argc, char **argv, gopts *o)
     return 0;
 }
 
-static void fmtnum(char *b, size_t n, int w, double v)
-{
-    for (int prec = 2; prec >= 0; prec--) {
-        snprintf(b, n, "%*.*f", w, prec, v);
-        if ((int)strlen(b) <= w) return;
-    }
-    snprintf(b, n, "%*.1e", w, v);
-}
-
-/* ---- NCCL through dlopen (no build-time dependency) -------------------- */
-typedef struct { char internal[128]; } nccl_uid;
-typedef struct {
-    void *h;
-    int (*comm_init_all)(void **comms, int ndev, const int *devlist);
-    int (*all_reduce)(const void *, void *, size_t, int, int, void *, void *);
-    int (*comm_destroy)(void *);
-    const char *(*err_string)(int);
-    int (*get_version)(int *);
-    int (*group_start)(void);
-    int (*group_end)(void);
-} nccl_api;
-
-static int nccl_load(nccl_api *n, char *why, size_t wl)
-{
-    memset(n, 0, sizeof *n);
-    n->h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!n->h) {
-        snprintf(why, wl, "cannot load libnccl.so.2: %s", dlerror());
-        return -1;
-    }
-    *(void **)&n->comm_init_all = dlsym(n->h, "ncclCommInitAll");
-    *(void **)&n->all_reduce = dlsym(n->h, "ncclAllReduce");
-    *(void **)&n->comm_destroy = dlsym(n->h, "ncclCommDestroy");
-    *(void **)&n->err_string = dlsym(n->h, "ncclGetErrorString");
-    *(void **)&n->get_version = dlsym(n->h, "ncclGetVersion");
-    *(void **)&n->group_start = dlsym(n->h, "ncclGroupStart");
-    *(void **)&n->group_end = dlsym(n->h, "ncclGroupEnd");
-    if (!n->comm_init_all || !n->all_reduce || !n->comm_destroy || !n->err_string || !n->group_start ||
-        !n->group_end) {
-        snprintf(why, wl, "libnccl.so.2 lacks ncclCommInitAll/ncclAllReduce/ncclCommDestroy/ncclGetErrorString/"
-                          "ncclGroupStart/ncclGroupEnd");
-        dlclose(n->h);
-        return -1;
-    }
-    return 0;
-}
-/* NCCL's enum values (nccl.h): types int8 uint8 int32 uint32 int64 uint64
- * float16 float32 float64 bfloat16; ops sum prod max min avg */
-static int nccl_type(tt_dtype t)
-{
-    static const int m[TT_NDTYPES] = {0, 1, 2, 3, 4, 5, 6, 9, 7, 8};
-    return m[t];
-}
-static int nccl_op(tt_redop o)
-{
-    static const int m[TT_NREDOPS] = {0, 1, 3, 2, 4};
-    return m[o];
-}
-
-/* CUDA runtime calls the NCCL engine needs (present in CUDA builds; weak so
- * that builds without CUDA still link). */
-extern int cudaDeviceSynchronize(void) __attribute__((weak));
-extern int cudaSetDevice(int) __attribute__((weak));
-
-/* NCCL mode: wait for every rank's GPU */
-static void nccl_sync(tt_gpu_comm *g, int n)
-{
-    for (int r = 0; r < n; r++) {
-        if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
-        if (cudaDeviceSynchronize) cudaDeviceSynchronize();
-    }
-}
-
 static int copy_bench(const gopts *o)
 {
     char why[256];
@@ -291,6 +205,53 @@ static int copy_bench(const gopts *o)
                100 * g[2] / g[0]);
     }
     return GX_OK;
+}
+
+/* What the rows of rank 0 need: the options, the prediction errors, the summary. */
+typedef struct {
+    const gopts *o;
+    tt_gpu_comm *g;
+    int n;
+    double *perr; /* |pred - meas| / meas per placement, for the summary */
+    int nperr, cperr;
+    int oob, nbw;
+    double bwsum;
+    unsigned long tfallback, fb_seen; /* sizes that ran a table fallback; the communicator's count */
+} grows;
+
+static void gpu_row(void *user, const tt_sweep_row *m)
+{
+    grows *x = user;
+    const gopts *o = x->o;
+    tt_cli_exec_row r;
+    memset(&r, 0, sizeof r);
+    r.m = *m;
+    unsigned long fb = tt_gpu_comm_plan_table_fallbacks(x->g); /* counted per call: here per size */
+    if (fb > x->fb_seen) x->tfallback++;
+    x->fb_seen = fb;
+    const tt_plan *eff = &m->plan;
+    for (int ip = 0; ip < 2; ip++) {
+        x->bwsum += m->busbw[ip];
+        x->nbw++;
+        if (m->wrong[ip] > 0) x->oob++;
+        double pu;
+        if (o->predict &&
+            topo_exec_predict_plan_us("all_reduce", (size_t)m->bytes, x->n, o->nccl ? "default" : tt_algo_label(eff->algo),
+                                      o->nccl ? "default" : tt_proto_name(eff->proto), o->nccl ? 0 : eff->channels,
+                                      &pu) == 0 && pu > 0 && m->time_us[ip] > 0) {
+            r.pred_us[ip] = pu;
+            if (x->nperr == x->cperr) {
+                int ncap = x->cperr ? 2 * x->cperr : 64;
+                double *q = realloc(x->perr, (size_t)ncap * sizeof *q);
+                if (q) { x->perr = q; x->cperr = ncap; }
+            }
+            if (x->nperr < x->cperr) x->perr[x->nperr++] = fabs(pu - m->time_us[ip]) / m->time_us[ip];
+        }
+    }
+    char tail[96];
+    if (o->nccl) snprintf(tail, sizeof tail, "  nccl");
+    else snprintf(tail, sizeof tail, "  %s/%s/%d", tt_algo_label(eff->algo), tt_proto_name(eff->proto), eff->channels);
+    tt_cli_exec_print_row(TT_COLL_ALLREDUCE, o->dtype, o->op, -1, &r, o->predict, tail);
 }
 
 int topo_exec_gpu_main(int argc, char **argv)
@@ -328,14 +289,10 @@ int topo_exec_gpu_main(int argc, char **argv)
     }
     int n = o.ngpus;
     size_t es = tt_dtype_size(o.dtype);
-    nccl_api nc;
-    void *ncomms[64] = {0};
     tt_gpu_comm *g = NULL;
-    tt_tune_table tab = {0}; /* --table */
-    unsigned long tfallback = 0;
+    tt_sweep_engine eng;
+    memset(&eng, 0, sizeof eng);
     char tdesc[512] = "";
-    double *perr = NULL; /* |pred - meas| / meas per placement, for the summary */
-    int nperr = 0, cperr = 0;
     tt_comm *hc = NULL; /* process ranks: the host communicator (rendezvous, handles, results) */
     int virt = 0, me = 0;
     tt_status st;
@@ -364,14 +321,24 @@ int topo_exec_gpu_main(int argc, char **argv)
         return GX_RUNTIME;
     }
     virt = tt_gpu_comm_is_virtual(g);
-    const int nloc = tt_gpu_comm_nlocal(g); /* ranks driven by this process (process ranks: 1) */
     if (o.table && !o.nccl) {
+        tt_tune_table tab;
         if (tt_tune_table_load_for(o.table, n, 0, &tab) != TT_OK) {
             tt_gpu_comm_destroy(g);
             tt_comm_destroy(hc);
             return tt_cli_bad("--table: %s", tt_error_message());
         }
         snprintf(tdesc, sizeof tdesc, "%s (%d rules, model %s)", o.table, tab.n, tab.model[0] ? tab.model : "?");
+        /* the rule fills what --algo/--proto leave open; its channel count is NCCL's (topo-tune
+         * models NCCL's channels), so the executor keeps its own per size */
+        st = tt_gpu_comm_set_plan_table(g, tab.entries, tab.n, TT_PLAN_TABLE_FALLBACK | TT_PLAN_TABLE_NO_CHANNELS);
+        tt_tune_table_free(&tab);
+        if (st != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            tt_gpu_comm_destroy(g);
+            tt_comm_destroy(hc);
+            return GX_RUNTIME;
+        }
     }
     if (o.nccl) {
         if (virt) {
@@ -380,19 +347,12 @@ int topo_exec_gpu_main(int argc, char **argv)
             tt_gpu_comm_destroy(g);
             return GX_USAGE;
         }
-        if (nccl_load(&nc, why, sizeof why)) {
-            fprintf(stderr, "topo-exec: --engine nccl: %s\n", why);
-            tt_gpu_comm_destroy(g);
-            return GX_RUNTIME;
-        }
         if (o.plan.algo != TT_ALGO_DEFAULT) setenv("NCCL_ALGO", o.plan.algo == TT_ALGO_TREE ? "Tree" : "Ring", 1);
         if (o.plan.proto != TT_PROTO_DEFAULT)
             setenv("NCCL_PROTO", o.plan.proto == TT_PROTO_LL ? "LL" : o.plan.proto == TT_PROTO_LL128 ? "LL128" : "Simple", 1);
-        int devs[64];
-        for (int r = 0; r < n; r++) devs[r] = tt_gpu_comm_device(g, r);
-        int e = nc.comm_init_all(ncomms, n, devs);
-        if (e) {
-            fprintf(stderr, "topo-exec: ncclCommInitAll: %s\n", nc.err_string(e));
+        if ((st = tt_sweep_engine_nccl(&eng, g)) != TT_OK) {
+            /* libnccl.so.2 missing or incomplete: name the option; NCCL's own failures speak for themselves */
+            fprintf(stderr, "topo-exec: %s%s\n", st == TT_ERR_UNSUPPORTED ? "--engine nccl: " : "", tt_error_message());
             tt_gpu_comm_destroy(g);
             return GX_RUNTIME;
         }
@@ -404,32 +364,38 @@ int topo_exec_gpu_main(int argc, char **argv)
             tt_comm_destroy(hc);
             return GX_USAGE;
         }
+        if ((st = tt_sweep_engine_gpu(&eng, g, hc)) != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+            tt_gpu_comm_destroy(g);
+            tt_comm_destroy(hc);
+            return GX_RUNTIME;
+        }
     }
-    /* buffers: send, receive of the largest size per rank */
-    size_t maxcount = (size_t)(o.maxb / es);
-    void *sb[64] = {0}, *rb[64] = {0};
-    unsigned char *h = malloc(maxcount * es + 16), *want = malloc(maxcount * es + 16), *got = malloc(maxcount * es + 16);
+    tt_sweep_opts so;
+    memset(&so, 0, sizeof so);
+    so.coll = TT_COLL_ALLREDUCE;
+    so.dtype = o.dtype;
+    so.op = o.op;
+    so.root = -1;
+    so.minb = o.minb;
+    so.maxb = o.maxb;
+    so.stepb = o.stepb;
+    so.factor = o.factor;
+    so.iters = o.iters;
+    so.warmup = o.warmup;
+    so.agg = 1;
+    so.check = o.check ? 1 : 0;
+    so.check_max = o.check_max;
+    so.plan = o.plan;
+    grows rows = {&o, g, n, NULL, 0, 0, 0, 0, 0, 0, tt_gpu_comm_plan_table_fallbacks(g)};
+    so.on_row = gpu_row;
+    so.user = &rows;
+    /* buffers: send, receive of the largest size per rank (before anything is printed) */
     rc = GX_OK;
-    if (!h || !want || !got) {
-        fprintf(stderr, "topo-exec: out of host memory for %zu-byte buffers\n", maxcount * es);
+    if (tt_sweep_prepare(&eng, &so, (size_t)(o.maxb / es)) != TT_OK) {
+        fprintf(stderr, "topo-exec: %s\n", tt_error_message());
         rc = GX_RUNTIME;
         goto out;
-    }
-    for (int i = 0; i < nloc; i++)
-        if (tt_gpu_alloc(g, tt_gpu_comm_local_rank(g, i), maxcount * es + 16, &sb[i]) != TT_OK ||
-            tt_gpu_alloc(g, tt_gpu_comm_local_rank(g, i), maxcount * es + 16, &rb[i]) != TT_OK) {
-            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-            rc = GX_RUNTIME;
-            goto out;
-        }
-    const uint64_t seed = 12345;
-    for (int i = 0; i < nloc; i++) {
-        tt_verify_fill(h, maxcount, o.dtype, o.op, tt_gpu_comm_local_rank(g, i), seed, 0);
-        if (tt_gpu_memcpy(sb[i], h, maxcount * es) != TT_OK) {
-            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-            rc = GX_RUNTIME;
-            goto out;
-        }
     }
     char host[64] = "";
     gethostname(host, sizeof host - 1);
@@ -490,198 +456,30 @@ int topo_exec_gpu_main(int argc, char **argv)
     }
     fflush(stdout);
     }
-    double busf = 2.0 * (n - 1) / n, bwsum = 0;
-    int nbw = 0, oob = 0;
-    for (uint64_t bytes = o.minb; bytes <= o.maxb && rc == GX_OK;
-         bytes = o.factor > 1 ? bytes * (uint64_t)o.factor : bytes + o.stepb) {
-        size_t count = (size_t)(bytes / es);
-        double tus[2];
-        long long wrong[2];
-        tt_plan eff = o.plan, pl = o.plan;
-        int resolved = 0;
-        const tt_tune_entry *rule = tt_tune_table_find(&tab, TT_COLL_ALLREDUCE, (uint64_t)(count * es));
-        if (rule) { /* the rule fills what --algo/--proto leave open; its channel count is NCCL's
-                     * (topo-tune models NCCL's channels), so the executor keeps its own per size */
-            if (pl.algo == TT_ALGO_DEFAULT) pl.algo = rule->algo;
-            if (pl.proto == TT_PROTO_DEFAULT) pl.proto = rule->proto;
-            if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) == TT_OK) {
-                resolved = 1;
-            } else {
-                pl = o.plan; /* e.g. LL128 or NVLS from an NCCL table: our default here, counted */
-                tfallback++;
-            }
-        }
-        if (!o.nccl && !resolved && tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, o.dtype, &pl, &eff) != TT_OK) {
-            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-            rc = GX_USAGE;
-            break;
-        }
-        for (int ip = 0; ip < 2 && rc == GX_OK; ip++) {
-            const void *s[64];
-            void *d[64];
-            for (int i = 0; i < nloc; i++) {
-                d[i] = rb[i];
-                s[i] = ip ? rb[i] : sb[i];
-            }
-            /* one AllReduce of the whole batch on every rank */
-            int runs = 0;
-            double t0 = 0;
-            int total = o.warmup + o.iters;
-            for (int it = 0; it < total && rc == GX_OK; it++) {
-                if (it == o.warmup) {
-                    if (o.nccl) nccl_sync(g, n);
-                    else if (tt_gpu_comm_sync(g) != TT_OK) break;
-                    t0 = gnow();
-                }
-                if (o.nccl) {
-                    /* one thread drives every GPU: the calls of one collective must be
-                     * grouped, or the first rank's call waits for the others */
-                    nc.group_start();
-                    for (int r = 0; r < n; r++) {
-                        if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
-                        int e = nc.all_reduce(s[r], d[r], count, nccl_type(o.dtype), nccl_op(o.op), ncomms[r], NULL);
-                        if (e) {
-                            fprintf(stderr, "topo-exec: ncclAllReduce: %s\n", nc.err_string(e));
-                            rc = GX_RUNTIME;
-                        }
-                    }
-                    int e = nc.group_end();
-                    if (e && rc == GX_OK) {
-                        fprintf(stderr, "topo-exec: ncclGroupEnd: %s\n", nc.err_string(e));
-                        rc = GX_RUNTIME;
-                    }
-                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &pl) != TT_OK) {
-                    rc = GX_RUNTIME;
-                }
-                runs++;
-            }
-            if (rc == GX_OK) {
-                if (o.nccl) nccl_sync(g, n);
-                else if (tt_gpu_comm_sync(g) != TT_OK) rc = GX_RUNTIME;
-            }
-            if (rc != GX_OK) {
-                if (!o.nccl) fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-                break;
-            }
-            tus[ip] = (gnow() - t0) * 1e6 / o.iters;
-            if (hc) { /* average over the processes (nccl-tests' default) */
-                double sum = 0;
-                if (tt_allreduce(&tus[ip], &sum, 1, TT_DOUBLE, TT_SUM, hc) != TT_OK || tt_comm_wait(hc) != TT_OK) {
-                    fprintf(stderr, "topo-exec: rank %d: %s\n", me, tt_error_message());
-                    rc = GX_RUNTIME;
-                    break;
-                }
-                tus[ip] = sum / n;
-            }
-            /* correctness: a fresh run on restored inputs */
-            wrong[ip] = -1;
-            if (o.check && bytes <= o.check_max) {
-                for (int i = 0; i < nloc; i++) {
-                    tt_gpu_memset(rb[i], 0xEE, count * es);
-                    if (ip) tt_gpu_memcpy(rb[i], sb[i], count * es);
-                }
-                if (o.nccl) {
-                    nc.group_start();
-                    for (int r = 0; r < n; r++) {
-                        if (cudaSetDevice) cudaSetDevice(tt_gpu_comm_device(g, r));
-                        nc.all_reduce(s[r], d[r], count, nccl_type(o.dtype), nccl_op(o.op), ncomms[r], NULL);
-                    }
-                    nc.group_end();
-                    nccl_sync(g, n);
-                } else if (tt_gpu_allreduce(g, s, d, count, o.dtype, o.op, &pl) != TT_OK ||
-                           tt_gpu_comm_sync(g) != TT_OK) {
-                    fprintf(stderr, "topo-exec: %s\n", tt_error_message());
-                    rc = GX_RUNTIME;
-                    break;
-                }
-                tt_verify_expected(want, count, o.dtype, o.op, n, seed, 0);
-                wrong[ip] = 0;
-                for (int i = 0; i < nloc; i++) {
-                    tt_gpu_memcpy(got, rb[i], count * es);
-                    wrong[ip] += (long long)tt_verify_count_wrong(got, want, count, o.dtype);
-                }
-                if (hc) { /* wrong elements of every process */
-                    int64_t w = wrong[ip], sum = 0;
-                    if (tt_allreduce(&w, &sum, 1, TT_INT64, TT_SUM, hc) != TT_OK || tt_comm_wait(hc) != TT_OK) {
-                        fprintf(stderr, "topo-exec: rank %d: %s\n", me, tt_error_message());
-                        rc = GX_RUNTIME;
-                        break;
-                    }
-                    wrong[ip] = sum;
-                }
-                if (wrong[ip]) oob++;
-            }
-            if (ip) /* leave the receive buffers as a fresh input would */
-                for (int i = 0; i < nloc; i++) tt_gpu_memcpy(rb[i], sb[i], count * es);
-        }
-        if (rc != GX_OK) break;
-        if (me != 0) { /* only rank 0 prints the table */
-            if (o.factor <= 1 && o.stepb == 0) break;
-            continue;
-        }
-        printf("%12llu  %12zu  %8s  %6s  %6d", (unsigned long long)(count * es), count, tt_dtype_name(o.dtype),
-               tt_redop_name(o.op), -1);
-        for (int ip = 0; ip < 2; ip++) {
-            char t[32], a[32], b[32];
-            double algbw = tus[ip] > 0 ? (double)(count * es) / tus[ip] / 1e3 : 0;
-            fmtnum(t, sizeof t, 7, tus[ip]);
-            fmtnum(a, sizeof a, 6, algbw);
-            fmtnum(b, sizeof b, 6, algbw * busf);
-            bwsum += algbw * busf;
-            nbw++;
-            if (wrong[ip] < 0) printf("  %7s  %6s  %6s  %6s", t, a, b, "N/A");
-            else printf("  %7s  %6s  %6s  %6lld", t, a, b, wrong[ip]);
-            if (o.predict) {
-                double pu;
-                char pa[32], pe[32];
-                if (topo_exec_predict_plan_us("all_reduce", count * es, n, o.nccl ? "default" : tt_algo_label(eff.algo),
-                                              o.nccl ? "default" : tt_proto_name(eff.proto), o.nccl ? 0 : eff.channels,
-                                              &pu) == 0 && pu > 0 && tus[ip] > 0) {
-                    fmtnum(pa, sizeof pa, 7, pu);
-                    fmtnum(pe, sizeof pe, 6, 100.0 * (pu - tus[ip]) / tus[ip]);
-                    printf("  %7s  %6s", pa, pe);
-                    if (nperr == cperr) {
-                        int ncap = cperr ? 2 * cperr : 64;
-                        double *q = realloc(perr, (size_t)ncap * sizeof *q);
-                        if (q) { perr = q; cperr = ncap; }
-                    }
-                    if (nperr < cperr) perr[nperr++] = fabs(pu - tus[ip]) / tus[ip];
-                } else {
-                    printf("  %7s  %6s", "N/A", "N/A");
-                }
-            }
-        }
-        if (o.nccl) printf("  nccl\n");
-        else printf("  %s/%s/%d\n", tt_algo_label(eff.algo), tt_proto_name(eff.proto), eff.channels);
-        fflush(stdout);
-        if (o.factor <= 1 && o.stepb == 0) break;
+    rows.fb_seen = tt_gpu_comm_plan_table_fallbacks(g);
+    st = tt_sweep_run(&eng, &so);
+    if (st != TT_OK) {
+        /* a plan the executor cannot run is a usage error; anything else failed at run time */
+        fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+        rc = st == TT_ERR_UNSUPPORTED ? GX_USAGE : GX_RUNTIME;
     }
     if (rc == GX_OK && me == 0) {
-        printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
-        printf("# Avg bus bandwidth    : %g %s\n", nbw ? bwsum / nbw : 0, virt ? "(virtual ranks)" : "");
+        printf("# Out of bounds values : %d %s\n", rows.oob, rows.oob ? "FAILED" : "OK");
+        printf("# Avg bus bandwidth    : %g %s\n", rows.nbw ? rows.bwsum / rows.nbw : 0, virt ? "(virtual ranks)" : "");
         if (o.table && !o.nccl)
             printf("# plan table: %lu size(s) had a rule this executor cannot run (LL128, NVLS, ...): default plan used\n",
-                   tfallback);
-        if (o.predict && nperr) {
-            double med = tt_median(perr, (size_t)nperr); /* sorts: the worst is last */
+                   rows.tfallback);
+        if (o.predict && rows.nperr) {
+            double med = tt_median(rows.perr, (size_t)rows.nperr); /* sorts: the worst is last */
             printf("# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
-                   100 * med, 100 * perr[nperr - 1], nperr);
+                   100 * med, 100 * rows.perr[rows.nperr - 1], rows.nperr);
         }
         printf("#\n# Collective test concluded: all_reduce\n");
     }
-    if (rc == GX_OK && oob) rc = GX_WRONG;
+    if (rc == GX_OK && rows.oob) rc = GX_WRONG;
 out:
-    free(perr);
-    tt_tune_table_free(&tab);
-    for (int i = 0; i < nloc; i++) {
-        tt_gpu_free(g, tt_gpu_comm_local_rank(g, i), sb[i]);
-        tt_gpu_free(g, tt_gpu_comm_local_rank(g, i), rb[i]);
-    }
-    for (int r = 0; r < n; r++)
-        if (o.nccl && ncomms[r]) nc.comm_destroy(ncomms[r]);
-    free(h);
-    free(want);
-    free(got);
+    free(rows.perr);
+    tt_sweep_engine_release(&eng);
     tt_gpu_comm_destroy(g);
     tt_comm_destroy(hc);
     return rc;

@@ -1,7 +1,7 @@
 /*
- * cli_predict.c - the prediction source topo-exec looks up as a weak symbol
- * (docs/cli-topo-exec.md, "Predicted time (hook)"): with it linked, topo-exec prints the
- * topotune model's time and its error next to every measurement.
+ * cli_predict.c - the prediction source of topo-exec (bin/cli_predict.h; docs/cli-topo-exec.md,
+ * "Predicted time"): topo-exec prints the topotune model's time and its error next to every
+ * measurement.
  *
  * Configured by the environment, so a plain topo-exec run is unchanged:
  *   TOPOTUNE_PREDICT_TOPO=node.xml   topology of one node (topo-dump output); unset = no prediction
@@ -20,15 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_predict.h"
 #include "tt_topo.h"
 #include "tt_tune.h"
 #include "cli_input.h"
 #include "tt_xml.h"
-
-int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us);
-int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
-                              int channels, double *us);
-int topo_exec_predict_enabled(void);
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int tried;

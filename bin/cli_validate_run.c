@@ -39,101 +39,40 @@ static void fail_x(vctx *x, const char *msg)
 }
 
 /* ---------------------------------------------------------------- host ranks */
-static tt_status issue(tt_comm *c, const tt_cli_sweep *s, void *sb, void *rb, size_t count)
+/* The library's sweep options for one candidate (tt_sweep_one measures it as a sweep row). */
+static tt_sweep_opts cand_opts(const tt_cli_sweep *s, const vcand *c, size_t chunk_bytes)
 {
-    switch (s->coll) {
-    case TT_COLL_ALLREDUCE: return tt_allreduce(sb, rb, count, s->dtype, s->op, c);
-    case TT_COLL_REDUCESCATTER: return tt_reducescatter(sb, rb, count, s->dtype, s->op, c);
-    case TT_COLL_ALLGATHER: return tt_allgather(sb, rb, count, s->dtype, c);
-    case TT_COLL_BROADCAST: return tt_broadcast(sb, rb, count, s->dtype, s->root, c);
-    default: return tt_reduce_coll(sb, rb, count, s->dtype, s->op, s->root, c);
-    }
+    tt_sweep_opts o;
+    memset(&o, 0, sizeof o);
+    o.coll = s->coll;
+    o.dtype = s->dtype;
+    o.op = s->op;
+    o.root = s->root;
+    o.minb = s->minb;
+    o.maxb = s->maxb;
+    o.stepb = s->stepb;
+    o.factor = s->factor;
+    o.iters = s->iters;
+    o.warmup = s->warmup;
+    o.agg = s->agg;
+    o.check = s->check;
+    o.plan = (tt_plan){c->algo, c->proto, c->channels, chunk_bytes};
+    return o;
 }
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define HCHECK(expr)                                                                                                  \
-    do {                                                                                                              \
-        tt_status st_ = (expr);                                                                                       \
-        if (st_ == TT_OK) st_ = tt_comm_wait(c);                                                                      \
-        if (st_ != TT_OK) return st_;                                                                                 \
-    } while (0)
 
 /* One candidate at one size, both placements, exactly as topo-exec's sweep measures a row. */
-static tt_status host_measure(tt_comm *c, const tt_cli_sweep *s, size_t count, unsigned char *sbuf,
-                              unsigned char *rbuf, unsigned char *exp, vcand *out)
+static tt_status measure(tt_sweep_engine *e, const tt_cli_sweep *s, const vsize *z, size_t chunk_bytes, vcand *out)
 {
-    int n = tt_comm_nranks(c), me = tt_comm_rank(c);
-    size_t es = tt_dtype_size(s->dtype);
-    double alg_mult = 1, bus = 1;
-    switch (s->coll) {
-    case TT_COLL_ALLREDUCE: bus = 2.0 * (n - 1) / n; break;
-    case TT_COLL_REDUCESCATTER:
-    case TT_COLL_ALLGATHER: alg_mult = n; bus = (double)(n - 1) / n; break;
-    default: break;
-    }
-    for (int place = 0; place < 2; place++) {
-        unsigned char *sb = sbuf, *rb = rbuf;
-        size_t in_elems = s->coll == TT_COLL_REDUCESCATTER ? count * n : count;
-        size_t out_elems = s->coll == TT_COLL_ALLGATHER ? count * n : count;
-        if (place == 1) {
-            if (s->coll == TT_COLL_REDUCESCATTER) rb = sbuf + (size_t)me * count * es;
-            else if (s->coll == TT_COLL_ALLGATHER) {
-                rb = sbuf;
-                sb = sbuf + (size_t)me * count * es;
-            } else rb = sbuf;
-        }
-        tt_verify_fill(sb, in_elems, s->dtype, s->op, me, 0, 0);
-        for (int w = 0; w < s->warmup; w++) HCHECK(issue(c, s, sb, rb, count));
-        double t0 = now_s();
-        for (int it = 0; it < s->iters; it++) {
-            tt_group_start();
-            tt_status st = TT_OK;
-            for (int a = 0; a < s->agg && st == TT_OK; a++) st = issue(c, s, sb, rb, count);
-            tt_group_end();
-            if (st != TT_OK) return st;
-        }
-        HCHECK(TT_OK);
-        double sec = (now_s() - t0) / ((double)s->iters * s->agg);
-        HCHECK(tt_allreduce(&sec, &sec, 1, TT_DOUBLE, TT_SUM, c));
-        sec /= n;
-        long long wrong = -1;
-        if (s->check > 0) {
-            wrong = 0;
-            for (int k = 0; k < s->check && wrong == 0; k++) {
-                uint64_t seed = (uint64_t)k + 1;
-                tt_verify_fill(sb, in_elems, s->dtype, s->op, me, seed, 0);
-                HCHECK(issue(c, s, sb, rb, count));
-                switch (s->coll) {
-                case TT_COLL_ALLREDUCE: tt_verify_expected(exp, count, s->dtype, s->op, n, seed, 0); break;
-                case TT_COLL_REDUCESCATTER:
-                    tt_verify_expected(exp, count, s->dtype, s->op, n, seed, (size_t)me * count);
-                    break;
-                case TT_COLL_ALLGATHER:
-                    for (int q = 0; q < n; q++)
-                        tt_verify_fill(exp + (size_t)q * count * es, count, s->dtype, s->op, q, seed, 0);
-                    break;
-                case TT_COLL_BROADCAST: tt_verify_fill(exp, count, s->dtype, s->op, s->root, seed, 0); break;
-                default:
-                    if (me == s->root) tt_verify_expected(exp, count, s->dtype, s->op, n, seed, 0);
-                    break;
-                }
-                int64_t w64 = 0;
-                if (s->coll != TT_COLL_REDUCE || me == s->root)
-                    w64 = (int64_t)tt_verify_count_wrong(rb, exp, out_elems, s->dtype);
-                HCHECK(tt_allreduce(&w64, &w64, 1, TT_INT64, TT_SUM, c));
-                wrong = w64;
-            }
-        }
-        out->t[place] = sec * 1e6;
-        out->algbw[place] = sec > 0 ? (double)count * es * alg_mult / 1e9 / sec : 0;
-        out->busbw[place] = out->algbw[place] * bus;
-        out->wrong[place] = wrong;
+    tt_sweep_opts o = cand_opts(s, out, chunk_bytes);
+    tt_sweep_row row;
+    row.index = 0;
+    tt_status st = tt_sweep_one(e, &o, z->count, z->bytes, &row);
+    if (st != TT_OK) return st;
+    for (int p = 0; p < 2; p++) {
+        out->t[p] = row.time_us[p];
+        out->algbw[p] = row.algbw[p];
+        out->busbw[p] = row.busbw[p];
+        out->wrong[p] = row.wrong[p];
     }
     return TT_OK;
 }
@@ -151,19 +90,17 @@ static void *host_rank(void *p)
     vctx *x = h->x;
     tt_comm *c = h->c;
     const tt_cli_sweep *s = x->s;
-    int n = tt_comm_nranks(c), me = tt_comm_rank(c);
-    size_t es = tt_dtype_size(s->dtype);
+    int me = tt_comm_rank(c);
     size_t maxcount = 0;
     for (int i = 0; i < x->nsz; i++)
         if (x->sz[i].count > maxcount) maxcount = x->sz[i].count;
-    size_t in_max = s->coll == TT_COLL_REDUCESCATTER ? maxcount * n : maxcount;
-    size_t out_max = s->coll == TT_COLL_ALLGATHER ? maxcount * n : maxcount;
-    size_t big = (in_max > out_max ? in_max : out_max) * es + 64;
-    unsigned char *sbuf = calloc(1, big), *rbuf = calloc(1, big), *exp = malloc(out_max * es + 64);
-    if (!sbuf || !rbuf || !exp) {
-        char m[200];
-        snprintf(m, sizeof m, "rank %d: cannot allocate 3 buffers of %zu bytes (reduce -e)", me, big);
-        fail_x(x, m);
+    tt_sweep_engine e;
+    memset(&e, 0, sizeof e);
+    vcand none;
+    memset(&none, 0, sizeof none);
+    tt_sweep_opts bo = cand_opts(s, &none, s->chunk_bytes);
+    if (tt_sweep_engine_host(&e, c) != TT_OK || tt_sweep_prepare(&e, &bo, maxcount) != TT_OK) {
+        fail_x(x, tt_error_message());
         h->rc = VX_RUNTIME;
         goto out;
     }
@@ -190,8 +127,6 @@ static void *host_rank(void *p)
         for (int round = 0; round < x->v->rounds; round++)
             for (int k = 0; k < z->nc; k++) {
                 vcand r = z->c[k];
-                tt_plan plan = {r.algo, r.proto, r.channels, s->chunk_bytes};
-                tt_comm_set_plan(c, &plan);
                 if (x->tty && me == 0) {
                     char cn[64];
                     vld_cand_name(cn, sizeof cn, &r);
@@ -199,7 +134,7 @@ static void *host_rank(void *p)
                             (unsigned long long)z->bytes, cn);
                     fflush(stderr);
                 }
-                if ((st = host_measure(c, s, z->count, sbuf, rbuf, exp, &r)) != TT_OK) {
+                if ((st = measure(&e, s, z, s->chunk_bytes, &r)) != TT_OK) {
                     fail_x(x, tt_error_message());
                     h->rc = VX_RUNTIME;
                     goto out;
@@ -213,10 +148,8 @@ static void *host_rank(void *p)
         }
     }
 out:
+    tt_sweep_engine_release(&e);
     tt_comm_set_plan(c, &plan_default);
-    free(sbuf);
-    free(rbuf);
-    free(exp);
     return NULL;
 }
 
@@ -277,55 +210,9 @@ out:
 }
 
 /* ---------------------------------------------------------------- GPU ranks */
-/* One candidate at one size on GPU ranks, as topo-exec's GPU sweep measures a row (bin/cli_gpu.c):
- * warm-up and timed AllReduces of the whole batch, then a check on fresh inputs. */
-static tt_status gpu_measure(tt_gpu_comm *g, const tt_cli_sweep *s, size_t count, void **sb, void **rb,
-                             unsigned char *want, unsigned char *got, vcand *out)
-{
-    int n = tt_gpu_comm_nranks(g);
-    size_t es = tt_dtype_size(s->dtype);
-    tt_plan plan = {out->algo, out->proto, out->channels, 0}; /* chunk: the GPU executor's default, as -g runs */
-    const uint64_t seed = 12345;
-    tt_status st;
-    for (int ip = 0; ip < 2; ip++) {
-        const void *src[64];
-        void *dst[64];
-        for (int r = 0; r < n; r++) {
-            dst[r] = rb[r];
-            src[r] = ip ? rb[r] : sb[r];
-            if (ip && (st = tt_gpu_memcpy(rb[r], sb[r], count * es)) != TT_OK) return st;
-        }
-        for (int it = 0; it < s->warmup; it++)
-            if ((st = tt_gpu_allreduce(g, src, dst, count, s->dtype, s->op, &plan)) != TT_OK) return st;
-        if ((st = tt_gpu_comm_sync(g)) != TT_OK) return st;
-        double t0 = now_s();
-        for (int it = 0; it < s->iters; it++)
-            for (int a = 0; a < s->agg; a++)
-                if ((st = tt_gpu_allreduce(g, src, dst, count, s->dtype, s->op, &plan)) != TT_OK) return st;
-        if ((st = tt_gpu_comm_sync(g)) != TT_OK) return st;
-        double sec = (now_s() - t0) / ((double)s->iters * s->agg);
-        out->t[ip] = sec * 1e6;
-        out->algbw[ip] = sec > 0 ? (double)count * es / 1e9 / sec : 0;
-        out->busbw[ip] = out->algbw[ip] * 2.0 * (n - 1) / n;
-        out->wrong[ip] = -1;
-        if (s->check > 0) {
-            for (int r = 0; r < n; r++) {
-                if ((st = tt_gpu_memset(rb[r], 0xEE, count * es)) != TT_OK) return st;
-                if (ip && (st = tt_gpu_memcpy(rb[r], sb[r], count * es)) != TT_OK) return st;
-            }
-            if ((st = tt_gpu_allreduce(g, src, dst, count, s->dtype, s->op, &plan)) != TT_OK ||
-                (st = tt_gpu_comm_sync(g)) != TT_OK)
-                return st;
-            tt_verify_expected(want, count, s->dtype, s->op, n, seed, 0);
-            out->wrong[ip] = 0;
-            for (int r = 0; r < n; r++) {
-                if ((st = tt_gpu_memcpy(got, rb[r], count * es)) != TT_OK) return st;
-                out->wrong[ip] += (long long)tt_verify_count_wrong(got, want, count, s->dtype);
-            }
-        }
-    }
-    return TT_OK;
-}
+/* A candidate on GPU ranks runs as topo-exec's GPU sweep measures a row (the library's GPU
+ * engine): warm-up and timed AllReduces of the whole batch, then a check on fresh inputs; the
+ * chunk is the GPU executor's default, as -g runs. */
 
 int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus)
 {
@@ -346,8 +233,8 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     char start[64];
     start_time(start, sizeof start);
     tt_gpu_comm *g = NULL;
-    void *sb[64] = {0}, *rb[64] = {0};
-    unsigned char *h = NULL, *want = NULL, *got = NULL;
+    tt_sweep_engine se;
+    memset(&se, 0, sizeof se);
     int rc;
     if (tt_gpu_comm_init(&g, ngpus, NULL) != TT_OK) {
         tt_cli_bad("%s", tt_error_message());
@@ -360,26 +247,20 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     size_t es = tt_dtype_size(s->dtype), maxcount = 0;
     for (int i = 0; i < x.nsz; i++)
         if (x.sz[i].count > maxcount) maxcount = x.sz[i].count;
-    h = malloc(maxcount * es + 16);
-    want = malloc(maxcount * es + 16);
-    got = malloc(maxcount * es + 16);
-    if (!h || !want || !got) {
-        rc = tt_cli_bad("out of host memory for %zu-byte buffers", maxcount * es);
+    vcand none;
+    memset(&none, 0, sizeof none);
+    tt_sweep_opts bo = cand_opts(s, &none, 0);
+    tt_status st = tt_sweep_engine_gpu(&se, g, NULL);
+    if (st == TT_OK) st = tt_sweep_prepare(&se, &bo, maxcount);
+    if (st != TT_OK) {
+        /* host memory is a usage matter (smaller -e), device memory a runtime failure */
+        if (st == TT_ERR_NOMEM && !strncmp(tt_error_message(), "out of host memory", 18)) {
+            rc = tt_cli_bad("out of host memory for %zu-byte buffers", maxcount * es);
+        } else {
+            tt_cli_bad("%s", tt_error_message());
+            rc = VX_RUNTIME;
+        }
         goto out;
-    }
-    for (int r = 0; r < ngpus; r++) {
-        if (tt_gpu_alloc(g, r, maxcount * es + 16, &sb[r]) != TT_OK ||
-            tt_gpu_alloc(g, r, maxcount * es + 16, &rb[r]) != TT_OK) {
-            tt_cli_bad("%s", tt_error_message());
-            rc = VX_RUNTIME;
-            goto out;
-        }
-        tt_verify_fill(h, maxcount, s->dtype, s->op, r, 12345, 0);
-        if (tt_gpu_memcpy(sb[r], h, maxcount * es) != TT_OK) {
-            tt_cli_bad("%s", tt_error_message());
-            rc = VX_RUNTIME;
-            goto out;
-        }
     }
     if (tt_gpu_comm_is_virtual(g))
         printf("# VIRTUAL RANKS: %d ranks share GPU(s): the verdicts are about this setup, not about %d GPUs\n",
@@ -390,7 +271,7 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
         for (int round = 0; round < v->rounds && !x.failed; round++)
             for (int k = 0; k < z->nc && !x.failed; k++) {
                 vcand r = z->c[k];
-                if (gpu_measure(g, s, z->count, sb, rb, want, got, &r) != TT_OK) fail_x(&x, tt_error_message());
+                if (measure(&se, s, z, 0, &r) != TT_OK) fail_x(&x, tt_error_message());
                 else keep_best(&z->c[k], &r, round == 0);
             }
         if (x.failed) break;
@@ -400,13 +281,7 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     if (x.failed) tt_cli_bad("%s", x.err);
     rc = vld_finish(&x, VX_OK, start, 1);
 out:
-    for (int r = 0; r < ngpus; r++) {
-        if (sb[r]) tt_gpu_free(g, r, sb[r]);
-        if (rb[r]) tt_gpu_free(g, r, rb[r]);
-    }
-    free(h);
-    free(want);
-    free(got);
+    tt_sweep_engine_release(&se);
     tt_gpu_comm_destroy(g);
     free(x.sz);
     pthread_mutex_destroy(&x.mu);

@@ -1,6 +1,7 @@
 /*
  * topo_exec_mpi.h - topo-exec's MPI launch mode (included once, by
- * bin/topo-exec.c, after its opts type and cli_name()).
+ * bin/topo-exec.c, after its opts type; the launcher test is tt_cli_mpi_launched in
+ * bin/cli_exec_opts.c).
  *
  * In a build with MPI (Makefile MPI=1, the default when Open MPI is found;
  * -DTT_HAVE_MPI=1 only for topo-exec) a topo-exec started by an MPI launcher
@@ -14,15 +15,6 @@
  */
 #ifndef TOPO_EXEC_MPI_H
 #define TOPO_EXEC_MPI_H
-
-/* A launcher that an MPI library can join (not just rank variables, which
- * tests and users may set by hand): PMIx (Open MPI 4/5 mpirun, srun
- * --mpi=pmix), Open MPI's ORTE, or a PMI-1/2 server (MPICH Hydra, srun). */
-static int mpi_launched(void)
-{
-    return getenv("PMIX_RANK") || getenv("OMPI_MCA_orte_hnp_uri") ||
-           (getenv("PMI_RANK") && getenv("PMI_SIZE") && (getenv("PMI_FD") || getenv("PMI_PORT")));
-}
 
 #ifdef TT_HAVE_MPI
 #include <mpi.h>
@@ -50,7 +42,7 @@ static void mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
 static void mpi_opt_text(int i, uint64_t v, char *b, size_t n)
 {
     switch (i) {
-    case 0: snprintf(b, n, "%s", cli_name((tt_coll)v)); break;
+    case 0: snprintf(b, n, "%s", tt_cli_coll_name((tt_coll)v)); break;
     case 9: snprintf(b, n, "%s", tt_dtype_name((tt_dtype)v)); break;
     case 10: snprintf(b, n, "%s", tt_redop_name((tt_redop)v)); break;
     case 12: snprintf(b, n, "%s", tt_algo_label((tt_algo)v)); break;

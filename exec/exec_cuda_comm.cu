@@ -422,8 +422,8 @@ extern "C" void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms)
     g->timeout_ms = timeout_ms > 0 ? timeout_ms : exec_gpu_env_timeout_ms();
 }
 
-extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
-                                              const tt_plan *req, tt_plan *eff)
+static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
+                                   const tt_plan *req, tt_plan *eff)
 {
     tt_plan p = req ? *req : TT_PLAN_DEFAULT;
     char why[320];
@@ -672,4 +672,71 @@ extern "C" tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int 
     cudaFree(b);
     cudaFree(c);
     return st;
+}
+
+/* ---- plans per size (docs/exec.md, "Plans"): the GPU twin of exec_plan_table.c ---- */
+extern "C" tt_status tt_gpu_comm_set_plan_table(tt_gpu_comm *g, const tt_tune_entry *entries, int n, unsigned flags)
+{
+    if (!g || n < 0 || (n > 0 && !entries))
+        return tt_error_set(TT_ERR_INVALID, "tt_gpu_comm_set_plan_table: NULL communicator or entries");
+    for (int i = 0; i < n; i++) {
+        const tt_tune_entry *r = &entries[i];
+        if ((unsigned)r->coll >= TT_COLL_COUNT || r->min_bytes > r->max_bytes ||
+            (r->algo != TT_ALGO_DEFAULT && (unsigned)r->algo >= TT_ALGO_COUNT) ||
+            (r->proto != TT_PROTO_DEFAULT && (unsigned)r->proto >= TT_PROTO_COUNT) || r->channels < 0)
+            return tt_error_set(TT_ERR_INVALID, "plan table rule %d: collective, byte range, algorithm, protocol or "
+                                "channels out of range", i);
+    }
+    g->rules.assign(entries, entries + n);
+    g->rule_flags = flags;
+    return TT_OK;
+}
+
+extern "C" unsigned long tt_gpu_comm_plan_table_fallbacks(const tt_gpu_comm *g)
+{
+    return g ? __atomic_load_n(&g->rule_fallbacks, __ATOMIC_RELAXED) : 0;
+}
+
+/* The requested plan, its default fields filled from the table's entry for this size; a rule
+ * this executor cannot run (LL128, NVLS, ...) fails, or with TT_PLAN_TABLE_FALLBACK runs the
+ * requested plan alone and is counted. */
+extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
+                                              const tt_plan *req, tt_plan *eff)
+{
+    tt_plan p = req ? *req : TT_PLAN_DEFAULT;
+    uint64_t bytes = (uint64_t)count * tt_dtype_size(t);
+    const tt_tune_entry *rule =
+        g->rules.empty() ? NULL : tt_tune_entry_find(g->rules.data(), (int)g->rules.size(), coll, bytes);
+    if (!rule) return gpu_resolve_plain(g, coll, count, t, &p, eff);
+    tt_plan want = p;
+    if (want.algo == TT_ALGO_DEFAULT) want.algo = rule->algo;
+    if (want.proto == TT_PROTO_DEFAULT) want.proto = rule->proto;
+    if (!(g->rule_flags & TT_PLAN_TABLE_NO_CHANNELS) && !want.channels && rule->channels > 0)
+        want.channels = rule->channels;
+    tt_status st = gpu_resolve_plain(g, coll, count, t, &want, eff);
+    if (st == TT_OK) return TT_OK;
+    if (!(g->rule_flags & TT_PLAN_TABLE_FALLBACK))
+        return tt_error_prefix(st, "plan table rule for %s %llu..%llu bytes (%s/%s)", tt_coll_label(coll),
+                               (unsigned long long)rule->min_bytes, (unsigned long long)rule->max_bytes,
+                               tt_algo_label(want.algo), tt_proto_name(want.proto));
+    if ((st = gpu_resolve_plain(g, coll, count, t, &p, eff)) != TT_OK) return st;
+    __atomic_add_fetch(&((tt_gpu_comm *)g)->rule_fallbacks, 1, __ATOMIC_RELAXED);
+    TT_TRACE(SUBSYS, "plan table rule %s/%s for %s %llu bytes cannot run on GPU ranks; ran %s/%s",
+             tt_algo_label(want.algo), tt_proto_name(want.proto), tt_coll_label(coll), (unsigned long long)bytes,
+             tt_algo_label(eff->algo), tt_proto_name(eff->proto));
+    return TT_OK;
+}
+
+/* ---- two runtime calls for the NCCL measuring engine (exec_measure_internal.h) ---- */
+extern "C" tt_status exec_gpu_set_device(int device)
+{
+    cudaError_t e = cudaSetDevice(device);
+    return e == cudaSuccess ? TT_OK : cuda_fail(e, "cudaSetDevice");
+}
+
+extern "C" tt_status exec_gpu_device_sync(int device)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    (void)device;
+    return e == cudaSuccess ? TT_OK : cuda_fail(e, "cudaDeviceSynchronize");
 }

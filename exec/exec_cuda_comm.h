@@ -61,6 +61,10 @@ struct tt_gpu_comm {
     tt_status sticky;
     char sticky_msg[1024];
     char last_algo[32];
+    /* plans per size (tt_gpu_comm_set_plan_table) */
+    std::vector<tt_tune_entry> rules;
+    unsigned rule_flags;
+    unsigned long rule_fallbacks;
     /* process mode (tt_gpu_comm_init_procs) */
     int procs;                     /* 1: one rank per process, peers over IPC / shm */
     int me;                        /* this process's rank */

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 
+#include "exec_measure_internal.h"
 #include "tt_exec.h"
 
 #ifndef TT_HAVE_CUDA
@@ -45,6 +46,12 @@ tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t co
     (void)g; (void)coll; (void)count; (void)t; (void)req; (void)effective;
     return tt_error_set(TT_ERR_UNSUPPORTED, "GPU plan: %s", NO_CUDA);
 }
+tt_status tt_gpu_comm_set_plan_table(tt_gpu_comm *g, const tt_tune_entry *entries, int n, unsigned flags)
+{
+    (void)g; (void)entries; (void)n; (void)flags;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU plan table: %s", NO_CUDA);
+}
+unsigned long tt_gpu_comm_plan_table_fallbacks(const tt_gpu_comm *g) { (void)g; return 0; }
 tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
                            size_t count, tt_dtype t, tt_redop op, const tt_plan *plan)
 {
@@ -79,6 +86,16 @@ tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int blocks_per_
 {
     (void)device; (void)bytes; (void)iters; (void)blocks_per_sm; (void)variant; (void)gbs;
     return tt_error_set(TT_ERR_UNSUPPORTED, "copy benchmark: %s", NO_CUDA);
+}
+tt_status exec_gpu_set_device(int device)
+{
+    (void)device;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "cudaSetDevice: %s", NO_CUDA);
+}
+tt_status exec_gpu_device_sync(int device)
+{
+    (void)device;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "cudaDeviceSynchronize: %s", NO_CUDA);
 }
 #else
 /* CUDA builds: the implementation is in exec_cuda_comm.cu. */

@@ -200,6 +200,9 @@ void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan);
  * runs what is closest (simple protocol, one channel, the default algorithm) and counts it
  * in tt_comm_plan_table_fallbacks.  The rules are copied; n = 0 removes the table. */
 #define TT_PLAN_TABLE_FALLBACK 1u
+/* Ignore the entries' channel counts (the GPU communicator: topo-tune models NCCL's channels,
+ * which do not fit the GPU executor's kernels; it keeps its own count per size). */
+#define TT_PLAN_TABLE_NO_CHANNELS 2u
 /* entries: tt_tune_entry (tt_common.h), e.g. tt_tune_table_load(path, &tab) then
  * tt_comm_set_plan_table(comm, tab.entries, tab.n, flags); an entry's algorithm, protocol and
  * channels (> 0) make its plan. */
@@ -276,9 +279,17 @@ int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);
-/* The plan a GPU collective would run (req may be NULL = default). */
+/* The plan a GPU collective would run (req may be NULL = default; a plan table fills its defaults). */
 tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
                                    const tt_plan *req, tt_plan *effective);
+/* Plans per size on GPU ranks, as tt_comm_set_plan_table on host ranks: the entry of the call's
+ * collective and bytes fills what the plan passed to tt_gpu_allreduce (or resolve) leaves at
+ * default; channels too unless TT_PLAN_TABLE_NO_CHANNELS.  A rule the GPU executor cannot run
+ * (LL128, NVLS, ...) fails the call naming the rule, or with TT_PLAN_TABLE_FALLBACK runs the
+ * requested plan alone and counts it (per call) in tt_gpu_comm_plan_table_fallbacks.  The
+ * entries are copied; n = 0 removes the table. */
+tt_status tt_gpu_comm_set_plan_table(tt_gpu_comm *g, const tt_tune_entry *entries, int n, unsigned flags);
+unsigned long tt_gpu_comm_plan_table_fallbacks(const tt_gpu_comm *g);
 tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
                            size_t count, tt_dtype t, tt_redop op, const tt_plan *plan);
 /* Wait for every launched collective; a stuck rank gives TT_ERR_TIMEOUT
@@ -298,6 +309,85 @@ tt_status tt_gpu_reduce_copy(int device, void *dst, const void *src0, const void
 tt_status tt_gpu_bench_copy(int device, size_t bytes, int iters, int blocks_per_sm, int variant,
                             double gbs[3]);
 /* ==== end of GPU ranks ================================================== */
+
+/* ==== measuring: nccl-tests-style sweeps (exec_measure*.c) ===============
+ * One sweep over sizes (minb, then x factor or + stepb up to maxb), per size out of place and in
+ * place: warm-up, timed iterations (agg operations per iteration), the time averaged over ranks,
+ * algbw/busbw as nccl-tests computes them, and an exact check through tt_verify_* (#wrong summed
+ * over ranks).  Three engines run it: host ranks (a tt_comm; one sweep per rank, i.e. per thread
+ * of tt_comm_init_threads or per process), GPU ranks (a tt_gpu_comm; one call drives every local
+ * rank; process mode averages over the host communicator) and NCCL (libnccl.so.2 loaded with
+ * dlopen, the ranks of a tt_gpu_comm).  Rows go to a callback on rank 0 as they finish; the
+ * first failure stops the sweep and is returned (status + message).  See docs/exec.md,
+ * "Measuring". */
+typedef struct {
+    uint64_t bytes;             /* size column: count x type size (x nranks for ReduceScatter/AllGather) */
+    size_t count;               /* elements per rank (the collective's count argument) */
+    double time_us[2];          /* [0] out of place, [1] in place: us per operation */
+    double algbw[2], busbw[2];  /* GB/s */
+    long long wrong[2];         /* wrong elements over all ranks; -1 = not checked */
+    tt_plan plan;               /* the plan that ran (plan_known: the engine could say) */
+    int plan_known;
+    int index;                  /* size index in the sweep, from 0 */
+} tt_sweep_row;
+
+typedef struct {
+    tt_coll coll;
+    tt_dtype dtype;
+    tt_redop op;
+    int root;                   /* broadcast/reduce */
+    uint64_t minb, maxb, stepb; /* sizes in bytes */
+    long long factor;           /* > 1: multiply; else add stepb */
+    int iters, warmup, agg, check; /* check: correctness runs per placement (0 = #wrong -1) */
+    uint64_t check_max;         /* sizes above it are not checked; 0 = no limit */
+    tt_plan plan;               /* requested plan (a plan table of the communicator fills its defaults) */
+    /* rank 0 only: before each placement of a size / after each size */
+    void (*progress)(void *user, int index, int nsizes, uint64_t bytes, int in_place);
+    void (*on_row)(void *user, const tt_sweep_row *row);
+    void *user;
+} tt_sweep_opts;
+
+/* An engine: the sweep calls these; host, GPU and NCCL fill them (tt_sweep_engine_*). */
+typedef struct tt_sweep_engine tt_sweep_engine;
+struct tt_sweep_engine {
+    const char *name;           /* "host", "gpu", "nccl" */
+    int nranks, rank;           /* rank 0 reports */
+    void *self;
+    /* buffers (and inputs) for counts up to max_count elements per rank; a no-op when prepared
+     * already for as many elements of that type (and op, collective) */
+    tt_status (*prepare)(tt_sweep_engine *e, const tt_sweep_opts *o, size_t max_count);
+    /* the plan a count would run (NULL or a failure: row.plan_known 0; a plan that cannot apply
+     * then fails in time() with the reason) */
+    tt_status (*resolve)(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, tt_plan *eff);
+    /* warm-up + timed iterations of one placement: seconds per operation, averaged over ranks */
+    tt_status (*time)(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place, double *sec);
+    /* exact check of one placement: wrong elements summed over ranks */
+    tt_status (*check)(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place,
+                       long long *wrong);
+    void (*release)(tt_sweep_engine *e);
+};
+
+/* Host ranks: this rank's communicator (its plan is set to opts.plan per measurement). */
+tt_status tt_sweep_engine_host(tt_sweep_engine *e, tt_comm *comm);
+/* GPU ranks: every local rank of g; host: the host communicator of process mode (times and
+ * #wrong combined over it), NULL in thread mode. */
+tt_status tt_sweep_engine_gpu(tt_sweep_engine *e, tt_gpu_comm *g, tt_comm *host);
+/* NCCL on the devices of g's ranks (thread mode, one rank per GPU): loads libnccl.so.2 and
+ * makes one NCCL communicator per rank (NCCL_ALGO/NCCL_PROTO of the environment apply). */
+tt_status tt_sweep_engine_nccl(tt_sweep_engine *e, tt_gpu_comm *g);
+void tt_sweep_engine_release(tt_sweep_engine *e);
+
+/* Elements per rank for a size of the sweep (bytes / type size, / nranks for ReduceScatter and
+ * AllGather) and the number of sizes of a sweep. */
+size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes);
+int tt_sweep_nsizes(const tt_sweep_opts *o);
+/* Buffers for counts up to max_count (tt_sweep_run does it itself; earlier, to fail before printing). */
+tt_status tt_sweep_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t max_count);
+/* One row: both placements at one count (after tt_sweep_prepare); index/progress from the caller. */
+tt_status tt_sweep_one(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, uint64_t bytes,
+                         tt_sweep_row *row);
+/* The whole sweep; every rank of the engine calls it (host: each rank's thread/process). */
+tt_status tt_sweep_run(tt_sweep_engine *e, const tt_sweep_opts *o);
 
 #ifdef __cplusplus
 }

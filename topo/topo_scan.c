@@ -235,12 +235,7 @@ void scan_finish(scan_ctx *c)
 
 /* ---------------- orchestrator ---------------- */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+static double now_ms(void) { return tt_now_s() * 1e3; }
 
 typedef tt_probe_state (*probe_fn)(scan_ctx *c);
 

@@ -99,13 +99,15 @@ else
   skip "progress line on a terminal" "script(1) not installed"
 fi
 
-# 4b. prediction hook: a topo-exec linked with a topo_exec_predict_us() gains
-#     "pred" and "err%" columns (and predicted_time in JSON)
+# 4b. prediction source: topo-exec linked with another prediction source in place of
+#     bin/cli_predict.c (the same three functions of bin/cli_predict.h) gains "pred" and
+#     "err%" columns (and predicted_time in JSON)
 CCX=${CC:-cc}
 if command -v "$CCX" >/dev/null && command -v pkg-config >/dev/null && [ -f "$ROOT/$BUILD/lib/libtopotune.a" ]; then
   cat >"$TMP/pred.c" <<'C'
 #include <stddef.h>
 #include <string.h>
+#include "cli_predict.h"
 /* a fake model: 10 us per KiB for all_reduce, nothing for the rest */
 int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us)
 {
@@ -113,15 +115,27 @@ int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char 
     *us = 10.0 * (double)bytes / 1024.0;
     return 0;
 }
+int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
+                              int channels, double *us)
+{
+    return topo_exec_predict_us(coll, bytes, nranks, algo, proto, us);
+}
+int topo_exec_predict_enabled(void) { return 1; }
 C
   san=""  # a SANITIZE=1 library needs the same instrumentation at link time
   if command -v nm >/dev/null && nm "$ROOT/$BUILD/lib/libtopotune.a" 2>/dev/null | grep -q '__asan_'; then
     san="-fsanitize=address,undefined"
   fi
+  culibs=""  # a CUDA build's library needs the CUDA runtime (the GPU mode is linked in)
+  if command -v nm >/dev/null && nm "$ROOT/$BUILD/lib/libtopotune.a" 2>/dev/null | grep -q ' U cudaMalloc$'; then
+    nv=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    culibs="-L$(dirname "$(dirname "$nv")")/lib64 -lcudart_static -lrt -lstdc++"
+  fi
+  clisrc=$(ls "$ROOT"/bin/cli_*.c | grep -v '/cli_predict\.c$')
   if "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/exec" -I"$ROOT/common" -I"$ROOT/tune" -I"$ROOT/topo" \
-       -I"$ROOT/xml" $(pkg-config --cflags libcjson) -I"$ROOT/bin" -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" \
-       "$ROOT/bin/cli_common.c" "$TMP/pred.c" "$ROOT/$BUILD/lib/libtopotune.a" \
-       $(pkg-config --libs libcjson libxml-2.0) -ldl -lm 2>"$TMP/cc.err"; then
+       -I"$ROOT/xml" $(pkg-config --cflags libcjson libxml-2.0) -I"$ROOT/bin" -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" \
+       $clisrc "$TMP/pred.c" "$ROOT/$BUILD/lib/libtopotune.a" \
+       $(pkg-config --libs libcjson libxml-2.0 hwloc) -ldl -lm $culibs 2>"$TMP/cc.err"; then
     run "$TMP/topo-exec-pred" --host 2 -b 1K -e 4K -f 4 -n 2 -J "$TMP/p.json"
     expect_rc 0 "topo-exec with a prediction source"
     expect_grep "$TMP/out" '#wrong     pred    err%     time' "prediction columns in the header"
@@ -135,7 +149,7 @@ C
     not_ok "building topo-exec with a prediction source: $(head -c 300 "$TMP/cc.err")"
   fi
 else
-  skip "prediction hook" "no C compiler or pkg-config"
+  skip "prediction source" "no C compiler or pkg-config"
 fi
 
 # 5. JSON output (atomic file)

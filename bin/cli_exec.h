@@ -1,0 +1,87 @@
+/*
+ * cli_exec.h - what the files of topo-exec share: its options (cli_exec_opts.c), the
+ * nccl-tests-style table and JSON writer (cli_exec_print.c), the GPU mode (cli_gpu.c) and the
+ * main program (topo-exec.c).  The measuring itself is the library's (tt_sweep_* in tt_exec.h).
+ */
+#ifndef TT_CLI_EXEC_H
+#define TT_CLI_EXEC_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli_validate.h"
+#include "tt_common.h"
+#include "tt_exec.h"
+
+/* topo-exec's exit codes: 1 runtime failure, 2 usage, 7 wrong results (nccl-tests' code);
+ * --validate adds TT_CLI_EXIT_TABLE_WRONG (3). */
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_WRONG = 7 };
+
+typedef struct {
+    uint64_t minb, maxb, stepb;
+    long long factor;
+    int iters, warmup, agg, check;
+    tt_dtype dtype;
+    tt_redop op;
+    int root;
+    tt_coll coll;
+    tt_plan plan;
+    const char *algo_src, *proto_src;
+    int host_ranks;
+    int mp, rank, nranks; /* mp: 0 threads, 1 --rank/--master, 2 env, 3 MPI */
+    char master[160];
+    const char *json;
+    int timeout_ms;
+    int progress;
+    const char *table;   /* --table FILE: plans per size from a topo-tune table */
+    char table_desc[512];
+    int argc;
+    char **argv;
+    tt_cli_validate_opts val; /* --validate (bin/cli_validate.c) */
+    int ngpus;                /* -g with --validate */
+} tt_cli_exec_opts;
+
+/* One printed row: the measurement and the prediction source's times. */
+typedef struct {
+    tt_sweep_row m;
+    double pred_us[2];   /* <= 0: none */
+    char algo[32];       /* the algorithm that ran ("" unknown) */
+} tt_cli_exec_row;
+
+/* ---- options (cli_exec_opts.c) ---- */
+void tt_cli_exec_usage(FILE *f);
+/* Host-mode command line: 0, or the exit code after a message.  have_mpi: built with MPI. */
+int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o);
+/* The sweep of the library from the options. */
+tt_sweep_opts tt_cli_exec_sweep_opts(const tt_cli_exec_opts *o);
+/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
+uint64_t tt_cli_mem_available(void);
+/* A launcher that an MPI library can join (PMIx, ORTE, PMI-1/2), not just rank variables. */
+int tt_cli_mpi_launched(void);
+
+/* ---- output (cli_exec_print.c) ---- */
+const char *tt_cli_coll_name(tt_coll c);   /* topo-exec's -t names: "all_reduce", ... */
+/* nccl-tests' number fitting: %.2f, then fewer decimals, then exponent. */
+void tt_cli_fnum(char *b, size_t n, int w, double v);
+/* Whether the prediction source is configured (cached). */
+int tt_cli_exec_has_pred(void);
+/* The host sweep's header; pids/hosts per rank (pid -1 and "-" when unknown). */
+void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
+                              const char *const *hosts);
+/* One table row (host and GPU modes): pred adds the pred/err% columns, tail (may be NULL) ends the line. */
+void tt_cli_exec_print_row(tt_coll coll, tt_dtype dtype, tt_redop op, int root, const tt_cli_exec_row *r, int pred,
+                           const char *tail);
+/* "# Out of bounds values", "# Avg bus bandwidth" of rows (both placements); returns the count of wrong placements. */
+int tt_cli_exec_summary(const tt_cli_exec_row *rows, int nrows, double *avg_busbw);
+/* The host sweep's closing lines: out of bounds, average busbw, the table's fallbacks (< 0: no
+ * table), or the failure (err) after nrows sizes. */
+void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
+                              const char *err, int nrows);
+/* -J: the results as JSON (nccl-tests' layout); 0 or EXIT_RUNTIME after a message. */
+int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
+                           int nranks, const char *transport, double avg_bw, int oob, const char *start);
+
+/* ---- GPU mode (cli_gpu.c): -g N, --engine, --gpu-copy-bench; -1 for host-mode command lines ---- */
+int topo_exec_gpu_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,226 @@
+/*
+ * cli_exec_print.c - topo-exec's output: nccl-tests' table (header, rows with time, algbw, busbw,
+ * #wrong out of place and in place, the prediction columns), the summary and the -J JSON file.
+ * Host and GPU modes print their rows here.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "cli_exec.h"
+#include "cli_predict.h"
+
+const char *tt_cli_coll_name(tt_coll c)
+{
+    static const char *const n[TT_COLL_COUNT] = {
+        [TT_COLL_ALLREDUCE] = "all_reduce", [TT_COLL_REDUCESCATTER] = "reduce_scatter",
+        [TT_COLL_ALLGATHER] = "all_gather", [TT_COLL_BROADCAST] = "broadcast", [TT_COLL_REDUCE] = "reduce"};
+    return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
+}
+
+/* nccl-tests' number fitting: %.2f, then fewer decimals, then exponent. */
+void tt_cli_fnum(char *b, size_t n, int w, double v)
+{
+    char t[64];
+    for (int prec = 2; prec >= 0; prec--) {
+        snprintf(t, sizeof t, "%*.*f", w, prec, v);
+        if ((int)strlen(t) <= w) {
+            snprintf(b, n, "%s", t);
+            return;
+        }
+    }
+    snprintf(t, sizeof t, "%*.1e", w, v);
+    if ((int)strlen(t) > w)
+        snprintf(t, sizeof t, "%*.0e", w, v);
+    snprintf(b, n, "%s", t);
+}
+
+int tt_cli_exec_has_pred(void)
+{
+    static int cached = -1;
+    if (cached < 0)
+        cached = topo_exec_predict_enabled();
+    return cached;
+}
+
+void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
+                              const char *const *hosts)
+{
+    printf("# topo-exec (topotune %s) collective: %s\n", TT_VERSION_STRING, tt_cli_coll_name(o->coll));
+    printf("# nThread 1 nGpus 0 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
+           "agg iters: %d validation: %d graph: 0\n",
+           (unsigned long long)o->minb, (unsigned long long)o->maxb,
+           (unsigned long long)(o->factor > 1 ? (uint64_t)o->factor : o->stepb), o->factor > 1 ? "factor" : "bytes",
+           o->warmup, o->iters, o->agg, o->check);
+    printf("#\n# Using devices\n");
+    for (int r = 0; r < n; r++)
+        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, pids[r], hosts[r], -1, transport);
+    printf("# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
+           o->plan.algo == TT_ALGO_DEFAULT ? "default (tree up to 64 KiB AllReduce, ring otherwise)"
+                                           : tt_algo_label(o->plan.algo),
+           o->algo_src ? " from " : "", o->algo_src ? o->algo_src : "",
+           o->plan.proto == TT_PROTO_DEFAULT ? "simple" : tt_proto_name(o->plan.proto),
+           o->proto_src ? " from " : "", o->proto_src ? o->proto_src : "", o->plan.chunk_bytes);
+    if (o->table)
+        printf("# plan table: %s; per size it fills what --algo/--proto leave open\n", o->table_desc);
+    /* the three header lines of nccl-tests, column for column; with a
+     * prediction source each placement gains "pred" and "err%" columns */
+    int pw = tt_cli_exec_has_pred() ? 17 : 0; /* width of the prediction columns */
+    char l1[256], l2[256], l3[256];
+    memset(l1, ' ', sizeof l1);
+    l1[0] = '#';
+    memcpy(l1 + 63, "out-of-place", 12);
+    memcpy(l1 + 98 + pw, "in-place", 8);
+    l1[106 + pw] = '\0';
+    snprintf(l2, sizeof l2, "#       size         count      type   redop    root");
+    snprintf(l3, sizeof l3, "#        (B)    (elements)                          ");
+    for (int p = 0; p < 2; p++) {
+        strcat(l2, "     time   algbw   busbw  #wrong");
+        strcat(l3, "     (us)  (GB/s)  (GB/s)        ");
+        if (pw) {
+            strcat(l2, "     pred    err%");
+            strcat(l3, "     (us)        ");
+        }
+    }
+    for (char *l = l3 + strlen(l3); l > l3 && l[-1] == ' ';)
+        *--l = '\0';
+    printf("#\n%s\n%s\n%s\n", l1, l2, l3);
+    fflush(stdout);
+}
+
+void tt_cli_exec_print_row(tt_coll coll, tt_dtype dtype, tt_redop op, int root, const tt_cli_exec_row *r, int pred,
+                           const char *tail)
+{
+    char t[32], a[32], b[32];
+    const char *redop = (coll == TT_COLL_ALLGATHER || coll == TT_COLL_BROADCAST) ? "none" : tt_redop_name(op);
+    root = (coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) ? root : -1;
+    printf("%12llu  %12zu  %8s  %6s  %6d", (unsigned long long)r->m.bytes, r->m.count, tt_dtype_name(dtype), redop,
+           root);
+    for (int p = 0; p < 2; p++) {
+        tt_cli_fnum(t, sizeof t, 7, r->m.time_us[p]);
+        tt_cli_fnum(a, sizeof a, 6, r->m.algbw[p]);
+        tt_cli_fnum(b, sizeof b, 6, r->m.busbw[p]);
+        if (r->m.wrong[p] < 0)
+            printf("  %7s  %6s  %6s  %6s", t, a, b, "N/A");
+        else
+            printf("  %7s  %6s  %6s  %6lld", t, a, b, r->m.wrong[p]);
+        if (pred) {
+            if (r->pred_us[p] > 0 && r->m.time_us[p] > 0) {
+                char pu[32], pe[32];
+                tt_cli_fnum(pu, sizeof pu, 7, r->pred_us[p]);
+                tt_cli_fnum(pe, sizeof pe, 6, 100.0 * (r->pred_us[p] - r->m.time_us[p]) / r->m.time_us[p]);
+                printf("  %7s  %6s", pu, pe);
+            } else {
+                printf("  %7s  %6s", "N/A", "N/A");
+            }
+        }
+    }
+    printf("%s\n", tail ? tail : "");
+    fflush(stdout);
+}
+
+int tt_cli_exec_summary(const tt_cli_exec_row *rows, int nrows, double *avg_busbw)
+{
+    int oob = 0, nbw = 0;
+    double bw = 0;
+    for (int i = 0; i < nrows; i++)
+        for (int p = 0; p < 2; p++) {
+            oob += rows[i].m.wrong[p] > 0;
+            bw += rows[i].m.busbw[p];
+            nbw++;
+        }
+    *avg_busbw = nbw ? bw / nbw : 0;
+    return oob;
+}
+
+void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
+                              const char *err, int nrows)
+{
+    if (!err) {
+        printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
+        printf("# Avg bus bandwidth    : %g \n", avg_busbw);
+        if (table_fallbacks >= 0)
+            printf("# plan table: %lu call(s) on this process ran a fallback (rules the host transports cannot "
+                   "run: LL/LL128, several channels, an algorithm not possible here)\n", (unsigned long)table_fallbacks);
+        printf("#\n# Collective test concluded: %s\n", tt_cli_coll_name(o->coll));
+    } else {
+        printf("# Collective test FAILED after %d size(s): %s\n", nrows, err);
+    }
+    fflush(stdout);
+}
+
+static cJSON *place_json(const tt_cli_exec_row *r, int p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "time", r->m.time_us[p]);
+    cJSON_AddNumberToObject(o, "alg_bw", r->m.algbw[p]);
+    cJSON_AddNumberToObject(o, "bus_bw", r->m.busbw[p]);
+    if (r->m.wrong[p] >= 0)
+        cJSON_AddNumberToObject(o, "nwrong", (double)r->m.wrong[p]);
+    else
+        cJSON_AddNullToObject(o, "nwrong");
+    if (r->pred_us[p] > 0)
+        cJSON_AddNumberToObject(o, "predicted_time", r->pred_us[p]);
+    return o;
+}
+
+int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
+                           int nranks, const char *transport, double avg_bw, int oob, const char *start)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "version", 1);
+    cJSON_AddStringToObject(j, "tool", "topo-exec");
+    cJSON_AddStringToObject(j, "topotune_version", TT_VERSION_STRING);
+    cJSON_AddStringToObject(j, "start_time", start);
+    cJSON *args = cJSON_AddArrayToObject(j, "args");
+    for (int i = 0; i < o->argc; i++)
+        cJSON_AddItemToArray(args, cJSON_CreateString(o->argv[i]));
+    cJSON *cfg = cJSON_AddObjectToObject(j, "config");
+    cJSON_AddStringToObject(cfg, "collective", tt_cli_coll_name(o->coll));
+    cJSON_AddNumberToObject(cfg, "nranks", nranks);
+    cJSON_AddStringToObject(cfg, "transport", transport);
+    cJSON_AddNumberToObject(cfg, "minimum_bytes", (double)o->minb);
+    cJSON_AddNumberToObject(cfg, "maximum_bytes", (double)o->maxb);
+    if (o->factor > 1)
+        cJSON_AddNumberToObject(cfg, "step_factor", (double)o->factor);
+    else
+        cJSON_AddNumberToObject(cfg, "step_bytes", (double)o->stepb);
+    cJSON_AddNumberToObject(cfg, "warmup_iters", o->warmup);
+    cJSON_AddNumberToObject(cfg, "iterations", o->iters);
+    cJSON_AddNumberToObject(cfg, "aggregated_iterations", o->agg);
+    cJSON_AddNumberToObject(cfg, "validation", o->check);
+    cJSON_AddStringToObject(cfg, "algo_requested", tt_algo_label(o->plan.algo));
+    cJSON_AddStringToObject(cfg, "proto_requested", tt_proto_name(o->plan.proto));
+    cJSON_AddNumberToObject(cfg, "chunk_bytes", (double)o->plan.chunk_bytes);
+    cJSON *res = cJSON_AddArrayToObject(j, "results");
+    for (int i = 0; i < nrows; i++) {
+        const tt_cli_exec_row *r = &rows[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "size", (double)r->m.bytes);
+        cJSON_AddNumberToObject(x, "count", (double)r->m.count);
+        cJSON_AddStringToObject(x, "type", tt_dtype_name(o->dtype));
+        cJSON_AddStringToObject(x, "redop", (o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_BROADCAST) ? "none"
+                                                                                              : tt_redop_name(o->op));
+        cJSON_AddNumberToObject(x, "root", (o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) ? o->root : -1);
+        cJSON_AddStringToObject(x, "algo", r->algo);
+        cJSON_AddItemToObject(x, "out_of_place", place_json(r, 0));
+        cJSON_AddItemToObject(x, "in_place", place_json(r, 1));
+        cJSON_AddItemToArray(res, x);
+    }
+    cJSON *ob = cJSON_AddObjectToObject(j, "out_of_bounds");
+    cJSON_AddNumberToObject(ob, "count", oob);
+    cJSON_AddBoolToObject(ob, "okay", oob == 0);
+    cJSON *ab = cJSON_AddObjectToObject(j, "average_bus_bandwidth");
+    cJSON_AddNumberToObject(ab, "bandwidth", avg_bw);
+    cJSON *errs = cJSON_AddArrayToObject(j, "errors");
+    if (err)
+        cJSON_AddItemToArray(errs, cJSON_CreateString(err));
+    tt_status st = tt_cli_write_json(o->json, j);
+    cJSON_Delete(j);
+    if (st != TT_OK) {
+        fprintf(stderr, "topo-exec: -J %s: %s\n", o->json, tt_error_message());
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}

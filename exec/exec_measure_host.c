@@ -1,0 +1,176 @@
+/*
+ * exec_measure_host.c - the measuring engine of host ranks (docs/exec.md, "Measuring"): one
+ * engine per rank over its tt_comm (a thread of tt_comm_init_threads or a process), buffers of
+ * the largest size, nccl-tests' in-place layouts, timing averaged over the ranks and an exact
+ * check summed over them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_measure_internal.h"
+
+typedef struct {
+    tt_comm *c;
+    unsigned char *sbuf, *rbuf, *exp;
+    size_t cap; /* prepared count (for this type size and collective) */
+    size_t es;
+    tt_coll coll;
+} host_eng;
+
+static tt_status host_issue(tt_comm *c, const tt_sweep_opts *o, void *sb, void *rb, size_t count)
+{
+    switch (o->coll) {
+    case TT_COLL_ALLREDUCE: return tt_allreduce(sb, rb, count, o->dtype, o->op, c);
+    case TT_COLL_REDUCESCATTER: return tt_reducescatter(sb, rb, count, o->dtype, o->op, c);
+    case TT_COLL_ALLGATHER: return tt_allgather(sb, rb, count, o->dtype, c);
+    case TT_COLL_BROADCAST: return tt_broadcast(sb, rb, count, o->dtype, o->root, c);
+    default: return tt_reduce_coll(sb, rb, count, o->dtype, o->op, o->root, c);
+    }
+}
+
+static tt_status host_wait(tt_comm *c, tt_status st) { return st == TT_OK ? tt_comm_wait(c) : st; }
+
+static tt_status host_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t maxcount)
+{
+    host_eng *h = e->self;
+    int n = e->nranks;
+    size_t es = tt_dtype_size(o->dtype);
+    size_t in_max = o->coll == TT_COLL_REDUCESCATTER ? maxcount * n : maxcount;
+    size_t out_max = o->coll == TT_COLL_ALLGATHER ? maxcount * n : maxcount;
+    size_t big = (in_max > out_max ? in_max : out_max) * es + 64;
+    if (h->cap >= maxcount && h->es == es && h->coll == o->coll) return TT_OK; /* prepared already */
+    free(h->sbuf);
+    free(h->rbuf);
+    free(h->exp);
+    h->sbuf = calloc(1, big);
+    h->rbuf = calloc(1, big);
+    h->exp = malloc(out_max * es + 64);
+    h->cap = 0;
+    if (!h->sbuf || !h->rbuf || !h->exp)
+        return tt_error_set(TT_ERR_NOMEM, "rank %d: cannot allocate 3 buffers of %zu bytes (reduce -e)", e->rank, big);
+    h->cap = maxcount;
+    h->es = es;
+    h->coll = o->coll;
+    return TT_OK;
+}
+
+/* send/receive buffers of a placement (nccl-tests' in-place layouts) */
+static void host_bufs(const host_eng *h, const tt_sweep_opts *o, int me, size_t count, int in_place,
+                      unsigned char **sb, unsigned char **rb)
+{
+    size_t es = tt_dtype_size(o->dtype);
+    *sb = h->sbuf;
+    *rb = h->rbuf;
+    if (!in_place) return;
+    if (o->coll == TT_COLL_REDUCESCATTER) {
+        *rb = h->sbuf + (size_t)me * count * es;
+    } else if (o->coll == TT_COLL_ALLGATHER) {
+        *rb = h->sbuf;
+        *sb = h->sbuf + (size_t)me * count * es;
+    } else {
+        *rb = h->sbuf;
+    }
+}
+
+static tt_status host_resolve(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, tt_plan *eff)
+{
+    host_eng *h = e->self;
+    tt_comm_set_plan(h->c, &o->plan);
+    return tt_comm_resolve_plan(h->c, o->coll, count, o->dtype, eff);
+}
+
+static tt_status host_time(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place, double *sec)
+{
+    host_eng *h = e->self;
+    tt_comm *c = h->c;
+    int n = e->nranks, me = e->rank;
+    if (count > h->cap) return tt_error_set(TT_ERR_INVALID, "measure: %zu elements but buffers for %zu", count, h->cap);
+    tt_comm_set_plan(c, &o->plan);
+    unsigned char *sb, *rb;
+    host_bufs(h, o, me, count, in_place, &sb, &rb);
+    size_t in_elems = o->coll == TT_COLL_REDUCESCATTER ? count * n : count;
+    tt_verify_fill(sb, in_elems, o->dtype, o->op, me, 0, 0);
+    tt_status st;
+    for (int w = 0; w < o->warmup; w++)
+        if ((st = host_wait(c, host_issue(c, o, sb, rb, count))) != TT_OK) return st;
+    double t0 = tt_now_s();
+    for (int it = 0; it < o->iters; it++) {
+        tt_group_start();
+        st = TT_OK;
+        for (int a = 0; a < o->agg && st == TT_OK; a++) st = host_issue(c, o, sb, rb, count);
+        tt_group_end();
+        if (st != TT_OK) return st;
+    }
+    if ((st = tt_comm_wait(c)) != TT_OK) return st;
+    double s = (tt_now_s() - t0) / ((double)o->iters * o->agg);
+    /* average over ranks (nccl-tests' default -a 1) */
+    if ((st = host_wait(c, tt_allreduce(&s, &s, 1, TT_DOUBLE, TT_SUM, c))) != TT_OK) return st;
+    *sec = s / n;
+    return TT_OK;
+}
+
+static tt_status host_check(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place,
+                            long long *wrong)
+{
+    host_eng *h = e->self;
+    tt_comm *c = h->c;
+    int n = e->nranks, me = e->rank;
+    size_t es = tt_dtype_size(o->dtype);
+    unsigned char *sb, *rb, *exp = h->exp;
+    host_bufs(h, o, me, count, in_place, &sb, &rb);
+    size_t in_elems = o->coll == TT_COLL_REDUCESCATTER ? count * n : count;
+    size_t out_elems = o->coll == TT_COLL_ALLGATHER ? count * n : count;
+    tt_status st;
+    *wrong = 0;
+    for (int k = 0; k < o->check && *wrong == 0; k++) {
+        uint64_t seed = (uint64_t)k + 1;
+        tt_verify_fill(sb, in_elems, o->dtype, o->op, me, seed, 0);
+        if ((st = host_wait(c, host_issue(c, o, sb, rb, count))) != TT_OK) return st;
+        switch (o->coll) {
+        case TT_COLL_ALLREDUCE: tt_verify_expected(exp, count, o->dtype, o->op, n, seed, 0); break;
+        case TT_COLL_REDUCESCATTER: tt_verify_expected(exp, count, o->dtype, o->op, n, seed, (size_t)me * count); break;
+        case TT_COLL_ALLGATHER:
+            for (int q = 0; q < n; q++) tt_verify_fill(exp + (size_t)q * count * es, count, o->dtype, o->op, q, seed, 0);
+            break;
+        case TT_COLL_BROADCAST: tt_verify_fill(exp, count, o->dtype, o->op, o->root, seed, 0); break;
+        default:
+            if (me == o->root) tt_verify_expected(exp, count, o->dtype, o->op, n, seed, 0);
+            break;
+        }
+        int64_t w64 = 0;
+        if (o->coll != TT_COLL_REDUCE || me == o->root) w64 = (int64_t)tt_verify_count_wrong(rb, exp, out_elems, o->dtype);
+        if ((st = host_wait(c, tt_allreduce(&w64, &w64, 1, TT_INT64, TT_SUM, c))) != TT_OK) return st;
+        *wrong = w64;
+    }
+    return TT_OK;
+}
+
+static void host_release(tt_sweep_engine *e)
+{
+    host_eng *h = e->self;
+    if (!h) return;
+    free(h->sbuf);
+    free(h->rbuf);
+    free(h->exp);
+    free(h);
+    e->self = NULL;
+}
+
+tt_status tt_sweep_engine_host(tt_sweep_engine *e, tt_comm *comm)
+{
+    if (!e || !comm) return tt_error_set(TT_ERR_INVALID, "tt_sweep_engine_host: NULL argument");
+    memset(e, 0, sizeof *e);
+    host_eng *h = calloc(1, sizeof *h);
+    if (!h) return tt_error_set(TT_ERR_NOMEM, "measure: out of memory");
+    h->c = comm;
+    e->name = "host";
+    e->nranks = tt_comm_nranks(comm);
+    e->rank = tt_comm_rank(comm);
+    e->self = h;
+    e->prepare = host_prepare;
+    e->resolve = host_resolve;
+    e->time = host_time;
+    e->check = host_check;
+    e->release = host_release;
+    return TT_OK;
+}

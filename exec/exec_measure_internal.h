@@ -1,0 +1,37 @@
+/*
+ * exec_measure_internal.h - what the measuring files share (exec_measure*.c): the clock, the
+ * GPU engine's launcher (topotune's kernels or NCCL) and two CUDA runtime calls the NCCL
+ * engine needs (exec_cuda_comm.cu; exec_gpu_stub.c without CUDA).  Internal.
+ */
+#ifndef EXEC_MEASURE_INTERNAL_H
+#define EXEC_MEASURE_INTERNAL_H
+
+#include "tt_exec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+/* How the GPU engine launches one AllReduce on every local rank and waits for them. */
+typedef struct {
+    const char *name;
+    tt_status (*launch)(void *ctx, tt_gpu_comm *g, const void *const *src, void *const *dst, size_t count,
+                        const tt_sweep_opts *o);
+    tt_status (*sync)(void *ctx, tt_gpu_comm *g);
+    void (*release)(void *ctx);
+    void *ctx;
+} exec_measure_launcher;
+
+/* The GPU engine over a launcher (NULL: topotune's tt_gpu_allreduce). */
+tt_status exec_measure_engine_gpu_with(tt_sweep_engine *e, tt_gpu_comm *g, tt_comm *host,
+                                       const exec_measure_launcher *l);
+
+/* CUDA runtime: make `device` current / wait for all its work (TT_ERR_UNSUPPORTED without CUDA). */
+tt_status exec_gpu_set_device(int device);
+tt_status exec_gpu_device_sync(int device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
