@@ -110,12 +110,30 @@ typedef struct tt_path {
     int *route;    /* nhops+1 node indices, route[0] = from, route[nhops] = to */
 } tt_path;
 
+/* ---- findings (validation now, health checks later) ---- */
+typedef enum { TT_SEV_INFO = 0, TT_SEV_WARN = 1, TT_SEV_ERROR = 2 } tt_severity;
+
+typedef struct {
+    tt_severity severity;
+    char code[48];      /* stable machine name, e.g. "missing-attribute" */
+    char where[128];    /* "pci 0000:18:00.0", "gpu dev=3", ... */
+    int line;           /* 0 when unknown */
+    char message[400];  /* one line for humans */
+} tt_finding;
+
+typedef struct {
+    tt_finding *items;
+    int n, cap;
+} tt_findings;
+
 /* Knobs with NCCL's defaults (tt_topo_options_default). */
 typedef struct {
     tt_path_type p2p_level;  /* GPU<->GPU deeper than this is rerouted through the CPU (PXB) */
     tt_path_type gdr_level;  /* GPU<->NIC deeper than this disables GPUDirect RDMA (PXB) */
     int pxn;                 /* allow PXN (GPU -NVLink-> peer GPU -PCI-> NIC) (1) */
     int nvb;                 /* allow NVB (NVLink through one intermediate GPU) (1) */
+    const char *gpu_part;    /* part of GPUs a partial file gives no device id for ("H100-SXM",
+                              * tt_vendor.h); NULL = $TOPOTUNE_GPU_PART, else none */
 } tt_topo_options;
 
 typedef struct tt_topo {
@@ -125,6 +143,10 @@ typedef struct tt_topo {
     tt_path *paths;          /* nnodes*nnodes, row = from; filled by tt_topo_compute_paths */
     tt_topo_options opts;
     char source[256];        /* file name the XML came from */
+    /* What the builder assumed for a partial (vendor) file, one finding per
+     * inferred value (codes in docs/xml-schema.md, "Partial vendor files"). */
+    tt_findings assumed;
+    int gpu_fabric_unknown;  /* GPUs without NVLink information left PCIe-only */
 } tt_topo;
 
 void tt_topo_options_default(tt_topo_options *o);
@@ -169,22 +191,6 @@ double tt_net_bw(double speed_mbps);             /* Mb/s -> GB/s */
 #define TT_NET_DEFAULT_SPEED_MBPS 10000.0 /* speed <= 0 or missing (NCCL's fallback) */
 /* Inter-socket bandwidth used for an unknown CPU vendor (model assumption). */
 #define TT_INTER_CPU_BW_UNKNOWN 6.0
-
-/* ---- findings (validation now, health checks later) ---- */
-typedef enum { TT_SEV_INFO = 0, TT_SEV_WARN = 1, TT_SEV_ERROR = 2 } tt_severity;
-
-typedef struct {
-    tt_severity severity;
-    char code[48];      /* stable machine name, e.g. "missing-attribute" */
-    char where[128];    /* "pci 0000:18:00.0", "gpu dev=3", ... */
-    int line;           /* 0 when unknown */
-    char message[400];  /* one line for humans */
-} tt_finding;
-
-typedef struct {
-    tt_finding *items;
-    int n, cap;
-} tt_findings;
 
 void tt_findings_init(tt_findings *f);
 void tt_findings_free(tt_findings *f);
