@@ -146,6 +146,21 @@ static int has_child(const tt_xml_node *n, const char *name)
     return 0;
 }
 
+/* A GPU without <gpu> child that no one probed: a partial (vendor) file.  Our own scan
+ * marks a GPU it could not probe with <unknown attr="gpu">: left as the scan says. */
+static int partial_gpu(const tt_node *n)
+{
+    if (n->type != TT_NODE_GPU || !n->xml || has_child(n->xml, TT_ELEM_GPU))
+        return 0;
+    for (int i = 0; i < n->xml->nchildren; i++) {
+        const tt_xml_node *c = n->xml->children[i];
+        const char *a = tt_topo__is(c, "unknown") ? tt_topo__attr(c, "attr") : NULL;
+        if (a && !strcmp(a, TT_ELEM_GPU))
+            return 0;
+    }
+    return 1;
+}
+
 typedef struct {
     int node;                /* GPU node index */
     const tt_gpu_part *part; /* NULL: unknown */
@@ -335,6 +350,11 @@ static tt_status infer_gpus(tt_topo *t)
     const tt_gpu_part *named_part = NULL;
     tt_status st;
     int ng = 0;
+    int partial = 0; /* GPUs without <gpu> child: only they use the part */
+    for (int i = 0; i < t->nnodes; i++)
+        partial += partial_gpu(&t->nodes[i]);
+    if (!partial)
+        return TT_OK;
     if (named && !(named_part = tt_gpu_part_by_name(named))) {
         char list[400] = "";
         for (int i = 0; i < NPARTS; i++)
@@ -356,7 +376,7 @@ static tt_status infer_gpus(tt_topo *t)
     for (int i = 0; i < t->nnodes; i++) {
         const tt_node *n = &t->nodes[i];
         /* a <gpu> child means NCCL (or the scan) probed the GPU: absent <nvlink> is "none" */
-        if (n->type != TT_NODE_GPU || !n->xml || has_child(n->xml, TT_ELEM_GPU))
+        if (!partial_gpu(n))
             continue;
         gs[k].node = i;
         if ((st = resolve(t, &gs[k], named, named_part)) != TT_OK)

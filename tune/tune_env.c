@@ -17,6 +17,17 @@ static const char *net_name(const tt_topo *t, int ti)
     return n->u.net.name[0] ? n->u.net.name : n->name;
 }
 
+/* A port the topology builder assumed for a NIC known by PCI class only (its name is made up). */
+static int assumed_net(const tt_topo *t, const char *name)
+{
+    char q[80];
+    snprintf(q, sizeof q, "'%s'", name);
+    for (int i = 0; i < t->assumed.n; i++)
+        if (!strcmp(t->assumed.items[i].code, "inferred-net") && strstr(t->assumed.items[i].message, q))
+            return 1;
+    return 0;
+}
+
 /* Socket-style interface names (NCCL_SOCKET_IFNAME) versus RDMA devices (NCCL_IB_HCA). */
 static int is_socket_name(const char *s)
 {
@@ -72,7 +83,7 @@ tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf 
                      tune_path_name(g.ptype[idx]));
         if (used[best]) continue;
         used[best] = 1;
-        if (!t->nodes[g.topo_index[g.net[best]]].xml) {
+        if (assumed_net(t, nm)) {
             nsynth++; /* a port assumed for a NIC known by PCI class only: its name is made up */
             continue;
         }
