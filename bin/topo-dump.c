@@ -18,6 +18,7 @@
 #include "cli_common.h"
 #include "cli_input.h"
 #include "cli_scan.h"
+#include "cli_vendor.h"
 #include "tt_topo.h"
 #include "tt_topo.h"
 #include "tt_xml.h"
@@ -33,6 +34,8 @@ typedef struct {
     int quiet;
     int check;              /* --check: health findings of the topology */
     tt_cli_scan_opts scan;  /* live-scan source options */
+    const char *vendor_file; /* --vendor-file: fuse a vendor topology file with the scan */
+    tt_topo_options topts;  /* --gpu-part */
 } dump_opts;
 
 /* ------------------------------------------------------------- sources */
@@ -75,9 +78,14 @@ static int run_validate(const dump_opts *o, const tt_xml_doc *doc)
     if (st == TT_OK && tt_findings_max_severity(&f) < TT_SEV_ERROR) {
         /* the file lints clean enough: it must also build */
         tt_topo *t = NULL;
-        if (tt_topo_from_xml(doc, NULL, &t) != TT_OK)
+        if (tt_topo_from_xml(doc, &o->topts, &t) != TT_OK)
             st = tt_findings_add(&f, TT_SEV_ERROR, "build-failed", 0, "",
                                  "the topology graph cannot be built: %s", tt_error_message());
+        /* what the builder assumed for a partial vendor file (issue #19) */
+        for (int i = 0; t && st == TT_OK && i < t->assumed.n; i++) {
+            const tt_finding *a = &t->assumed.items[i];
+            st = tt_findings_add(&f, a->severity, a->code, a->line, a->where, "%s", a->message);
+        }
         tt_topo_free(t);
     }
     if (st != TT_OK) {
@@ -187,9 +195,11 @@ static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
                                         o->input, doc->root->line, doc->root->name));
     }
     /* always build: a file that converts must also be a usable graph */
-    st = tt_topo_from_xml(doc, NULL, &t);
+    st = tt_topo_from_xml(doc, &o->topts, &t);
     if (st != TT_OK)
         return tt_cli_fail(st);
+    if (!o->quiet)
+        tt_cli_print_assumptions(t);
     switch (o->format) {
     case FMT_NATIVE:
         st = tt_topo_to_native(doc, &native);
@@ -253,6 +263,12 @@ static void usage(void)
            "      --no-nvml, --no-cuda, --no-ibv, --no-hwloc\n"
            "                      skip that probe of the live scan\n"
            "      --scan-report   one line per scan probe on stderr (ran, saw, missed)\n"
+           "      --vendor-file FILE  fuse a vendor topology file with the scan, as NCCL does\n"
+           "                      with NCCL_TOPO_FILE: the file's PCIe tree and attributes\n"
+           "                      first, the scan fills in by bus id (GPUs, NVLink, NICs)\n"
+           "      --gpu-part NAME GPUs a partial file lists without device id are this part\n"
+           "                      (H100-SXM, H200-SXM, A100-SXM, B200-SXM, ...; also\n"
+           "                      TOPOTUNE_GPU_PART); every value it fills is printed\n"
            "  -f, --format FMT    native (default): topotune XML, notes what is unknown\n"
            "                      nccl: XML NCCL accepts as NCCL_TOPO_FILE\n"
            "                      json: graph, links and GPU/NET paths (schema topotune-topology)\n"
@@ -298,6 +314,8 @@ int main(int argc, char **argv)
         { "no-hwloc", no_argument, NULL, 'H' },
         { "scan-report", no_argument, NULL, 'S' },
         { "merge", no_argument, NULL, 'M' },
+        { "vendor-file", required_argument, NULL, 'F' },
+        { "gpu-part", required_argument, NULL, 'P' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -311,6 +329,7 @@ int main(int argc, char **argv)
     tt_cli_init("topo-dump");
     memset(&o, 0, sizeof o);
     o.format = FMT_NATIVE;
+    tt_topo_options_default(&o.topts);
     while ((c = tt_cli_getopt(argc, argv, "i:f:o:qhV", longopts)) != -1) {
         switch (c) {
         case 'i': o.input = optarg; break;
@@ -331,6 +350,12 @@ int main(int argc, char **argv)
         case 'H': o.scan.no_hwloc = 1; break;
         case 'S': o.scan.report = 1; break;
         case 'M': merge = 1; break;
+        case 'F': o.vendor_file = optarg; break;
+        case 'P':
+            if (tt_cli_gpu_part_check(optarg))
+                return TT_CLI_EXIT_ERROR;
+            o.topts.gpu_part = optarg;
+            break;
         case 'h': usage(); return TT_CLI_EXIT_OK;
         case 'V': return tt_cli_print_version();
         default: return TT_CLI_EXIT_ERROR; /* message printed */
@@ -359,14 +384,21 @@ int main(int argc, char **argv)
         return tt_cli_usage_error("--hwloc-xml and --sysfs-root are two different scans: give one");
     if ((o.scan.hwloc_xml && !*o.scan.hwloc_xml) || (o.scan.sysfs_root && !*o.scan.sysfs_root))
         return tt_cli_usage_error("--hwloc-xml/--sysfs-root need a path");
+    if (o.vendor_file && (!*o.vendor_file || o.input))
+        return tt_cli_usage_error("--vendor-file FILE is fused with a scan (live, --sysfs-root or "
+                                  "--hwloc-xml), not with --input");
     if (o.check && o.validate)
         return tt_cli_usage_error("--check and --validate are two modes: give one");
     src = o.input ? &source_file : &source_scan;
     o.scan.quiet = o.quiet;
 
     st = src->load(&o, &doc);
-    if (st != TT_OK)
+    if (st == TT_OK && o.vendor_file)
+        st = tt_cli_fuse_vendor(o.vendor_file, &doc, o.quiet);
+    if (st != TT_OK) {
+        tt_xml_doc_free(doc);
         return tt_cli_fail(st);
+    }
     if (src == &source_scan)
         o.input = scan_label;
     if (o.check)

@@ -22,6 +22,7 @@
 #include "cli_input.h"
 #include "cli_tune_hosts.h"
 #include "tt_topo.h"
+#include "cli_vendor.h"
 #include "tt_topo.h"
 #include "tt_tune.h"
 #include "tt_xml.h"
@@ -45,6 +46,9 @@ static void usage(void)
            "      --max-size S          largest size of the sweep (default 16G)\n"
            "      --nccl-only           only algorithms NCCL can run (implied by nccl-csv)\n"
            "  -e, --explain SIZE        list every candidate at SIZE with its time or why it is off\n"
+           "      --gpu-part NAME       GPUs a partial vendor file lists without device id are this part\n"
+           "                            (H100-SXM, H200-SXM, A100-SXM, B200-SXM, ...; also TOPOTUNE_GPU_PART);\n"
+           "                            every value it fills is printed on stderr\n"
            "  -o, --output FILE         write there (atomically) instead of stdout\n"
            "      --strict              a sanity warning (prediction absurd for the hardware) exits 1, writes nothing\n"
            "measurements (topo-exec -J, nccl-tests output or -J; docs/calibration.md):\n"
@@ -138,7 +142,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT };
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -155,6 +159,7 @@ int main(int argc, char **argv)
         {"among-measured", no_argument, NULL, OPT_AMONG},
         {"from-measured", no_argument, NULL, OPT_FROM_MEAS}, {"margin", required_argument, NULL, OPT_MARGIN},
         {"strict", no_argument, NULL, OPT_STRICT},
+        {"gpu-part", required_argument, NULL, OPT_GPU_PART},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
@@ -162,6 +167,8 @@ int main(int argc, char **argv)
     int nodes = 1, gpn = -1, nics = -1, rails = -1, nccl_only = 0, fmt = 0, bench = 0;
     int mode = 0, measured = 0, among = 0; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT */
     const char *table = NULL;
+    tt_topo_options topts;
+    tt_topo_options_default(&topts);
     double tolerance = 0.05, margin = 0.03;
     int margin_given = 0, strict = 0, ninputs = 0, nodes_given = 0;
     /* --input accumulates: repeated, or several files after one --input (positional, below) */
@@ -213,6 +220,10 @@ int main(int argc, char **argv)
             mode = c;
             break;
         case OPT_MEASURED: measured = 1; break;
+        case OPT_GPU_PART:
+            if (tt_cli_gpu_part_check(optarg)) return TT_CLI_EXIT_ERROR;
+            topts.gpu_part = optarg;
+            break;
         case OPT_TABLE: table = optarg; break;
         case OPT_AMONG: among = 1; break;
         case OPT_MARGIN:
@@ -333,7 +344,8 @@ int main(int argc, char **argv)
         tt_xml_doc_free(doc);
         return tt_cli_tune_hosts(&ta);
     }
-    if ((st = tt_topo_from_xml(doc, NULL, &topo)) != TT_OK) goto fail;
+    if ((st = tt_topo_from_xml(doc, &topts, &topo)) != TT_OK) goto fail;
+    tt_cli_print_assumptions(topo); /* partial vendor files: what was inferred, or that nothing was */
     tt_cluster cl;
     if ((st = tt_cluster_from_topo(topo, &cl)) != TT_OK) goto fail;
     cl.nodes = nodes;

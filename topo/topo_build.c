@@ -706,6 +706,9 @@ static tt_status build(builder *b)
         if (b->t->nodes[i].type == TT_NODE_PCI && (st = build_pcilinks(b, i)) != TT_OK)
             return st;
     }
+    /* partial vendor files: fabric from the part table, NIC ports (topo_parts.c) */
+    if ((st = tt_topo__infer_partial(b->t)) != TT_OK)
+        return st;
     if ((st = add_missing_reverse(b->t, TT_NODE_GPU, TT_LINK_NVL)) != TT_OK)
         return st;
     if ((st = add_missing_reverse(b->t, TT_NODE_PCI, TT_LINK_LOC)) != TT_OK)

@@ -18,6 +18,7 @@ void tt_topo_options_default(tt_topo_options *o)
     o->gdr_level = TT_PATH_PXB; /* NCCL_NET_GDR_LEVEL default without C2C */
     o->pxn = 1;                 /* NCCL_PXN_DISABLE=0 */
     o->nvb = 1;                 /* NCCL_NVB_DISABLE=0 */
+    o->gpu_part = NULL;         /* $TOPOTUNE_GPU_PART */
 }
 
 tt_status tt_topo__add_node(tt_topo *t, tt_node_type type, int *index)
@@ -138,6 +139,7 @@ void tt_topo_free(tt_topo *t)
     for (int i = 0; i < t->nnodes; i++)
         free(t->nodes[i].links);
     free(t->nodes);
+    tt_findings_free(&t->assumed);
     free(t);
 }
 

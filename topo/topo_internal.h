@@ -32,6 +32,12 @@ tt_status tt_topo__flatten_bcm(tt_topo *t, int *parent);
 /* Broadcom switch generation of a PCI node at a level (0 parent, 1 child): 4, 5 or 0. */
 int tt_topo__bcm_gen(const tt_node *n, int level);
 
+/* Partial vendor files (topo_parts.c): GPUs whose <pci> has no <gpu> child get
+ * their board's NVLink fabric from the part table (device id or
+ * opts.gpu_part / $TOPOTUNE_GPU_PART), NICs without <net> one assumed port;
+ * every assumption is a finding in t->assumed. Before paths are computed. */
+tt_status tt_topo__infer_partial(tt_topo *t);
+
 /* Free every path (topo_paths.c). */
 void tt_topo__free_paths(tt_topo *t);
 

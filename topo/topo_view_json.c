@@ -175,6 +175,24 @@ tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out)
             }
         }
     }
+    /* what the builder assumed for a partial vendor file (topo_parts.c) */
+    if (t->assumed.n > 0 || t->gpu_fabric_unknown > 0) {
+        cJSON *as = cJSON_AddArrayToObject(root, "assumptions");
+        if (!as)
+            goto nomem;
+        for (i = 0; i < t->assumed.n; i++) {
+            const tt_finding *f = &t->assumed.items[i];
+            cJSON *o = cJSON_CreateObject();
+            if (!o)
+                goto nomem;
+            cJSON_AddItemToArray(as, o);
+            cJSON_AddStringToObject(o, "severity", tt_severity_name(f->severity));
+            cJSON_AddStringToObject(o, "code", f->code);
+            cJSON_AddStringToObject(o, "where", f->where);
+            cJSON_AddStringToObject(o, "message", f->message);
+        }
+        cJSON_AddNumberToObject(root, "gpu_interconnect_unknown", t->gpu_fabric_unknown);
+    }
     text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text)

@@ -117,12 +117,30 @@ typedef struct tt_path {
     int *route;    /* nhops+1 node indices, route[0] = from, route[nhops] = to */
 } tt_path;
 
+/* ---- findings (validation now, health checks later) ---- */
+typedef enum { TT_SEV_INFO = 0, TT_SEV_WARN = 1, TT_SEV_ERROR = 2 } tt_severity;
+
+typedef struct {
+    tt_severity severity;
+    char code[48];      /* stable machine name, e.g. "missing-attribute" */
+    char where[128];    /* "pci 0000:18:00.0", "gpu dev=3", ... */
+    int line;           /* 0 when unknown */
+    char message[400];  /* one line for humans */
+} tt_finding;
+
+typedef struct {
+    tt_finding *items;
+    int n, cap;
+} tt_findings;
+
 /* Knobs with NCCL's defaults (tt_topo_options_default). */
 typedef struct {
     tt_path_type p2p_level;  /* GPU<->GPU deeper than this is rerouted through the CPU (PXB) */
     tt_path_type gdr_level;  /* GPU<->NIC deeper than this disables GPUDirect RDMA (PXB) */
     int pxn;                 /* allow PXN (GPU -NVLink-> peer GPU -PCI-> NIC) (1) */
     int nvb;                 /* allow NVB (NVLink through one intermediate GPU) (1) */
+    const char *gpu_part;    /* part of GPUs a partial file gives no device id for ("H100-SXM",
+                              * tt_gpu_part_by_name); NULL = $TOPOTUNE_GPU_PART, else none */
 } tt_topo_options;
 
 typedef struct tt_topo {
@@ -132,6 +150,10 @@ typedef struct tt_topo {
     tt_path *paths;          /* nnodes*nnodes, row = from; filled by tt_topo_compute_paths */
     tt_topo_options opts;
     char source[256];        /* file name the XML came from */
+    /* What the builder assumed for a partial (vendor) file, one finding per
+     * inferred value (codes in docs/xml-schema.md, "Partial vendor files"). */
+    tt_findings assumed;
+    int gpu_fabric_unknown;  /* GPUs without NVLink information left PCIe-only */
 } tt_topo;
 
 void tt_topo_options_default(tt_topo_options *o);
@@ -190,22 +212,6 @@ int tt_amd_gpu_model(const char *gcn, unsigned pci_device, tt_amd_model *out);
 #define TT_NET_DEFAULT_SPEED_MBPS 10000.0 /* speed <= 0 or missing (NCCL's fallback) */
 /* Inter-socket bandwidth used for an unknown CPU vendor (model assumption). */
 #define TT_INTER_CPU_BW_UNKNOWN 6.0
-
-/* ---- findings (validation now, health checks later) ---- */
-typedef enum { TT_SEV_INFO = 0, TT_SEV_WARN = 1, TT_SEV_ERROR = 2 } tt_severity;
-
-typedef struct {
-    tt_severity severity;
-    char code[48];      /* stable machine name, e.g. "missing-attribute" */
-    char where[128];    /* "pci 0000:18:00.0", "gpu dev=3", ... */
-    int line;           /* 0 when unknown */
-    char message[400];  /* one line for humans */
-} tt_finding;
-
-typedef struct {
-    tt_finding *items;
-    int n, cap;
-} tt_findings;
 
 void tt_findings_init(tt_findings *f);
 void tt_findings_free(tt_findings *f);
@@ -359,6 +365,49 @@ void tt_hostset_differing(const tt_hostset *s, const tt_findings *diffs, int *fl
  * <system> with host="<file base name without .xml>" (or its own host attribute, or the
  * hosts of a <cluster> file given as input).  Duplicate host names are refused. */
 tt_status tt_hostset_merge_files(const char *const *files, int nfiles, tt_xml_doc **out);
+
+/* ==== partial vendor files: the GPU part table (topo_parts.c) and fusion (topo_fuse.c) ==== */
+
+/* How the GPUs of a part are joined when the file says nothing. */
+typedef enum {
+    TT_BOARD_NONE = 0,     /* no NVLink (PCIe only) */
+    TT_BOARD_NVSWITCH = 1, /* SXM module: HGX baseboard, NVSwitch when 8 (or 16) GPUs, direct mesh when 4 */
+    TT_BOARD_BRIDGE = 2,   /* PCIe card: optional NVLink bridges - never assumed */
+    TT_BOARD_MESH = 3      /* SXM module on a direct-link board whose wiring cannot be inferred */
+} tt_board_kind;
+
+typedef struct {
+    unsigned device_id;   /* PCI device id (vendor 0x10de) */
+    const char *name;     /* "H100-SXM": the name --gpu-part takes (case-insensitive) */
+    const char *product;  /* "H100 SXM5 80GB" */
+    int sm;               /* compute capability x10 */
+    int nvlink_gen;       /* 0 = none */
+    int links;            /* NVLinks per GPU */
+    double link_gbps;     /* GB/s per link per direction (nominal, vendor spec) */
+    tt_board_kind board;
+    int mesh4_links;      /* links to each peer on a 4-GPU board (0 = no such board known) */
+    int pcie_gen;         /* host interface generation */
+    const char *source;   /* public source of the row */
+} tt_gpu_part;
+
+/* Number of rows and row i (0 <= i < count). */
+int tt_gpu_part_count(void);
+const tt_gpu_part *tt_gpu_part_at(int i);
+/* Row for a device id, or NULL. */
+const tt_gpu_part *tt_gpu_part_by_id(unsigned device_id);
+/* Row for a part name ("H100-SXM", "h100_sxm", "H100 SXM" all match), or NULL. */
+const tt_gpu_part *tt_gpu_part_by_name(const char *name);
+const char *tt_board_kind_name(tt_board_kind b); /* "none", "nvswitch", "bridge", "mesh" */
+
+/* Fuse a vendor topology file with a scan of this machine, as NCCL does with
+ * NCCL_TOPO_FILE: the vendor file comes first (its PCIe tree and attributes
+ * win); the scan fills in, matched by PCI bus id, what the file lacks
+ * (attributes it does not set, <gpu>/<nvlink>, <nic>/<net>, ...) and adds the
+ * devices the file does not name under their scanned parent.  `*nmatched`
+ * (may be NULL) receives the number of scanned devices found in the file.
+ * The result is a new doc; neither input is changed. */
+tt_status tt_topo_fuse(const tt_xml_doc *vendor, const tt_xml_doc *scan, tt_xml_doc **out,
+                       int *nmatched);
 
 #ifdef __cplusplus
 }

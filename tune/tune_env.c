@@ -17,6 +17,17 @@ static const char *net_name(const tt_topo *t, int ti)
     return n->u.net.name[0] ? n->u.net.name : n->name;
 }
 
+/* A port the topology builder assumed for a NIC known by PCI class only (its name is made up). */
+static int assumed_net(const tt_topo *t, const char *name)
+{
+    char q[80];
+    snprintf(q, sizeof q, "'%s'", name);
+    for (int i = 0; i < t->assumed.n; i++)
+        if (!strcmp(t->assumed.items[i].code, "inferred-net") && strstr(t->assumed.items[i].message, q))
+            return 1;
+    return 0;
+}
+
 /* Socket-style interface names (NCCL_SOCKET_IFNAME) versus RDMA devices (NCCL_IB_HCA). */
 static int is_socket_name(const char *s)
 {
@@ -45,7 +56,7 @@ tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf 
     /* NICs nearest each GPU */
     char ib[1024] = "", sock[512] = "";
     char why_ib[2048] = "";
-    int nib = 0, nsock = 0;
+    int nib = 0, nsock = 0, nsynth = 0;
     int *used = calloc((size_t)g.nnet + 1, sizeof(int));
     if (!used) { tg_free(&g); return tt_error_set(TT_ERR_NOMEM, "tune: out of memory"); }
     int worst_gdr = TT_PATH_LOC;
@@ -72,6 +83,10 @@ tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf 
                      tune_path_name(g.ptype[idx]));
         if (used[best]) continue;
         used[best] = 1;
+        if (assumed_net(t, nm)) {
+            nsynth++; /* a port assumed for a NIC known by PCI class only: its name is made up */
+            continue;
+        }
         if (is_socket_name(nm)) {
             size_t l = strlen(sock);
             snprintf(sock + l, sizeof sock - l, "%s%s", nsock++ ? "," : "=", nm);
@@ -82,6 +97,10 @@ tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf 
         }
     }
     free(used);
+    if (nsynth > 0)
+        tt_strbuf_printf(out, "\n# %d NIC(s) are known by PCI class only (partial vendor file): their device names are\n"
+                              "# unknown, so they are left out of NCCL_IB_HCA/NCCL_SOCKET_IFNAME; nearest by path class: %s\n",
+                         nsynth, why_ib);
     if (nib > 0) {
         tt_strbuf_printf(out, "\n# NICs nearest each GPU by path class: %s\n", why_ib);
         tt_strbuf_append(out, "# ('=' makes NCCL match the names exactly; ':port' selects the port)\n");
@@ -118,7 +137,11 @@ tt_status tt_tune_write_env(const tt_topo *t, const tt_tune_ctx *ctx, tt_strbuf 
             if ((int)pt > worst_p2p) worst_p2p = pt;
             if (pt <= TT_PATH_NVB) nvl = 1;
         }
-    if (g.ngpu > 1 && !nvl) {
+    if (g.ngpu > 1 && !nvl && t->gpu_fabric_unknown > 0) {
+        tt_strbuf_printf(out, "\n# GPU interconnect unknown (%d GPU(s) without NVLink information in the file): modelled as\n"
+                              "# PCIe. No P2P advice: name the part (--gpu-part) or give NCCL's own dump (NCCL_TOPO_DUMP_FILE).\n",
+                         t->gpu_fabric_unknown);
+    } else if (g.ngpu > 1 && !nvl) {
         tt_strbuf_printf(out, "\n# No NVLink between GPUs (worst GPU-GPU path %s): traffic crosses PCIe%s.\n",
                          tune_path_name((tt_path_type)worst_p2p),
                          worst_p2p > TT_PATH_PXB ? " and the CPU" : "");

@@ -184,6 +184,16 @@ tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t
     human_size(bytes, sz, sizeof sz);
     tt_strbuf_printf(out, "explain: %llu bytes (%s), %d node(s) x %d GPU(s), model %s\n",
                      (unsigned long long)bytes, sz, ctx->nnodes, ctx->cl.gpus_per_node, tt_model_name(ctx->model));
+    /* a partial vendor file: what the topology's fabric rests on (topo_parts.c) */
+    if (ctx->topo) {
+        const tt_topo *t = ctx->topo;
+        for (int i = 0; i < t->assumed.n; i++)
+            tt_strbuf_printf(out, "assumed: [%s] %s: %s\n", t->assumed.items[i].code, t->assumed.items[i].where,
+                             t->assumed.items[i].message);
+        if (t->gpu_fabric_unknown > 0)
+            tt_strbuf_printf(out, "GPU interconnect unknown: modelled as PCIe (%d GPU(s) without NVLink information)\n",
+                             t->gpu_fabric_unknown);
+    }
     for (int c = 0; c < TT_COLL_COUNT; c++) {
         if (!(colls & (1u << c))) continue;
         tt_algo ba = TT_ALGO_RING;

@@ -81,8 +81,18 @@ static void test_vendor_partial(void **state)
     tt_topo *t = tu_load("vendor-partial.xml", NULL, &doc);
     assert_int_equal(t->ntype[TT_NODE_GPU], 8);
     assert_int_equal(t->ntype[TT_NODE_NIC], 4);
-    assert_int_equal(t->ntype[TT_NODE_NET], 0);
+    /* issue #19: one assumed port per NIC known by PCI class only, each with its finding;
+     * no device ids, no part named: the GPU interconnect is unknown (one warning) */
+    assert_int_equal(t->ntype[TT_NODE_NET], 4);
     assert_int_equal(t->ntype[TT_NODE_PCI], 4);
+    assert_int_equal(t->gpu_fabric_unknown, 8);
+    int ninf = 0, nunk = 0;
+    for (int i = 0; i < t->assumed.n; i++) {
+        ninf += !strcmp(t->assumed.items[i].code, "inferred-net");
+        nunk += !strcmp(t->assumed.items[i].code, "gpu-interconnect-unknown");
+    }
+    assert_int_equal(ninf, 4);
+    assert_int_equal(nunk, 1);
     for (int g = 0; g < 8; g++) {
         const tt_node *n = &t->nodes[tu_node(t, TT_NODE_GPU, g)];
         assert_int_equal(n->u.gpu.sm, 0);

@@ -1,0 +1,61 @@
+/* cli_vendor.c - --gpu-part, printed assumptions and --vendor-file fusion (issue #19). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "cli_vendor.h"
+#include "tt_topo.h"
+
+int tt_cli_gpu_part_check(const char *name)
+{
+    char list[400] = "";
+    if (name && *name && tt_gpu_part_by_name(name))
+        return 0;
+    for (int i = 0; i < tt_gpu_part_count(); i++) {
+        const tt_gpu_part *p = tt_gpu_part_at(i);
+        if (i && !strcmp(p->name, tt_gpu_part_at(i - 1)->name))
+            continue;
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", p->name);
+    }
+    return tt_cli_usage_error("--gpu-part '%s' is not a known part (known: %s)", name ? name : "",
+                              list);
+}
+
+void tt_cli_print_assumptions(const tt_topo *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->assumed.n; i++) {
+        const tt_finding *f = &t->assumed.items[i];
+        if (f->line > 0)
+            tt_cli_error("assumed: %s:%d: %s: [%s] %s: %s", t->source, f->line,
+                         tt_severity_name(f->severity), f->code, f->where, f->message);
+        else
+            tt_cli_error("assumed: %s: %s: [%s] %s: %s", t->source, tt_severity_name(f->severity),
+                         f->code, f->where, f->message);
+    }
+    if (t->gpu_fabric_unknown > 0)
+        tt_cli_error("warning: GPU interconnect unknown: modelled as PCIe (%d GPU(s) without NVLink "
+                     "information; name the part with --gpu-part or TOPOTUNE_GPU_PART)",
+                     t->gpu_fabric_unknown);
+}
+
+tt_status tt_cli_fuse_vendor(const char *vendor_file, tt_xml_doc **doc, int quiet)
+{
+    tt_xml_doc *vendor = NULL, *fused = NULL;
+    int matched = 0;
+    tt_status st = tt_xml_read_file(vendor_file, NULL, &vendor);
+    if (st != TT_OK)
+        return st;
+    st = tt_topo_fuse(vendor, *doc, &fused, &matched);
+    tt_xml_doc_free(vendor);
+    if (st != TT_OK)
+        return st;
+    if (!quiet)
+        tt_cli_error("%s: fused with the scan: %d scanned device(s) found in the file by bus id",
+                     vendor_file, matched);
+    tt_xml_doc_free(*doc);
+    *doc = fused;
+    return TT_OK;
+}
