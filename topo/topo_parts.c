@@ -438,8 +438,10 @@ static tt_status infer_nics(tt_topo *t)
         long long cls = -1;
         double gts;
         int idx;
+        /* only NICs nobody probed: a <nic> child means detection ran and its ports are what it
+         * recorded (none left, e.g. when a cluster's model drops ports that are down) */
         if (nic->type != TT_NODE_NIC || nic->u.nic.ports > 0 || !nic->xml ||
-            !tt_topo__is(nic->xml, TT_ELEM_PCI))
+            !tt_topo__is(nic->xml, TT_ELEM_PCI) || tt_xml_first_child(nic->xml, TT_ELEM_NIC))
             continue;
         if (tt_topo__read_ll(nic->xml, TT_ATTR_CLASS, &cls, NULL) != TT_ATTR_OK)
             cls = -1;
