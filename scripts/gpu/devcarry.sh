@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # On the development machine: build everything into .devcarry/build and copy the shared libraries the GPU
-# machine lacks (libcjson) into .devcarry/lib, so a device run can carry `.devcarry` (see scripts/README.md).
+# machine lacks (libcjson, libcmocka) into .devcarry/lib, so a device run can carry `.devcarry` (see scripts/README.md).
 set -eu
 cd "$(dirname "$0")/../.."
 make BUILD=.devcarry/build -j2 all tests >/dev/null
 make BUILD=.devcarry/build -j2 $(grep -q '^plugin:' Makefile && echo plugin) >/dev/null 2>&1 || true
 mkdir -p .devcarry/lib
 cp -L "$(ldconfig -p | awk '/libcjson.so.1 /{print $NF; exit}')" .devcarry/lib/libcjson.so.1
+cp -L "$(ldconfig -p | awk '/libcmocka.so.0 /{print $NF; exit}')" .devcarry/lib/libcmocka.so.0
+# what a run carries must stay under the device's 64 MiB: the tools, the GPU unit programs and the
+# libraries (carry .devcarry/build/bin, .devcarry/gtests, .devcarry/lib)
+rm -rf .devcarry/build/obj .devcarry/gtests
+mkdir -p .devcarry/gtests
+cp .devcarry/build/tests/test_exec_gpu .devcarry/build/tests/test_exec_gpu_ipc .devcarry/build/tests/test_exec_measure \
+   .devcarry/gtests/
 du -sh .devcarry
