@@ -11,20 +11,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/wait.h>
-#include <errno.h>
 
 #include "cli_common.h"
 #include "cli_input.h"
 #include "cli_scan.h"
 #include "cli_vendor.h"
 #include "tt_topo.h"
-#include "tt_topo.h"
 #include "tt_xml.h"
 
-enum { FMT_NATIVE, FMT_NCCL, FMT_JSON, FMT_DOT, FMT_MATRIX, FMT_SVG, FMT_PNG };
-static const char *const format_names[] = { "native", "nccl", "json", "dot", "matrix", "svg", "png", NULL };
+/* output formats: the library's table (tt_topo_format_at); "native" first */
+#define FMT_MAX 32
+static const char *format_names[FMT_MAX + 1];
+static void format_names_init(void)
+{
+    for (int i = 0; i < FMT_MAX && tt_topo_format_at(i); i++) format_names[i] = tt_topo_format_at(i)->name;
+}
 
 typedef struct {
     const char *input;
@@ -37,6 +38,8 @@ typedef struct {
     const char *vendor_file; /* --vendor-file: fuse a vendor topology file with the scan */
     tt_topo_options topts;  /* --gpu-part */
 } dump_opts;
+
+static int is_format(const dump_opts *o, const char *name) { return !strcmp(format_names[o->format], name); }
 
 /* ------------------------------------------------------------- sources */
 
@@ -92,13 +95,13 @@ static int run_validate(const dump_opts *o, const tt_xml_doc *doc)
         tt_findings_free(&f);
         return tt_cli_fail(st);
     }
-    if (o->format == FMT_JSON)
+    if (is_format(o, "json"))
         st = tt_findings_write_json(&f, o->input, &sb);
     else
         st = tt_findings_write_text(&f, o->input, &sb);
     rc = tt_cli_exit_for_severity(tt_findings_max_severity(&f));
     if (st == TT_OK) {
-        if (o->format == FMT_JSON || o->output)
+        if (is_format(o, "json") || o->output)
             st = tt_cli_write_output(o->output, sb.data ? sb.data : "", sb.len);
         else if (!o->quiet && sb.len)
             fwrite(sb.data, 1, sb.len, stderr);
@@ -131,61 +134,15 @@ static void summarize(const dump_opts *o, const tt_xml_doc *doc)
     tt_findings_free(&f);
 }
 
-/* Render Graphviz text into SVG/PNG with the `dot` program (bounded to 60 s). */
-static tt_status render_dot(const char *dot_text, size_t dot_len, const char *fmt, char **out, size_t *out_len)
-{
-    char tmp[] = "/tmp/topo-dump-dot.XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return tt_error_set(TT_ERR_IO, "cannot create a temporary file for Graphviz: %s", strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    if (!f || fwrite(dot_text, 1, dot_len, f) != dot_len || fclose(f) != 0) {
-        unlink(tmp);
-        return tt_error_set(TT_ERR_IO, "cannot write the Graphviz input %s", tmp);
-    }
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "timeout 60 dot -T%s '%s' 2>/dev/null", fmt, tmp);
-    FILE *p = popen(cmd, "r");
-    if (!p) {
-        unlink(tmp);
-        return tt_error_set(TT_ERR_SYSTEM, "cannot run Graphviz's dot: %s", strerror(errno));
-    }
-    tt_strbuf sb;
-    tt_strbuf_init(&sb);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-        tt_strbuf_appendn(&sb, chunk, n);
-    int status = pclose(p);
-    unlink(tmp);
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (code != 0 || sb.len == 0) {
-        tt_strbuf_free(&sb);
-        if (code == 127)
-            return tt_error_set(TT_ERR_UNSUPPORTED,
-                                "--format %s needs Graphviz's dot program (Debian: apt-get install graphviz); "
-                                "--format dot writes its input",
-                                fmt);
-        return tt_error_set(TT_ERR_SYSTEM, "Graphviz's dot -T%s failed (exit %d)", fmt, code);
-    }
-    if (tt_strbuf_status(&sb) != TT_OK) {
-        tt_strbuf_free(&sb);
-        return TT_ERR_NOMEM;
-    }
-    *out = tt_strbuf_steal(&sb, out_len);
-    return TT_OK;
-}
-
+/* Convert: build the graph (a file that converts must also be a usable graph), then write it in
+ * the chosen format (the library's format table). */
 static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
 {
     tt_topo *t = NULL;
-    tt_xml_doc *native = NULL;
-    tt_strbuf sb;
     char *buf = NULL;
     size_t len = 0;
     tt_status st;
 
-    tt_strbuf_init(&sb);
     if (!doc->root)
         return tt_cli_fail(tt_error_set(TT_ERR_PARSE, "%s: no root element", o->input));
     if (strcmp(doc->root->name, "system")) {
@@ -194,48 +151,15 @@ static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
                                         "NCCL/topotune topology",
                                         o->input, doc->root->line, doc->root->name));
     }
-    /* always build: a file that converts must also be a usable graph */
     st = tt_topo_from_xml(doc, &o->topts, &t);
     if (st != TT_OK)
         return tt_cli_fail(st);
     if (!o->quiet)
         tt_cli_print_assumptions(t);
-    switch (o->format) {
-    case FMT_NATIVE:
-        st = tt_topo_to_native(doc, &native);
-        if (st == TT_OK)
-            st = tt_xml_write_buffer(native, TT_XML_NATIVE, &buf, &len);
-        break;
-    case FMT_NCCL:
-        st = tt_xml_write_buffer(doc, TT_XML_NCCL, &buf, &len);
-        break;
-    case FMT_JSON:
-        st = tt_topo_write_json(t, &sb);
-        break;
-    case FMT_DOT:
-        st = tt_topo_write_dot(t, &sb);
-        break;
-    case FMT_SVG:
-    case FMT_PNG:
-        st = tt_topo_write_dot(t, &sb);
-        if (st == TT_OK)
-            st = tt_strbuf_status(&sb);
-        if (st == TT_OK)
-            st = render_dot(sb.data, sb.len, o->format == FMT_SVG ? "svg" : "png", &buf, &len);
-        break;
-    default:
-        st = tt_topo_write_matrix(t, &sb);
-        break;
-    }
-    if (st == TT_OK && !buf)
-        buf = tt_strbuf_steal(&sb, &len);
-    if (st == TT_OK && !buf)
-        st = tt_error_set(TT_ERR_NOMEM, "out of memory formatting the output");
+    st = tt_topo_format_write(format_names[o->format], doc, t, &buf, &len);
     if (st == TT_OK)
         st = tt_cli_write_output(o->output, buf, len);
     free(buf);
-    tt_strbuf_free(&sb);
-    tt_xml_doc_free(native);
     tt_topo_free(t);
     if (st != TT_OK)
         return tt_cli_fail(st);
@@ -269,13 +193,10 @@ static void usage(void)
            "      --gpu-part NAME GPUs a partial file lists without device id are this part\n"
            "                      (H100-SXM, H200-SXM, A100-SXM, B200-SXM, ...; also\n"
            "                      TOPOTUNE_GPU_PART); every value it fills is printed\n"
-           "  -f, --format FMT    native (default): topotune XML, notes what is unknown\n"
-           "                      nccl: XML NCCL accepts as NCCL_TOPO_FILE\n"
-           "                      json: graph, links and GPU/NET paths (schema topotune-topology)\n"
-           "                      dot: Graphviz drawing (dot -Tsvg)\n"
-           "                      svg, png: that drawing rendered (needs Graphviz's dot)\n"
-           "                      matrix: GPU/NIC matrix like 'nvidia-smi topo -m'\n"
-           "  -o, --output OUT    write to OUT atomically (default: standard output);\n"
+           "  -f, --format FMT    output format (default native):\n");
+    for (int i = 0; tt_topo_format_at(i); i++)
+        printf("                        %-8s %s\n", tt_topo_format_at(i)->name, tt_topo_format_at(i)->help);
+    printf("  -o, --output OUT    write to OUT atomically (default: standard output);\n"
            "                      on any error an existing OUT is left untouched\n"
            "      --validate      lint the input instead of converting it: findings as text on\n"
            "                      stderr (or OUT), or as JSON with --format json\n"
@@ -328,7 +249,8 @@ int main(int argc, char **argv)
 
     tt_cli_init("topo-dump");
     memset(&o, 0, sizeof o);
-    o.format = FMT_NATIVE;
+    format_names_init();
+    o.format = 0; /* native */
     tt_topo_options_default(&o.topts);
     while ((c = tt_cli_getopt(argc, argv, "i:f:o:qhV", longopts)) != -1) {
         switch (c) {
@@ -363,7 +285,7 @@ int main(int argc, char **argv)
     }
     if (merge) { /* topo-dump --merge a.xml b.xml ... -o cluster.xml */
         if (optind >= argc) return tt_cli_usage_error("--merge needs the per-node files");
-        if (o.input || o.validate || o.check || o.format != FMT_NATIVE || o.scan.hwloc_xml || o.scan.sysfs_root)
+        if (o.input || o.validate || o.check || !is_format(&o, "native") || o.scan.hwloc_xml || o.scan.sysfs_root)
             return tt_cli_usage_error("--merge takes per-node files and -o only (native XML)");
         tt_xml_doc *m = NULL;
         tt_status mst = tt_hostset_merge_files((const char *const *)argv + optind, argc - optind, &m);
@@ -402,7 +324,7 @@ int main(int argc, char **argv)
     if (src == &source_scan)
         o.input = scan_label;
     if (o.check)
-        rc = tt_cli_run_check(doc, o.input, o.format == FMT_JSON, o.output, o.quiet);
+        rc = tt_cli_run_check(doc, o.input, is_format(&o, "json"), o.output, o.quiet);
     else
         rc = o.validate ? run_validate(&o, doc) : run_convert(&o, doc);
     tt_xml_doc_free(doc);

@@ -230,6 +230,16 @@ tt_status tt_findings_write_json(const tt_findings *f, const char *source, tt_st
 tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out);
 
 /* ---- views ---- */
+/* The output formats, one table (topo_formats.c): tt_topo_format_at(i) for i = 0, 1, ... until
+ * NULL ("native", "nccl", "json", "dot", "matrix", "svg", "png"), each with one line of help.
+ * tt_topo_format_write writes the document `doc` and its graph `t` in the named format into a
+ * malloc'ed buffer (*out, *len; free it); svg/png run Graphviz's dot. */
+typedef struct {
+    const char *name;
+    const char *help;
+} tt_topo_format;
+const tt_topo_format *tt_topo_format_at(int i);
+tt_status tt_topo_format_write(const char *name, const tt_xml_doc *doc, const tt_topo *t, char **out, size_t *len);
 tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out);
 tt_status tt_topo_write_dot(const tt_topo *t, tt_strbuf *out);
 /* GPU/NIC matrix in the style of `nvidia-smi topo -m`. */

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -307,12 +308,51 @@ static void test_null_args(void **state)
     tt_strbuf_free(&sb);
 }
 
+/* the format table: the text formats topo-dump offers come out of the one table, each the same
+ * as its writer; an unknown name is refused listing the known ones */
+static void test_format_table(void **state)
+{
+    fixture *fx = *state;
+    const char *want[] = {"native", "nccl", "json", "dot", "matrix"};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int found = 0;
+        for (int i = 0; tt_topo_format_at(i); i++)
+            if (!strcmp(tt_topo_format_at(i)->name, want[k])) found = 1;
+        assert_true(found);
+        char *out = NULL;
+        size_t len = 0;
+        assert_int_equal(tt_topo_format_write(want[k], fx->doc, fx->t, &out, &len), TT_OK);
+        assert_non_null(out);
+        assert_true(len > 0 && strlen(out) == len);
+        free(out);
+    }
+    char *m = NULL, *d = NULL;
+    size_t ml, dl;
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    assert_int_equal(tt_topo_format_write("matrix", fx->doc, fx->t, &m, &ml), TT_OK);
+    assert_int_equal(tt_topo_write_matrix(fx->t, &sb), TT_OK);
+    assert_string_equal(m, sb.data);
+    assert_int_equal(tt_topo_format_write("nccl", fx->doc, fx->t, &d, &dl), TT_OK);
+    assert_non_null(strstr(d, "<system"));
+    free(m);
+    free(d);
+    tt_strbuf_free(&sb);
+    char *x = (char *)1;
+    size_t xl = 1;
+    assert_int_equal(tt_topo_format_write("pdf", fx->doc, fx->t, &x, &xl), TT_ERR_INVALID);
+    assert_null(x);
+    assert_non_null(strstr(tt_error_message(), "one of: native, nccl"));
+    assert_null(tt_topo_format_at(-1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),       cmocka_unit_test(test_dot),
         cmocka_unit_test(test_matrix),     cmocka_unit_test(test_matrix_vm),
         cmocka_unit_test(test_matrix_nvb_p2c), cmocka_unit_test(test_null_args),
+        cmocka_unit_test(test_format_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
