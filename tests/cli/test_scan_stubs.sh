@@ -75,11 +75,30 @@ expect_grep "$TMP/va.xml" '<gpu dev="0" .*cpu_affinity="0-15" cpu_affinity_sourc
   "VM: CPU/NUMA affinity from NVML, source recorded"
 expect_no_grep "$TMP/va.xml" 'gpu_numa_id' "VM: no GPU NUMA id (nvmlDeviceGetNumaNodeId not supported)"
 expect_grep "$TMP/err" '^scan: nvml .*CPU/NUMA affinity of 1 from NVML' "scan report: affinity from NVML"
+run "$TD" -i "$TMP/va.xml" -f matrix -q
+hdr=$(head -1 "$TMP/out" | tr -s ' ')
+[ "$hdr" = " GPU0 NIC0 CPU Affinity NUMA Affinity GPU NUMA ID" ] && ok "VM matrix header: nvidia-smi's three affinity columns" \
+  || not_ok "VM matrix header: $hdr"
+[ "$(grep -E '^GPU0 ' "$TMP/out" | tr -s ' ')" = "GPU0 X PHB 0-15 0 N/A" ] && ok "VM matrix: CPU Affinity 0-15, NUMA Affinity 0, GPU NUMA ID N/A" \
+  || not_ok "VM matrix GPU0 row: $(grep -E '^GPU0 ' "$TMP/out")"
+expect_grep "$TMP/out" '^GPU0: CPU/NUMA affinity from the driver \(NVML\): sysfs numa_node is -1$' "VM matrix: NVML's values footnoted"
 stub FAKE_NVML_GPUS=:00:06.0 FAKE_NVML_GPU_NUMA=2 "$TD" --sysfs-root "$TMP/vm" -q -o "$TMP/vn.xml"
 expect_grep "$TMP/vn.xml" '<gpu dev="0" .*gpu_numa_id="2"' "GPU NUMA id recorded when NVML has one"
+run "$TD" -i "$TMP/vn.xml" -f matrix -q
+[ "$(grep -E '^GPU0 ' "$TMP/out" | tr -s ' ')" = "GPU0 X PHB 0-15 0 2" ] && ok "matrix: GPU NUMA ID column" \
+  || not_ok "GPU NUMA ID row: $(grep -E '^GPU0 ' "$TMP/out")"
 stub FAKE_NVML_GPUS=:00:06.0 FAKE_NVML_AFFINITY=none "$TD" --sysfs-root "$TMP/vm" -q -o "$TMP/vx.xml"
 expect_grep "$TMP/vx.xml" '<unknown attr="cpu_affinity" reason="sysfs has no NUMA node/local_cpulist for the GPU and nvmlDeviceGetCpuAffinity failed"' \
   "no affinity from NVML either: recorded unknown"
+run "$TD" -i "$TMP/vx.xml" -f matrix -q
+[ "$(grep -E '^GPU0 ' "$TMP/out" | tr -s ' ')" = "GPU0 X PHB N/A N/A N/A" ] && ok "matrix: N/A without sysfs or NVML affinity" \
+  || not_ok "no-affinity row: $(grep -E '^GPU0 ' "$TMP/out")"
+expect_no_grep "$TMP/out" 'affinity from the driver' "no footnote without NVML values"
+# sysfs numa_node set (hgx8): sysfs wins, no footnote
+run "$TD" -i "$TMP/h.xml" -f matrix -q
+[ "$(grep -E '^GPU7 ' "$TMP/out" | tr -s ' ' | awk '{print $(NF-2), $(NF-1), $NF}')" = "8-15 1 N/A" ] \
+  && ok "hgx8: GPU7 affinity from sysfs (8-15, node 1), not NVML's 0-15" || not_ok "hgx8 GPU7 row: $(grep -E '^GPU7 ' "$TMP/out")"
+expect_no_grep "$TMP/out" 'affinity from the driver' "hgx8: no NVML footnote"
 # --- libibverbs stub: ports, speed x width, MTU, max_qp; --check on them
 if [ -f /usr/include/infiniband/verbs.h ] && cc -shared -fPIC -O1 -o "$TMP/stubs/libibverbs.so.1" "$FIX/stubs/fake_ibverbs.c" 2>"$TMP/cc.err"; then
   stub FAKE_NVML_GPUS=$HGX FAKE_IBV_DEVS=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 FAKE_IBV_DOWN=mlx5_7 \
