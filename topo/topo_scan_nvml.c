@@ -11,6 +11,11 @@
  * sysfs (0x068000 = NVSwitch); a target NVML cannot name, or whose class is
  * unreadable, is assumed to be an NVSwitch, as NCCL does, and recorded.
  * C2C: fields 170/171/172 -> <c2c bw(MB/s per link) count>.
+ * Affinity (ours, on <gpu>): the GPU's CPUs and NUMA node(s) from sysfs when
+ * its <pci> has a numa_node >= 0 (and a local_cpulist), else the driver's view
+ * (nvmlDeviceGetCpuAffinity, nvmlDeviceGetMemoryAffinity scope NODE, what
+ * `nvidia-smi topo -m` prints on a VM), each with its source; gpu_numa_id is
+ * nvmlDeviceGetNumaNodeId (newer NVML; the GPU's memory as a NUMA node).
  * Only the ABI subset used is declared here (values from NVML's nvml.h).
  */
 #include "topo_scan_internal.h"
@@ -67,6 +72,9 @@ typedef struct {
 #define NV_P2P_STATUS_OK 0
 #define NV_MAX_GPUS 64
 #define NV_MAX_LINKS 18
+#define NV_AFFINITY_SCOPE_NODE 0 /* nvmlAffinityScope_t NVML_AFFINITY_SCOPE_NODE */
+#define NV_CPUSET_WORDS 64       /* unsigned longs: 4096 CPUs on LP64 */
+#define NV_NODESET_WORDS 4
 
 typedef struct {
     void *h;
@@ -87,6 +95,9 @@ typedef struct {
     nvmlReturn_t (*fields)(nvmlDevice_t, int, nv_field *);
     nvmlReturn_t (*p2p)(nvmlDevice_t, nvmlDevice_t, int, int *);
     nvmlReturn_t (*driver)(char *, unsigned int);
+    nvmlReturn_t (*cpu_aff)(nvmlDevice_t, unsigned int, unsigned long *);
+    nvmlReturn_t (*mem_aff)(nvmlDevice_t, unsigned int, unsigned long *, int);
+    nvmlReturn_t (*numa_id)(nvmlDevice_t, unsigned int *);
 } nv_api;
 
 static void *sym(nv_api *a, const char *name)
@@ -300,11 +311,98 @@ static void scan_c2c(scan_ctx *c, nv_api *a, nvmlDevice_t d, tt_xml_node *gpu)
     }
 }
 
+/* NVML bit set (unsigned longs, least significant first) -> "0-15,32";
+ * 0 when no bit is set or the list does not fit. */
+static int set_to_list(const unsigned long *set, unsigned nwords, char *buf, size_t sz)
+{
+    const unsigned bits = (unsigned)(8 * sizeof *set);
+    unsigned i, start = 0, on, prev = 0;
+    size_t len = 0;
+    int any = 0, n;
+
+    buf[0] = '\0';
+    for (i = 0; i <= nwords * bits; i++) {
+        on = i < nwords * bits && ((set[i / bits] >> (i % bits)) & 1ul);
+        if (on && !prev)
+            start = i;
+        if (!on && prev) {
+            if (start == i - 1)
+                n = snprintf(buf + len, sz - len, "%s%u", len ? "," : "", start);
+            else
+                n = snprintf(buf + len, sz - len, "%s%u-%u", len ? "," : "", start, i - 1);
+            if (n < 0 || (size_t)n >= sz - len) {
+                buf[0] = '\0';
+                return 0;
+            }
+            len += (size_t)n;
+            any = 1;
+        }
+        prev = on;
+    }
+    return any;
+}
+
+/* The GPU's CPU and NUMA affinity (see the header comment); returns 1 when
+ * a value came from NVML. */
+static int scan_affinity(scan_ctx *c, nv_api *a, nvmlDevice_t d, tt_xml_node *pci, tt_xml_node *gpu)
+{
+    unsigned long set[NV_CPUSET_WORDS];
+    char list[1024];
+    const char *cpus = tt_xml_get(pci, "local_cpulist");
+    long long numa = -1;
+    unsigned id = 0;
+    int from_nvml = 0;
+    nvmlReturn_t r;
+
+    if (tt_xml_get_ll(c->doc, pci, "numa_node", &numa) != TT_OK)
+        numa = -1;
+    tt_error_clear();
+    if (numa >= 0 && cpus && *cpus) {
+        tt_xml_set(gpu, "cpu_affinity", cpus);
+        tt_xml_set(gpu, "cpu_affinity_source", "sysfs");
+    } else {
+        memset(set, 0, sizeof set);
+        r = a->cpu_aff ? a->cpu_aff(d, NV_CPUSET_WORDS, set) : -1;
+        if (r == NV_SUCCESS && set_to_list(set, NV_CPUSET_WORDS, list, sizeof list)) {
+            tt_xml_set(gpu, "cpu_affinity", list);
+            tt_xml_set(gpu, "cpu_affinity_source", "nvml");
+            from_nvml = 1;
+        } else {
+            scan_unknown(c, gpu, "cpu_affinity", "sysfs has no NUMA node/local_cpulist for the GPU and %s",
+                         !a->cpu_aff ? "NVML lacks nvmlDeviceGetCpuAffinity"
+                         : r == NV_SUCCESS ? "nvmlDeviceGetCpuAffinity returned no CPU"
+                                           : "nvmlDeviceGetCpuAffinity failed");
+        }
+    }
+    if (numa >= 0) {
+        tt_xml_setf(gpu, "numa_affinity", "%lld", numa);
+        tt_xml_set(gpu, "numa_affinity_source", "sysfs");
+    } else {
+        memset(set, 0, sizeof set);
+        r = a->mem_aff ? a->mem_aff(d, NV_NODESET_WORDS, set, NV_AFFINITY_SCOPE_NODE) : -1;
+        if (r == NV_SUCCESS && set_to_list(set, NV_NODESET_WORDS, list, sizeof list)) {
+            tt_xml_set(gpu, "numa_affinity", list);
+            tt_xml_set(gpu, "numa_affinity_source", "nvml");
+            from_nvml = 1;
+        } else {
+            scan_unknown(c, gpu, "numa_affinity", "sysfs numa_node is -1 and %s",
+                         !a->mem_aff ? "NVML lacks nvmlDeviceGetMemoryAffinity"
+                         : r == NV_SUCCESS ? "nvmlDeviceGetMemoryAffinity returned no node"
+                                           : "nvmlDeviceGetMemoryAffinity failed");
+        }
+    }
+    /* the GPU's own memory as a NUMA node (coherent C2C systems); absent when
+     * the driver has none (nvidia-smi's "GPU NUMA ID" N/A) */
+    if (a->numa_id && a->numa_id(d, &id) == NV_SUCCESS && id < 0x7fffffffu)
+        tt_xml_setf(gpu, "gpu_numa_id", "%u", id);
+    return from_nvml;
+}
+
 tt_probe_state scan_probe_nvml(scan_ctx *c)
 {
     nv_api a;
     nvmlReturn_t r;
-    unsigned n = 0, i, j;
+    unsigned n = 0, i, j, naff = 0;
     nvmlDevice_t dev[NV_MAX_GPUS];
     tt_xml_node *gpus[NV_MAX_GPUS];
     char bus[NV_MAX_GPUS][24], drv[96] = "";
@@ -332,6 +430,9 @@ tt_probe_state scan_probe_nvml(scan_ctx *c)
     *(void **)&a.fields = sym(&a, "nvmlDeviceGetFieldValues");
     *(void **)&a.p2p = sym(&a, "nvmlDeviceGetP2PStatus");
     *(void **)&a.driver = sym(&a, "nvmlSystemGetDriverVersion");
+    *(void **)&a.cpu_aff = sym(&a, "nvmlDeviceGetCpuAffinity");
+    *(void **)&a.mem_aff = sym(&a, "nvmlDeviceGetMemoryAffinity");
+    *(void **)&a.numa_id = sym(&a, "nvmlDeviceGetNumaNodeId");
     if (!a.init || !a.count || !a.handle || !a.pci) {
         scan_note(c, "libnvidia-ml.so.1 lacks nvmlInit_v2/DeviceGetCount_v2/HandleByIndex_v2/PciInfo_v3");
         dlclose(a.h);
@@ -403,6 +504,7 @@ tt_probe_state scan_probe_nvml(scan_ctx *c)
             tt_xml_setf(gpu, "memory_mb", "%llu", m.total >> 20);
         else
             scan_unknown(c, gpu, "memory_mb", "nvmlDeviceGetMemoryInfo failed");
+        naff += (unsigned)scan_affinity(c, &a, dev[i], pci, gpu);
         if (sm >= 0)
             scan_links(c, &a, dev[i], gpu, sm);
         if (sm >= 90)
@@ -440,7 +542,11 @@ tt_probe_state scan_probe_nvml(scan_ctx *c)
                 tt_xml_setf(p, "atomics", "%d", at == NV_P2P_STATUS_OK);
         }
     }
-    scan_note(c, "%u GPU(s), driver %s", n, drv[0] ? drv : "?");
+    if (naff)
+        scan_note(c, "%u GPU(s), driver %s; CPU/NUMA affinity of %u from NVML (sysfs has no NUMA node)", n,
+                  drv[0] ? drv : "?", naff);
+    else
+        scan_note(c, "%u GPU(s), driver %s", n, drv[0] ? drv : "?");
     if (drv[0])
         tt_xml_set(c->sys, "driver_version", drv);
     a.shutdown();

@@ -13,6 +13,10 @@
  *   NODE - the path crosses the CPU (same NUMA node), host bridges unknown or
  *          different
  *   SYS  - different CPUs (NUMA nodes)
+ * GPU rows end with nvidia-smi's CPU Affinity, NUMA Affinity and GPU NUMA ID:
+ * the GPU's NUMA node (its <cpu>) when the tree knows it, else the driver's
+ * view a live scan recorded on the <gpu> (cpu_affinity/numa_affinity with
+ * source "nvml"; footnoted), else N/A.
  */
 #include "tt_topo.h"
 
@@ -179,11 +183,56 @@ static void cpulist(const char *mask, char *buf, size_t sz)
         snprintf(buf, sz, "N/A");
 }
 
+/* A list attribute of the GPU's <gpu> element ("0-15,32"), NULL when absent
+ * or not a plain list (kept out of the column layout). */
+static const char *gpu_list_attr(const tt_xml_node *gpu, const char *attr, size_t max)
+{
+    const char *v = gpu ? tt_xml_get(gpu, attr) : NULL;
+    size_t n;
+    if (!v || !*v || (n = strspn(v, "0123456789,-")) != strlen(v) || n >= max)
+        return NULL;
+    return v;
+}
+
+static int from_nvml(const tt_xml_node *gpu, const char *attr)
+{
+    const char *s = gpu ? tt_xml_get(gpu, attr) : NULL;
+    return s && !strcmp(s, "nvml");
+}
+
+/* The three affinity cells of GPU node g; returns 1 when one is NVML's. */
+static int gpu_affinity(const tt_topo *t, int g, char *cpus, size_t csz, char *numa, size_t nsz,
+                        char *gnuma, size_t gsz)
+{
+    int cpu = tt_topo_local_cpu(t, g), nvml = 0;
+    int numaid = cpu >= 0 ? t->nodes[cpu].u.cpu.numaid : -1;
+    const tt_xml_node *gel = t->nodes[g].xml ? tt_xml_first_child(t->nodes[g].xml, "gpu") : NULL;
+    const char *v;
+
+    cpulist(cpu >= 0 && numaid >= 0 ? t->nodes[cpu].u.cpu.affinity : NULL, cpus, csz);
+    if (!strcmp(cpus, "N/A") && (v = gpu_list_attr(gel, "cpu_affinity", csz))) {
+        snprintf(cpus, csz, "%s", v);
+        nvml |= from_nvml(gel, "cpu_affinity_source");
+    }
+    if (numaid >= 0)
+        snprintf(numa, nsz, "%d", numaid);
+    else if ((v = gpu_list_attr(gel, "numa_affinity", nsz))) {
+        snprintf(numa, nsz, "%s", v);
+        nvml |= from_nvml(gel, "numa_affinity_source");
+    } else
+        snprintf(numa, nsz, "N/A");
+    v = gpu_list_attr(gel, "gpu_numa_id", gsz);
+    snprintf(gnuma, gsz, "%s", v && !strchr(v, ',') && !strchr(v, '-') ? v : "N/A");
+    return nvml;
+}
+
 tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out)
 {
     int ngpu, nnet, ndev, i, j, w = 6, affw = (int)strlen("CPU Affinity");
+    int numaw = (int)strlen("NUMA Affinity"), nnvml = 0;
     int *dev, *work;
-    char c[32], aff[1200];
+    char c[32], aff[1200], numa[64], gnuma[16];
+    tt_strbuf notes;
 
     if (!t || !out)
         return tt_error_set(TT_ERR_INVALID, "tt_topo_write_matrix: NULL argument");
@@ -217,10 +266,11 @@ tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out)
                 w = (int)strlen(c);
         }
         if (i < ngpu) {
-            int cpu = tt_topo_local_cpu(t, dev[i]);
-            cpulist(cpu >= 0 ? t->nodes[cpu].u.cpu.affinity : NULL, aff, sizeof aff);
+            gpu_affinity(t, dev[i], aff, sizeof aff, numa, sizeof numa, gnuma, sizeof gnuma);
             if ((int)strlen(aff) > affw)
                 affw = (int)strlen(aff);
+            if ((int)strlen(numa) > numaw)
+                numaw = (int)strlen(numa);
         }
     }
     w += 2;
@@ -230,7 +280,8 @@ tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out)
         snprintf(c, sizeof c, "%s%d", j < ngpu ? "GPU" : "NIC", j < ngpu ? j : j - ngpu);
         tt_strbuf_printf(out, "%-*s", w, c);
     }
-    tt_strbuf_printf(out, "%-*s  NUMA Affinity\n", affw, "CPU Affinity");
+    tt_strbuf_printf(out, "%-*s  %-*s  GPU NUMA ID\n", affw, "CPU Affinity", numaw, "NUMA Affinity");
+    tt_strbuf_init(&notes);
     for (i = 0; i < ndev; i++) {
         snprintf(c, sizeof c, "%s%d", i < ngpu ? "GPU" : "NIC", i < ngpu ? i : i - ngpu);
         tt_strbuf_printf(out, "%-*s", w, c);
@@ -239,14 +290,14 @@ tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out)
             tt_strbuf_printf(out, "%-*s", w, c);
         }
         if (i < ngpu) {
-            int cpu = tt_topo_local_cpu(t, dev[i]);
-            int numa = cpu >= 0 ? t->nodes[cpu].u.cpu.numaid : -1;
-            cpulist(cpu >= 0 ? t->nodes[cpu].u.cpu.affinity : NULL, aff, sizeof aff);
-            if (numa >= 0)
-                snprintf(c, sizeof c, "%d", numa);
-            else
-                snprintf(c, sizeof c, "N/A");
-            tt_strbuf_printf(out, "%-*s  %s", affw, aff, c);
+            if (gpu_affinity(t, dev[i], aff, sizeof aff, numa, sizeof numa, gnuma, sizeof gnuma)) {
+                const char *nn = t->nodes[dev[i]].xml ? tt_xml_get(t->nodes[dev[i]].xml, "numa_node") : NULL;
+                tt_strbuf_printf(&notes, "GPU%d: CPU/NUMA affinity from the driver (NVML): %s\n", i,
+                                 nn && !strcmp(nn, "-1") ? "sysfs numa_node is -1"
+                                                         : "sysfs gave no NUMA node");
+                nnvml++;
+            }
+            tt_strbuf_printf(out, "%-*s  %-*s  %s", affw, aff, numaw, numa, gnuma);
         }
         /* no trailing blanks */
         while (out->len && out->data[out->len - 1] == ' ')
@@ -255,6 +306,11 @@ tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out)
     }
     free(dev);
     free(work);
+    if (nnvml) {
+        tt_strbuf_append(out, "\n");
+        tt_strbuf_append(out, notes.data);
+    }
+    tt_strbuf_free(&notes);
 
     tt_strbuf_append(out,
                      "\nLegend:\n\n"
@@ -270,7 +326,8 @@ tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out)
                      "  NVB  = NVLink through one intermediate GPU\n"
                      "  NV#  = NVLink, # links bonded (directly or through NVSwitch)\n"
                      "  XGMI# = AMD xGMI, # links\n"
-                     "  N/A  = NUMA node unknown (numaid -1) or no CPU affinity\n");
+                     "  N/A  = NUMA node unknown (numaid -1, none from the driver) or no CPU "
+                     "affinity; GPU NUMA ID: the GPU's memory is no NUMA node\n");
     if (nnet > 0) {
         tt_strbuf_append(out, "\nNIC Legend:\n\n");
         for (i = 0; i < nnet; i++) {

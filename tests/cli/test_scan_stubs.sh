@@ -20,8 +20,8 @@ expect_rc 0 "hgx8 with stub NVML/CUDA scans"
 expect_grep "$TMP/err" '^scan: nvml +ok +seen=8' "NVML probe saw 8 GPUs"
 expect_grep "$TMP/err" '^scan: cuda +ok +seen=8' "CUDA probe saw 8 GPUs"
 [ "$(cnt '<gpu dev=' "$TMP/h.xml")" = 8 ] && ok "8 gpu elements" || not_ok "8 gpu elements ($(cnt '<gpu dev=' "$TMP/h.xml"))"
-expect_grep "$TMP/h.xml" '<gpu dev="2" sm="90" rank="2" uuid="GPU-fake-2" name="NVIDIA H100 80GB HBM3" memory_mb="81559" cuda_dev="5" gdr="1" dmabuf="1">' \
-  "GPU 2: NVML index, SM, UUID, memory, CUDA ordinal (reverse order), GDR"
+expect_grep "$TMP/h.xml" '<gpu dev="2" sm="90" rank="2" uuid="GPU-fake-2" name="NVIDIA H100 80GB HBM3" memory_mb="81559" cpu_affinity="0-7" cpu_affinity_source="sysfs" numa_affinity="0" numa_affinity_source="sysfs" cuda_dev="5" gdr="1" dmabuf="1">' \
+  "GPU 2: NVML index, SM, UUID, memory, affinity from sysfs (numa_node 0 wins over NVML's 0-15), CUDA ordinal (reverse order), GDR"
 [ "$(cnt '<nvlink target="0000:0[5-8]:00.0" count="[45]" tclass="0x068000" version="4" down="0"/>' "$TMP/h.xml")" = 32 ] \
   && ok "32 nvlink elements: 4 NVSwitches per GPU" || not_ok "nvlink elements: $(cnt '<nvlink ' "$TMP/h.xml")"
 expect_grep "$TMP/h.xml" '<nvlink target="0000:06:00.0" count="5" tclass="0x068000"' "links 4-8 aggregated into count 5"
@@ -37,7 +37,7 @@ expect_rc 0 "healthy HGX: --check exit 0"
 stub FAKE_NVML_GPUS=$HGX "$TD" --sysfs-root "$TMP/hgx8" -f nccl -o "$TMP/h-nccl.xml" -q; RC=$?
 expect_rc 0 "NCCL dialect with GPUs and NVLinks"
 expect_grep "$TMP/h-nccl.xml" '<gpu dev="0" sm="90" rank="0" gdr="1">' "NCCL gpu element keeps only NCCL's attributes"
-expect_no_grep "$TMP/h-nccl.xml" '<p2p|nvswitch|cuda_dev' "NCCL dialect drops p2p/nvswitch/cuda_dev"
+expect_no_grep "$TMP/h-nccl.xml" '<p2p|nvswitch|cuda_dev|cpu_affinity|numa_affinity|gpu_numa_id' "NCCL dialect drops p2p/nvswitch/cuda_dev/affinities"
 
 # --- a link down and a GPU without P2P
 stub FAKE_NVML_GPUS=$HGX FAKE_NVML_DOWN=2:17,2:16 FAKE_NVML_NOP2P=3 "$TD" --sysfs-root "$TMP/hgx8" -q -o "$TMP/d.xml"
@@ -68,6 +68,37 @@ expect_grep "$TMP/v.xml" '<pci busid="0000:77:00.0" class="0x03" vendor="0x10de"
 expect_grep "$TMP/v.xml" 'reason="GPU not found in the PCI tree' "and it is recorded"
 run "$TD" -i "$TMP/v.xml" -f matrix -q
 expect_grep "$TMP/out" '^GPU0 +X ' "VM matrix builds"
+
+# --- the VM's GPU in the tree (numa_node -1): the driver's affinity, recorded as NVML's
+stub FAKE_NVML_GPUS=:00:06.0 "$TD" --sysfs-root "$TMP/vm" --scan-report -o "$TMP/va.xml" 2>"$TMP/err"
+expect_grep "$TMP/va.xml" '<gpu dev="0" .*cpu_affinity="0-15" cpu_affinity_source="nvml" numa_affinity="0" numa_affinity_source="nvml"' \
+  "VM: CPU/NUMA affinity from NVML, source recorded"
+expect_no_grep "$TMP/va.xml" 'gpu_numa_id' "VM: no GPU NUMA id (nvmlDeviceGetNumaNodeId not supported)"
+expect_grep "$TMP/err" '^scan: nvml .*CPU/NUMA affinity of 1 from NVML' "scan report: affinity from NVML"
+run "$TD" -i "$TMP/va.xml" -f matrix -q
+hdr=$(head -1 "$TMP/out" | tr -s ' ')
+[ "$hdr" = " GPU0 NIC0 CPU Affinity NUMA Affinity GPU NUMA ID" ] && ok "VM matrix header: nvidia-smi's three affinity columns" \
+  || not_ok "VM matrix header: $hdr"
+[ "$(grep -E '^GPU0 ' "$TMP/out" | tr -s ' ')" = "GPU0 X PHB 0-15 0 N/A" ] && ok "VM matrix: CPU Affinity 0-15, NUMA Affinity 0, GPU NUMA ID N/A" \
+  || not_ok "VM matrix GPU0 row: $(grep -E '^GPU0 ' "$TMP/out")"
+expect_grep "$TMP/out" '^GPU0: CPU/NUMA affinity from the driver \(NVML\): sysfs numa_node is -1$' "VM matrix: NVML's values footnoted"
+stub FAKE_NVML_GPUS=:00:06.0 FAKE_NVML_GPU_NUMA=2 "$TD" --sysfs-root "$TMP/vm" -q -o "$TMP/vn.xml"
+expect_grep "$TMP/vn.xml" '<gpu dev="0" .*gpu_numa_id="2"' "GPU NUMA id recorded when NVML has one"
+run "$TD" -i "$TMP/vn.xml" -f matrix -q
+[ "$(grep -E '^GPU0 ' "$TMP/out" | tr -s ' ')" = "GPU0 X PHB 0-15 0 2" ] && ok "matrix: GPU NUMA ID column" \
+  || not_ok "GPU NUMA ID row: $(grep -E '^GPU0 ' "$TMP/out")"
+stub FAKE_NVML_GPUS=:00:06.0 FAKE_NVML_AFFINITY=none "$TD" --sysfs-root "$TMP/vm" -q -o "$TMP/vx.xml"
+expect_grep "$TMP/vx.xml" '<unknown attr="cpu_affinity" reason="sysfs has no NUMA node/local_cpulist for the GPU and nvmlDeviceGetCpuAffinity failed"' \
+  "no affinity from NVML either: recorded unknown"
+run "$TD" -i "$TMP/vx.xml" -f matrix -q
+[ "$(grep -E '^GPU0 ' "$TMP/out" | tr -s ' ')" = "GPU0 X PHB N/A N/A N/A" ] && ok "matrix: N/A without sysfs or NVML affinity" \
+  || not_ok "no-affinity row: $(grep -E '^GPU0 ' "$TMP/out")"
+expect_no_grep "$TMP/out" 'affinity from the driver' "no footnote without NVML values"
+# sysfs numa_node set (hgx8): sysfs wins, no footnote
+run "$TD" -i "$TMP/h.xml" -f matrix -q
+[ "$(grep -E '^GPU7 ' "$TMP/out" | tr -s ' ' | awk '{print $(NF-2), $(NF-1), $NF}')" = "8-15 1 N/A" ] \
+  && ok "hgx8: GPU7 affinity from sysfs (8-15, node 1), not NVML's 0-15" || not_ok "hgx8 GPU7 row: $(grep -E '^GPU7 ' "$TMP/out")"
+expect_no_grep "$TMP/out" 'affinity from the driver' "hgx8: no NVML footnote"
 # --- libibverbs stub: ports, speed x width, MTU, max_qp; --check on them
 if [ -f /usr/include/infiniband/verbs.h ] && cc -shared -fPIC -O1 -o "$TMP/stubs/libibverbs.so.1" "$FIX/stubs/fake_ibverbs.c" 2>"$TMP/cc.err"; then
   stub FAKE_NVML_GPUS=$HGX FAKE_IBV_DEVS=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 FAKE_IBV_DOWN=mlx5_7 \

@@ -61,18 +61,18 @@ run "$TD" -q -i "$FIX/hgx-h100-8gpu.xml" -f matrix
 expect_rc 0 "matrix of HGX H100"
 row() { grep -E "^$1 " "$TMP/out" | tr -s ' '; }
 hdr=$(head -1 "$TMP/out" | tr -s ' ')
-case "$hdr" in *"GPU0 GPU1 GPU2 GPU3 GPU4 GPU5 GPU6 GPU7 NIC0"*"CPU Affinity NUMA Affinity") ok "matrix header lists GPUs, NICs and affinities";;
+case "$hdr" in *"GPU0 GPU1 GPU2 GPU3 GPU4 GPU5 GPU6 GPU7 NIC0"*"CPU Affinity NUMA Affinity GPU NUMA ID") ok "matrix header lists GPUs, NICs, affinities and GPU NUMA ID";;
   *) not_ok "matrix header: $hdr";; esac
 r0=$(row GPU0); r7=$(row GPU7)
 case "$r0" in "GPU0 X NV18 NV18 NV18 NV18 NV18 NV18 NV18 PIX "*) ok "GPU0: NV18 to every GPU, PIX to its NIC";; *) not_ok "GPU0 row: $r0";; esac
 [ "$(echo "$r0" | awk '{print $12, $14, $17}')" = "NODE SYS SYS" ] && ok "GPU0: NODE to a NIC of its socket, SYS to the other socket" \
   || not_ok "GPU0 row NIC cells: $r0"
-[ "$(echo "$r0" | awk '{print $NF}')" = "0" ] && [ "$(echo "$r7" | awk '{print $NF}')" = "1" ] \
-  && ok "NUMA affinity GPU0=0, GPU7=1" || not_ok "NUMA affinity: $r0 / $r7"
+[ "$(echo "$r0" | awk '{print $(NF-1), $NF}')" = "0 N/A" ] && [ "$(echo "$r7" | awk '{print $(NF-1), $NF}')" = "1 N/A" ] \
+  && ok "NUMA affinity GPU0=0, GPU7=1; GPU NUMA ID N/A (NCCL files have none)" || not_ok "NUMA affinity: $r0 / $r7"
 expect_grep "$TMP/out" '^  NIC0: mlx5_0$' "NIC legend maps NIC0 to mlx5_0"
 run "$TD" -q -i "$FIX/nccl-dump-h100-vm.xml" -f matrix
 r0=$(row GPU0)
-[ "$(echo "$r0" | awk '{print $NF}')" = "N/A" ] && ok "VM dump: NUMA affinity N/A" || not_ok "VM GPU0 row: $r0"
+[ "$(echo "$r0" | awk '{print $(NF-2), $(NF-1), $NF}')" = "N/A N/A N/A" ] && ok "VM dump: CPU/NUMA affinity and GPU NUMA ID N/A (NCCL's dump has no driver view)" || not_ok "VM GPU0 row: $r0"
 run "$TD" -q -i "$FIX/rccl-xgmi-4gpu.xml" -f matrix
 expect_grep "$TMP/out" '^GPU0 +X +XGMI' "RCCL fixture: xGMI links shown as XGMI#"
 

@@ -197,10 +197,10 @@ static void test_matrix(void **state)
      * CPU through one host bridge (PHB); eth0 has its own host bridge
      * (NODE); GPU2-mlx5_1 two switches (PXB); other socket SYS. */
     assert_non_null(strstr(sb.data,
-        "        GPU0    GPU1    GPU2    NIC0    NIC1    NIC2    CPU Affinity  NUMA Affinity\n"
-        "GPU0    X       NV4     SYS     PIX     NODE    SYS     0-15          0\n"
-        "GPU1    NV4     X       SYS     PHB     NODE    SYS     0-15          0\n"
-        "GPU2    SYS     SYS     X       SYS     SYS     PXB     16-31         1\n"
+        "        GPU0    GPU1    GPU2    NIC0    NIC1    NIC2    CPU Affinity  NUMA Affinity  GPU NUMA ID\n"
+        "GPU0    X       NV4     SYS     PIX     NODE    SYS     0-15          0              N/A\n"
+        "GPU1    NV4     X       SYS     PHB     NODE    SYS     0-15          0              N/A\n"
+        "GPU2    SYS     SYS     X       SYS     SYS     PXB     16-31         1              N/A\n"
         "NIC0    PIX     PHB     SYS     X       NODE    SYS\n"
         "NIC1    NODE    NODE    SYS     NODE    X       SYS\n"
         "NIC2    SYS     SYS     PXB     SYS     SYS     X\n"));
@@ -231,10 +231,56 @@ static void test_matrix_vm(void **state)
     tt_strbuf_init(&sb);
     assert_int_equal(tt_topo_write_matrix(t, &sb), TT_OK);
     assert_non_null(strstr(sb.data,
-        "        GPU0    GPU1    CPU Affinity  NUMA Affinity\n"
-        "GPU0    X       NODE    N/A           N/A\n"
-        "GPU1    NODE    X       N/A           N/A\n"));
+        "        GPU0    GPU1    CPU Affinity  NUMA Affinity  GPU NUMA ID\n"
+        "GPU0    X       NODE    N/A           N/A            N/A\n"
+        "GPU1    NODE    X       N/A           N/A            N/A\n"));
     assert_null(strstr(sb.data, "NIC Legend"));
+    assert_null(strstr(sb.data, "affinity from the driver"));
+    tt_strbuf_free(&sb);
+    tt_topo_free(t);
+    tt_xml_doc_free(doc);
+}
+
+/* A live scan of a VM: the <cpu> has no NUMA node, the <gpu> carries the
+ * driver's view (source nvml): shown and footnoted; a sysfs-known node wins
+ * over the GPU's attributes; a malformed value stays out of the columns. */
+static void test_matrix_vm_driver_affinity(void **state)
+{
+    static const char vm[] =
+        "<system version=\"1\">\n"
+        "  <cpu numaid=\"0\" affinity=\"000000ff\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"207\">\n"
+        "    <pci busid=\"0000:00:05.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\" numa_node=\"0\">\n"
+        "      <gpu dev=\"2\" sm=\"90\" rank=\"2\" gdr=\"1\" cpu_affinity=\"0-15\" cpu_affinity_source=\"nvml\" numa_affinity=\"1\" numa_affinity_source=\"nvml\"/>\n"
+        "    </pci>\n"
+        "  </cpu>\n"
+        "  <cpu numaid=\"-1\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"207\">\n"
+        "    <pci busid=\"0000:00:06.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\" numa_node=\"-1\">\n"
+        "      <gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"1\" cpu_affinity=\"0-15\" cpu_affinity_source=\"nvml\" numa_affinity=\"0\" numa_affinity_source=\"nvml\"/>\n"
+        "    </pci>\n"
+        "    <pci busid=\"0000:00:07.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+        "      <gpu dev=\"1\" sm=\"90\" rank=\"1\" gdr=\"1\" cpu_affinity=\"0-15 ; rm\" numa_affinity=\"0\" numa_affinity_source=\"sysfs\" gpu_numa_id=\"4\"/>\n"
+        "    </pci>\n"
+        "  </cpu>\n"
+        "</system>\n";
+    tt_xml_doc *doc = NULL;
+    tt_topo *t = NULL;
+    tt_strbuf sb;
+    (void)state;
+    assert_int_equal(tt_xml_read_buffer(vm, strlen(vm), "vm.xml", NULL, &doc), TT_OK);
+    assert_int_equal(tt_topo_from_xml(doc, NULL, &t), TT_OK);
+    tt_strbuf_init(&sb);
+    assert_int_equal(tt_topo_write_matrix(t, &sb), TT_OK);
+    /* GPUs in PCI order: 00:05.0 (node 0 known), 00:06.0 (NVML), 00:07.0 */
+    assert_non_null(strstr(sb.data,
+        "        GPU0    GPU1    GPU2    CPU Affinity  NUMA Affinity  GPU NUMA ID\n"
+        "GPU0    X       SYS     SYS     0-7           0              N/A\n"
+        "GPU1    SYS     X       NODE    0-15          0              N/A\n"
+        "GPU2    SYS     NODE    X       N/A           0              4\n"
+        "\n"
+        "GPU1: CPU/NUMA affinity from the driver (NVML): sysfs numa_node is -1\n"
+        "\nLegend:\n"));
+    assert_null(strstr(sb.data, "GPU0: CPU/NUMA"));
+    assert_null(strstr(sb.data, "GPU2: CPU/NUMA"));
     tt_strbuf_free(&sb);
     tt_topo_free(t);
     tt_xml_doc_free(doc);
@@ -287,10 +333,10 @@ static void test_matrix_nvb_p2c(void **state)
     tt_strbuf_init(&sb);
     assert_int_equal(tt_topo_write_matrix(t, &sb), TT_OK);
     assert_non_null(strstr(sb.data,
-        "        GPU0    GPU1    GPU2    NIC0    CPU Affinity  NUMA Affinity\n"
-        "GPU0    X       NV6     NVB     NODE    0-15          0\n"
-        "GPU1    NV6     X       NV6     NODE    0-15          0\n"
-        "GPU2    NVB     NV6     X       NODE    0-15          0\n"
+        "        GPU0    GPU1    GPU2    NIC0    CPU Affinity  NUMA Affinity  GPU NUMA ID\n"
+        "GPU0    X       NV6     NVB     NODE    0-15          0              N/A\n"
+        "GPU1    NV6     X       NV6     NODE    0-15          0              N/A\n"
+        "GPU2    NVB     NV6     X       NODE    0-15          0              N/A\n"
         "NIC0    NODE    NODE    NODE    X\n"));
     tt_strbuf_free(&sb);
     tt_topo_free(t);
@@ -351,6 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),       cmocka_unit_test(test_dot),
         cmocka_unit_test(test_matrix),     cmocka_unit_test(test_matrix_vm),
+        cmocka_unit_test(test_matrix_vm_driver_affinity),
         cmocka_unit_test(test_matrix_nvb_p2c), cmocka_unit_test(test_null_args),
         cmocka_unit_test(test_format_table),
     };
