@@ -279,8 +279,9 @@ int main(int argc, char **argv)
     if ((mode == OPT_CALIBRATE || mode == OPT_JUDGE) && nfiles == 0)
         return tt_cli_usage_error("%s needs measurement files", mode == OPT_CALIBRATE ? "--calibrate" : "--judge-choices");
     if (mode && (explain || fmt)) return tt_cli_usage_error("--explain and --format do not apply to measurement modes");
-    if (mode && model_s && strcmp(model_s, "topotune"))
-        return tt_cli_usage_error("measurement modes use the topotune model (--model topotune)");
+    if (mode && calib && model_s && !strcmp(model_s, "nccl"))
+        return tt_cli_usage_error("--calibration holds topotune model constants; --model nccl evaluates NCCL rows with "
+                                  "NCCL's constants and the built-in NCCL-rows correction");
     if (bench) return run_bench(input);
     if (mode == OPT_JUDGE && table && !input) {
         tt_cli_calib_args ja;
@@ -365,6 +366,7 @@ int main(int argc, char **argv)
         ca.min_size = min_size;
         ca.max_size = max_size;
         ca.nccl_only = nccl_only;
+        ca.model = model;
         rc = mode == OPT_CALIBRATE ? tt_cli_calibrate(&ca) : mode == OPT_JUDGE ? tt_cli_judge(&ca) : tt_cli_expect(&ca);
         goto done;
     }

@@ -344,6 +344,23 @@ void tt_calib_report_free(tt_calib_report *rep);
 /* Model prediction for one measured row (its cluster, algorithm/protocol or best NCCL choice). */
 tt_status tt_calib_predict(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
                            const tt_measurement *m, double *pred_us);
+/* ---- NCCL rows: measurements of NCCL itself, with NCCL's structure (tune_nccl_rows.c) ----
+ * An NCCL row's (algorithm, protocol) is its own when forced, else NCCL's choice (the arg-min
+ * of NCCL's model); its time is NCCL's model latency/bandwidth of that candidate corrected by
+ * the absolute-time layer of a known part (docs/model.md, "NCCL rows: absolute time"). */
+/* The part whose correction applies ("sm90-nvl18-1node", or "none (...)"). */
+const char *tt_nccl_part_name(const tt_tune_ctx *ctx, tt_coll coll);
+/* tt_tune_eval on a TT_MODEL_NCCL context, then the part's absolute-time correction. */
+tt_status tt_nccl_abs_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_proto proto, uint64_t bytes,
+                           tt_tune_estimate *out);
+/* One NCCL row on a TT_MODEL_NCCL context of its cluster: time and the candidate it ran (or
+ * NCCL would pick).  Rows of topotune's executor: TT_ERR_UNSUPPORTED. */
+tt_status tt_nccl_row_eval(const tt_tune_ctx *ctx, const tt_measurement *m, double *us, tt_algo *algo,
+                           tt_proto *proto);
+/* The one evaluation path of the measurement modes: TT_MODEL_NCCL -> tt_nccl_row_eval on the
+ * row's cluster; TT_MODEL_TOPOTUNE -> tt_calib_predict. */
+tt_status tt_rows_predict(const tt_topo *t, const tt_cluster *base, tt_model_kind model, const tt_model_params *p,
+                          const tt_measurement *m, double *pred_us);
 /* A complete calibration file (every member), readable by tt_model_params_parse. */
 tt_status tt_model_params_write_json(const tt_model_params *p, const char *comment, tt_strbuf *out);
 /* Robust straight line time = a + bytes / (1000 b) (Theil-Sen: median of pairwise slopes);
@@ -391,6 +408,11 @@ tt_status tt_tune_judge(const tt_tune_entry *entries, int nentries, const tt_mea
  * (calibrated) model rank what the executor can run correctly?  Rows are judged per rank count. */
 tt_status tt_tune_judge_model(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
                               const tt_measure_set *ms, double tol, tt_judge_report *out);
+/* The same with the model named: TT_MODEL_NCCL ranks NCCL rows by NCCL's structure
+ * (tt_rows_predict), TT_MODEL_TOPOTUNE is tt_tune_judge_model. */
+tt_status tt_tune_judge_model_kind(const tt_topo *t, const tt_cluster *base, tt_model_kind model,
+                                   const tt_model_params *p, const tt_measure_set *ms, double tol,
+                                   tt_judge_report *out);
 void tt_judge_report_free(tt_judge_report *r);
 tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *out);
 
