@@ -196,6 +196,9 @@ typedef struct {
     uint64_t min_size, max_size;     /* power-of-two sweep bounds (built tables) */
     int nccl_only;
     unsigned colls;                  /* bit mask of collectives, 1u << tt_coll */
+    int keeps_nccl;                  /* 1: built by tt_tune_table_build_keep_nccl: sizes without an
+                                      * entry are left to NCCL (the plugin keeps NCCL's choice) */
+    double keep_margin;              /* its margin (fraction) */
 } tt_tune_table;
 
 #define TT_TUNE_MIN_SIZE 8ULL
@@ -208,6 +211,15 @@ typedef struct {
  * reducescatter, broadcast, reduce. */
 tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
                               uint64_t max_size, int nccl_only, tt_tune_table *out);
+/* The conservative table for NCCL (the tuner plugin's, docs/model.md "Tables for the plugin"):
+ * per power-of-two size, NCCL's own choice is the arg-min of NCCL's model (a TT_MODEL_NCCL
+ * context on the same topology and cluster); the size gets an entry only when `ctx`'s fastest
+ * NCCL candidate differs from it AND `ctx` predicts it faster than NCCL's choice by more than
+ * `margin` (fraction: t_nccl_choice > (1 + margin) * t_best).  Entries carry channels 0 (NCCL
+ * picks the channel count, as in a forced NCCL_ALGO/NCCL_PROTO run); every other size has no
+ * entry: NCCL decides.  Forced ranges cover [s, 2s-1] as in tt_tune_table_build. */
+tt_status tt_tune_table_build_keep_nccl(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
+                                        uint64_t max_size, double margin, tt_tune_table *out);
 void tt_tune_table_free(tt_tune_table *t);
 
 /* {"schema":"topotune-tuning-table","version":1,"topology":{...},"nodes":..,"ranks":..,
