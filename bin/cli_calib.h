@@ -26,6 +26,7 @@ typedef struct {
     int nccl_only;
     double margin;               /* --from-measured */
     int format;                  /* --from-measured: 0 table, 1 json, 2 nccl-csv */
+    tt_model_kind model;         /* --model: NCCL rows with NCCL's structure (nccl) or ours */
 } tt_cli_calib_args;
 
 int tt_cli_calibrate(const tt_cli_calib_args *a);

@@ -42,7 +42,9 @@ int tt_cli_tune_write(const tt_topo *topo, const tt_cluster *cl, const tt_cli_tu
         st = tt_tune_write_env(topo, ctx, &out);
     } else {
         tt_tune_table tab;
-        if ((st = tt_tune_table_build(ctx, a->colls, a->min_size, a->max_size, a->nccl_only, &tab)) != TT_OK)
+        if ((st = a->keep_margin >= 0
+                      ? tt_tune_table_build_keep_nccl(ctx, a->colls, a->min_size, a->max_size, a->keep_margin, &tab)
+                      : tt_tune_table_build(ctx, a->colls, a->min_size, a->max_size, a->nccl_only, &tab)) != TT_OK)
             goto fail;
         tt_tune_json_extra ex = x ? *x : (tt_tune_json_extra){0};
         ex.warnings = warn.n > 0 ? &warn : NULL;

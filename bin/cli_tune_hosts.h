@@ -20,6 +20,7 @@ typedef struct {
     int explain;                /* 1: --explain explain_bytes */
     int strict;                 /* --strict: a sanity warning exits 1, nothing written */
     const char *outpath;
+    double keep_margin;         /* >= 0: conservative table for NCCL (tt_tune_table_build_keep_nccl); < 0 off */
 } tt_cli_tune_args;
 
 /* Build the context for (topo, cluster), run the sanity gate (warnings on stderr), write the

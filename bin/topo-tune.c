@@ -38,7 +38,9 @@ static void usage(void)
            "  -k, --nics-per-node K     NIC ports per node (default: from the topology)\n"
            "  -s, --nic-speed GBPS      NIC port speed in Gb/s, e.g. 400 (default: from the topology)\n"
            "  -r, --rails R             fabric rails (default: = NICs per node, rail-optimised)\n"
-           "  -m, --model M             topotune (default) or nccl\n"
+           "  -m, --model M             topotune (default) or nccl (also in the measurement modes: NCCL rows with NCCL's structure)\n"
+           "      --keep-nccl F|off     tables for NCCL (--nccl-only, nccl-csv) from the topotune model: force a candidate only\n"
+           "                            where it is predicted faster than NCCL's own choice by more than F (default 0.15)\n"
            "  -c, --calibration FILE    topotune model constants (schema topotune-calibration)\n"
            "  -f, --format F            table (default), json, nccl-csv, env\n"
            "  -C, --collective NAME     allreduce, allgather, reducescatter, broadcast, reduce or all\n"
@@ -142,7 +144,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART };
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART, OPT_KEEP };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -160,6 +162,7 @@ int main(int argc, char **argv)
         {"from-measured", no_argument, NULL, OPT_FROM_MEAS}, {"margin", required_argument, NULL, OPT_MARGIN},
         {"strict", no_argument, NULL, OPT_STRICT},
         {"gpu-part", required_argument, NULL, OPT_GPU_PART},
+        {"keep-nccl", required_argument, NULL, OPT_KEEP},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
@@ -170,7 +173,8 @@ int main(int argc, char **argv)
     tt_topo_options topts;
     tt_topo_options_default(&topts);
     double tolerance = 0.05, margin = 0.03;
-    int margin_given = 0, strict = 0, ninputs = 0, nodes_given = 0;
+    int margin_given = 0, strict = 0, ninputs = 0, nodes_given = 0, keep_given = 0;
+    double keep_margin = 0.15; /* the conservative plugin table (docs/model.md "Tables for the plugin") */
     /* --input accumulates: repeated, or several files after one --input (positional, below) */
     static const char **inputs; /* static: still reachable at exit */
     inputs = calloc((size_t)argc + 1, sizeof *inputs);
@@ -183,6 +187,12 @@ int main(int argc, char **argv)
         switch (c) {
         case 'i': input = inputs[ninputs++] = optarg; break;
         case OPT_STRICT: strict = 1; break;
+        case OPT_KEEP:
+            if (!strcmp(optarg, "off")) keep_margin = -1;
+            else if (tt_parse_double(optarg, &keep_margin) != TT_OK || !(keep_margin >= 0) || keep_margin >= 10)
+                return tt_cli_usage_error("--keep-nccl '%s' must be a fraction >= 0 (0.05 = 5%%) or 'off'", optarg);
+            keep_given = 1;
+            break;
         case 'N':
             if (parse_int("--nodes", optarg, 1, 65536, &nodes)) return TT_CLI_EXIT_ERROR;
             nodes_given = 1;
@@ -290,8 +300,9 @@ int main(int argc, char **argv)
     if ((mode == OPT_CALIBRATE || mode == OPT_JUDGE) && nfiles == 0)
         return tt_cli_usage_error("%s needs measurement files", mode == OPT_CALIBRATE ? "--calibrate" : "--judge-choices");
     if (mode && (explain || fmt)) return tt_cli_usage_error("--explain and --format do not apply to measurement modes");
-    if (mode && model_s && strcmp(model_s, "topotune"))
-        return tt_cli_usage_error("measurement modes use the topotune model (--model topotune)");
+    if (mode && calib && model_s && !strcmp(model_s, "nccl"))
+        return tt_cli_usage_error("--calibration holds topotune model constants; --model nccl evaluates NCCL rows with "
+                                  "NCCL's constants and the built-in NCCL-rows correction");
     if (bench) return run_bench(input);
     if (mode == OPT_JUDGE && table && !input) {
         tt_cli_calib_args ja;
@@ -327,6 +338,11 @@ int main(int argc, char **argv)
     if (min_size > max_size)
         return tt_cli_usage_error("--min-size is larger than --max-size");
     if (fmt == 2) nccl_only = 1;
+    if (keep_given && keep_margin >= 0 && (model != TT_MODEL_TOPOTUNE || !nccl_only || mode || explain || fmt == 3))
+        return tt_cli_usage_error("--keep-nccl goes with a topotune-model table for NCCL (--nccl-only or -f nccl-csv); "
+                                  "with --model nccl every size is NCCL's choice already");
+    /* tables for NCCL made by our model keep NCCL's choice unless the model sees a clear gain */
+    if (!(model == TT_MODEL_TOPOTUNE && nccl_only && fmt != 3)) keep_margin = -1;
 
     tt_model_params params;
     tt_model_params_default(&params);
@@ -334,7 +350,8 @@ int main(int argc, char **argv)
     if (calib && (st = tt_model_params_load(calib, &params)) != TT_OK) return tt_cli_fail(st);
 
     tt_cli_tune_args ta = {inputs, ninputs, nodes_given ? nodes : 0, {gpn, nics, rails, nic_speed}, model, &params,
-                           colls, min_size, max_size, explain_bytes, nccl_only, fmt, explain != NULL, strict, outpath};
+                           colls, min_size, max_size, explain_bytes, nccl_only, fmt, explain != NULL, strict, outpath,
+                           keep_margin};
     if (ninputs > 1) return tt_cli_tune_hosts(&ta);
     tt_xml_doc *doc = NULL;
     tt_topo *topo = NULL;
@@ -377,6 +394,7 @@ int main(int argc, char **argv)
         ca.min_size = min_size;
         ca.max_size = max_size;
         ca.nccl_only = nccl_only;
+        ca.model = model;
         rc = mode == OPT_CALIBRATE ? tt_cli_calibrate(&ca) : mode == OPT_JUDGE ? tt_cli_judge(&ca) : tt_cli_expect(&ca);
         goto done;
     }

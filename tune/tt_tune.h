@@ -198,6 +198,9 @@ typedef struct {
     uint64_t min_size, max_size;     /* power-of-two sweep bounds (built tables) */
     int nccl_only;
     unsigned colls;                  /* bit mask of collectives, 1u << tt_coll */
+    int keeps_nccl;                  /* 1: built by tt_tune_table_build_keep_nccl: sizes without an
+                                      * entry are left to NCCL (the plugin keeps NCCL's choice) */
+    double keep_margin;              /* its margin (fraction) */
 } tt_tune_table;
 
 #define TT_TUNE_MIN_SIZE 8ULL
@@ -210,6 +213,15 @@ typedef struct {
  * reducescatter, broadcast, reduce. */
 tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
                               uint64_t max_size, int nccl_only, tt_tune_table *out);
+/* The conservative table for NCCL (the tuner plugin's, docs/model.md "Tables for the plugin"):
+ * per power-of-two size, NCCL's own choice is the arg-min of NCCL's model (a TT_MODEL_NCCL
+ * context on the same topology and cluster); the size gets an entry only when `ctx`'s fastest
+ * NCCL candidate differs from it AND `ctx` predicts it faster than NCCL's choice by more than
+ * `margin` (fraction: t_nccl_choice > (1 + margin) * t_best).  Entries carry channels 0 (NCCL
+ * picks the channel count, as in a forced NCCL_ALGO/NCCL_PROTO run); every other size has no
+ * entry: NCCL decides.  Forced ranges cover [s, 2s-1] as in tt_tune_table_build. */
+tt_status tt_tune_table_build_keep_nccl(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
+                                        uint64_t max_size, double margin, tt_tune_table *out);
 void tt_tune_table_free(tt_tune_table *t);
 
 /* {"schema":"topotune-tuning-table","version":1,"topology":{...},"nodes":..,"ranks":..,
@@ -346,6 +358,23 @@ void tt_calib_report_free(tt_calib_report *rep);
 /* Model prediction for one measured row (its cluster, algorithm/protocol or best NCCL choice). */
 tt_status tt_calib_predict(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
                            const tt_measurement *m, double *pred_us);
+/* ---- NCCL rows: measurements of NCCL itself, with NCCL's structure (tune_nccl_rows.c) ----
+ * An NCCL row's (algorithm, protocol) is its own when forced, else NCCL's choice (the arg-min
+ * of NCCL's model); its time is NCCL's model latency/bandwidth of that candidate corrected by
+ * the absolute-time layer of a known part (docs/model.md, "NCCL rows: absolute time"). */
+/* The part whose correction applies ("sm90-nvl18-1node", or "none (...)"). */
+const char *tt_nccl_part_name(const tt_tune_ctx *ctx, tt_coll coll);
+/* tt_tune_eval on a TT_MODEL_NCCL context, then the part's absolute-time correction. */
+tt_status tt_nccl_abs_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_proto proto, uint64_t bytes,
+                           tt_tune_estimate *out);
+/* One NCCL row on a TT_MODEL_NCCL context of its cluster: time and the candidate it ran (or
+ * NCCL would pick).  Rows of topotune's executor: TT_ERR_UNSUPPORTED. */
+tt_status tt_nccl_row_eval(const tt_tune_ctx *ctx, const tt_measurement *m, double *us, tt_algo *algo,
+                           tt_proto *proto);
+/* The one evaluation path of the measurement modes: TT_MODEL_NCCL -> tt_nccl_row_eval on the
+ * row's cluster; TT_MODEL_TOPOTUNE -> tt_calib_predict. */
+tt_status tt_rows_predict(const tt_topo *t, const tt_cluster *base, tt_model_kind model, const tt_model_params *p,
+                          const tt_measurement *m, double *pred_us);
 /* A complete calibration file (every member), readable by tt_model_params_parse. */
 tt_status tt_model_params_write_json(const tt_model_params *p, const char *comment, tt_strbuf *out);
 /* Robust straight line time = a + bytes / (1000 b) (Theil-Sen: median of pairwise slopes);
@@ -393,6 +422,11 @@ tt_status tt_tune_judge(const tt_tune_entry *entries, int nentries, const tt_mea
  * (calibrated) model rank what the executor can run correctly?  Rows are judged per rank count. */
 tt_status tt_tune_judge_model(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
                               const tt_measure_set *ms, double tol, tt_judge_report *out);
+/* The same with the model named: TT_MODEL_NCCL ranks NCCL rows by NCCL's structure
+ * (tt_rows_predict), TT_MODEL_TOPOTUNE is tt_tune_judge_model. */
+tt_status tt_tune_judge_model_kind(const tt_topo *t, const tt_cluster *base, tt_model_kind model,
+                                   const tt_model_params *p, const tt_measure_set *ms, double tol,
+                                   tt_judge_report *out);
 void tt_judge_report_free(tt_judge_report *r);
 tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *out);
 

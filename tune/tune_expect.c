@@ -22,6 +22,8 @@ tt_status tt_expect_row_compute(const tt_tune_ctx *ctx, tt_coll coll, uint64_t b
     tt_proto p;
     tt_status st = tt_tune_best(ctx, coll, bytes, 1, &a, &p, &e);
     if (st != TT_OK) return st;
+    /* NCCL's model picks; its absolute time comes from the NCCL-rows layer (tune_nccl_rows.c) */
+    if (tt_tune_ctx_model(ctx) == TT_MODEL_NCCL && (st = tt_nccl_abs_eval(ctx, coll, a, p, bytes, &e)) != TT_OK) return st;
     out->coll = coll;
     out->bytes = bytes;
     out->algo = a;

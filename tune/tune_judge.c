@@ -181,6 +181,12 @@ static int cand_seen(const tt_tune_entry *e, int n, const tt_measurement *m)
 tt_status tt_tune_judge_model(const tt_topo *t, const tt_cluster *base, const tt_model_params *p,
                               const tt_measure_set *ms, double tol, tt_judge_report *out)
 {
+    return tt_tune_judge_model_kind(t, base, TT_MODEL_TOPOTUNE, p, ms, tol, out);
+}
+
+tt_status tt_tune_judge_model_kind(const tt_topo *t, const tt_cluster *base, tt_model_kind model,
+                                   const tt_model_params *p, const tt_measure_set *ms, double tol, tt_judge_report *out)
+{
     memset(out, 0, sizeof(*out));
     tt_judge_report acc = {0};
     tt_status st = TT_OK;
@@ -212,7 +218,7 @@ tt_status tt_tune_judge_model(const tt_topo *t, const tt_cluster *base, const tt
         if (!best) { st = tt_error_set(TT_ERR_NOMEM, "judge: out of memory"); goto out; }
         for (int j = 0; j < sub.n; j++) {
             double us;
-            if (tt_calib_predict(t, base, p, &sub.m[j], &us) != TT_OK) {
+            if (tt_rows_predict(t, base, model, p, &sub.m[j], &us) != TT_OK) {
                 /* the model cannot rank it (e.g. an algorithm it lacks): not a choice it makes */
                 TT_WARN("tune", "judge: %s", tt_error_message());
                 continue;

@@ -94,6 +94,12 @@ cJSON *tune_table_json(const tt_tune_ctx *ctx, const tt_tune_table *tab)
     cJSON_AddBoolToObject(root, "nccl_only", tab->nccl_only);
     cJSON_AddNumberToObject(root, "min_size", (double)tab->min_size);
     cJSON_AddNumberToObject(root, "max_size", (double)tab->max_size);
+    if (tab->keeps_nccl) {
+        cJSON_AddNumberToObject(root, "keep_nccl_margin", tab->keep_margin);
+        cJSON_AddStringToObject(root, "keep_nccl",
+                                "sizes without an entry are left to NCCL's own choice; an entry forces a candidate the "
+                                "model predicts faster than NCCL's choice by more than keep_nccl_margin");
+    }
     cJSON *ents = cJSON_AddArrayToObject(root, "entries");
     for (int i = 0; i < tab->n; i++) cJSON_AddItemToArray(ents, tune_entry_json(&tab->entries[i]));
     return root;
@@ -143,6 +149,11 @@ tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
                      tune_path_name(ch->ring.type_inter), ch->tree.nchannels, ch->tree.bw_intra, ch->tree.bw_inter,
                      ch->nvls_support ? "" : "(none) ", ch->nvls.nchannels, ch->nvls.bw_intra, ch->nvls.bw_inter,
                      ch->comm_channels);
+    if (tab->keeps_nccl) {
+        tt_strbuf_printf(out, "sizes not listed are left to NCCL's own choice (the model's gain there is at most %.1f%%)\n",
+                         tab->keep_margin * 100);
+        if (tab->n == 0) tt_strbuf_append(out, "\n(no entry: NCCL's choice everywhere)\n");
+    }
     tt_coll cur = TT_COLL_COUNT;
     for (int i = 0; i < tab->n; i++) {
         const tt_tune_entry *e = &tab->entries[i];
@@ -164,6 +175,7 @@ tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
     for (int i = 1; i < tab->n; i++) {
         const tt_tune_entry *p = &tab->entries[i - 1], *e = &tab->entries[i];
         if (p->coll != e->coll || (p->algo == e->algo && p->proto == e->proto)) continue;
+        if (tab->keeps_nccl && p->max_bytes + 1 != e->min_bytes) continue; /* NCCL's range between them */
         /* exact switch point between the two sweep sizes */
         uint64_t x = 0;
         if (e->min_bytes >= 2 && tt_tune_crossover(ctx, e->coll, e->min_bytes / 2, e->min_bytes, tab->nccl_only, &x) != TT_OK)

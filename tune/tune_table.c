@@ -73,6 +73,57 @@ tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t m
     return TT_OK;
 }
 
+tt_status tt_tune_table_build_keep_nccl(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size, uint64_t max_size,
+                                        double margin, tt_tune_table *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!(margin >= 0) || margin >= 10) return tt_error_set(TT_ERR_INVALID, "tune: keep-NCCL margin %g must be in [0, 10)", margin);
+    tt_tune_table full;
+    tt_status st = tt_tune_table_build(ctx, colls, min_size, max_size, 1, &full); /* checks the arguments */
+    if (st != TT_OK) return st;
+    tt_tune_table_free(&full);
+    tt_tune_ctx *nctx = NULL;
+    if ((st = tt_tune_ctx_new(ctx->topo, &ctx->cl, TT_MODEL_NCCL, NULL, &nctx)) != TT_OK) return st;
+    out->nodes = ctx->nnodes;
+    out->ranks = ctx->nranks;
+    snprintf(out->model, sizeof out->model, "%s", tt_model_name(ctx->model));
+    out->min_size = min_size;
+    out->max_size = max_size;
+    out->nccl_only = 1;
+    out->colls = colls;
+    out->keeps_nccl = 1;
+    out->keep_margin = margin;
+    static const tt_coll order[TT_COLL_COUNT] = {TT_COLL_ALLREDUCE, TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER,
+                                                 TT_COLL_BROADCAST, TT_COLL_REDUCE};
+    for (int oi = 0; oi < TT_COLL_COUNT && st == TT_OK; oi++) {
+        tt_coll c = order[oi];
+        if (!(colls & (1u << c))) continue;
+        int first = 1, prev_forced = 0;
+        for (uint64_t s = min_size; s <= max_size; s *= 2) {
+            tt_algo a, a0;
+            tt_proto p, p0;
+            tt_tune_estimate e, e0, en;
+            if ((st = tt_tune_best(ctx, c, s, 1, &a, &p, &e)) != TT_OK) break;
+            if ((st = tt_tune_best(nctx, c, s, 1, &a0, &p0, &en)) != TT_OK) break;
+            if ((st = tt_tune_eval(ctx, c, a0, p0, s, &e0)) != TT_OK) break;
+            int force = (a != a0 || p != p0) && e0.enabled && e0.time_us > (1 + margin) * e.time_us;
+            tt_tune_entry *last = out->n > 0 ? &out->entries[out->n - 1] : NULL;
+            if (force && prev_forced && last && last->algo == a && last->proto == p) {
+                last->max_bytes = 2 * s - 1;
+            } else if (force) {
+                tt_tune_entry ne = {c, first ? 0 : s, 2 * s - 1, a, p, 0, e.time_us, e.algbw, e.busbw};
+                if ((st = push(out, &ne)) != TT_OK) break;
+            }
+            prev_forced = force;
+            first = 0;
+            if (s > max_size / 2) break;
+        }
+    }
+    tt_tune_ctx_free(nctx);
+    if (st != TT_OK) tt_tune_table_free(out);
+    return st;
+}
+
 void tt_tune_table_free(tt_tune_table *t)
 {
     if (!t) return;
