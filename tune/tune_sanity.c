@@ -32,6 +32,10 @@ int tt_tune_nvlink_part(int sm, unsigned device, int amd)
         0x27b8, 0x2236, 0x1eb8,                 /* L4, A10, T4 */
     };
     if (amd) return 0;
+    /* the GPU part table first (topo_parts.c: SXM modules have NVLink on their board; PCIe cards
+     * only with optional bridges), then the parts it does not list, then the architecture */
+    const tt_gpu_part *part = device ? tt_gpu_part_by_id(device) : NULL;
+    if (part) return part->board == TT_BOARD_NVSWITCH || part->board == TT_BOARD_MESH;
     for (size_t i = 0; i < sizeof nvlink_ids / sizeof *nvlink_ids; i++)
         if (device == nvlink_ids[i]) return 1;
     for (size_t i = 0; i < sizeof pcie_ids / sizeof *pcie_ids; i++)
