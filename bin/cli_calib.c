@@ -96,6 +96,27 @@ int tt_cli_calibrate(const tt_cli_calib_args *a)
     for (int j = 0; j < rep.nparams; j++)
         tt_strbuf_printf(&r, "%-28s %12.6g %12.6g   [%g, %g]%s\n", rep.name[j], rep.before[j], rep.after[j], rep.lo[j],
                          rep.hi[j], fabs(rep.after[j] - rep.hi[j]) < 1e-9 * rep.hi[j] || fabs(rep.after[j] - rep.lo[j]) < 1e-12 ? "  at bound" : "");
+    /* executor-shaped constants: spread and the rows that set them */
+    {
+        int any = 0;
+        for (int j = 0; j < rep.nparams; j++) {
+            if (strncmp(rep.name[j], "exec.", 5)) continue;
+            if (!any++)
+                tt_strbuf_printf(&r, "\n# executor-shaped constants: fitted value, leave-one-sweep-out range, rows that set "
+                                     "it (its term >= 30%% of the time)\n%-32s %12s %25s   %s\n",
+                                 "constant", "fitted", "spread", "set by");
+            char sp[64];
+            snprintf(sp, sizeof sp, "%.4g .. %.4g", rep.spread_lo[j], rep.spread_hi[j]);
+            tt_strbuf_printf(&r, "%-32s %12.6g %25s   %s\n", rep.name[j], rep.after[j], sp, rep.setby[j]);
+        }
+        for (int g = 0; g < rep.ngroups; g++)
+            tt_strbuf_printf(&r, "# fitted range exec.%s.%s: %d rows from %d sweeps, %llu .. %llu bytes, %d .. %d ranks; "
+                                 "outside it the model extrapolates\n",
+                             tt_exec_kind_name((tt_exec_kind)rep.group[g].kind),
+                             tt_proto_name((tt_proto)rep.group[g].proto), rep.group[g].nrows, rep.group[g].nsweeps,
+                             (unsigned long long)rep.group[g].min_bytes, (unsigned long long)rep.group[g].max_bytes,
+                             rep.group[g].min_ranks, rep.group[g].max_ranks);
+    }
     tt_strbuf_printf(&r, "\n# per row: |pred - meas| / meas\n%-14s %6s %-14s %12s %12s %12s %8s %12s %8s\n", "collective",
                      "ranks", "algo/proto", "bytes", "meas us", "before us", "err", "after us", "err");
     for (int i = 0; i < ms.n; i++) {
@@ -113,6 +134,25 @@ int tt_cli_calibrate(const tt_cli_calib_args *a)
     }
     tt_strbuf_printf(&r, "\n# error over %d rows: median %.1f%% -> %.1f%%, worst %.1f%% -> %.1f%%\n", rep.npoints,
                      rep.med_before * 100, rep.med_after * 100, rep.worst_before * 100, rep.worst_after * 100);
+    {
+        tt_calib_cv cv;
+        if (tt_calib_cross_validate(&ms, &a->params, &cv) == TT_OK && cv.n > 0) {
+            tt_strbuf_printf(&r, "\n# cross-validation (rows of our executor; errors |pred - meas| / meas of the rows "
+                                 "left out of the fit; start = the same rows with the start constants)\n"
+                                 "%-10s %-8s %6s %-26s %-40s %5s %8s %8s %10s %10s %6s\n",
+                             "test", "kind", "ranks", "fit on", "predicted", "rows", "median", "worst", "start med",
+                             "start worst", "extrap");
+            for (int i = 0; i < cv.n; i++) {
+                const tt_cv_line *l = &cv.l[i];
+                tt_strbuf_printf(&r, "cv %-7s %-8s %6d %-26s %-40s %5d %7.1f%% %7.1f%% %9.1f%% %9.1f%% %6d\n", l->test,
+                                 tt_exec_kind_name((tt_exec_kind)l->kind), l->nranks, l->fit_on, l->predicted, l->nrows,
+                                 l->median * 100, l->worst * 100, l->med_start * 100, l->worst_start * 100,
+                                 l->extrapolated);
+            }
+            tt_strbuf_printf(&r, "# extrap: held-out rows outside the fitted sizes or rank counts (an extrapolation)\n");
+        }
+        tt_calib_cv_free(&cv);
+    }
     report_alpha_beta(&ms, &r);
     char comment[512];
     time_t now = time(NULL);

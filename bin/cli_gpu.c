@@ -217,6 +217,7 @@ typedef struct {
     int oob, nbw;
     double bwsum;
     unsigned long tfallback, fb_seen; /* sizes that ran a table fallback; the communicator's count */
+    int virt;                         /* ranks share a GPU (the model's virtual-rank rows) */
 } grows;
 
 static void gpu_row(void *user, const tt_sweep_row *m)
@@ -238,7 +239,7 @@ static void gpu_row(void *user, const tt_sweep_row *m)
         if (o->predict &&
             topo_exec_predict_plan_us("all_reduce", (size_t)m->bytes, x->n, o->nccl ? "default" : tt_algo_label(eff->algo),
                                       o->nccl ? "default" : tt_proto_name(eff->proto), o->nccl ? 0 : eff->channels,
-                                      &pu) == 0 && pu > 0 && m->time_us[ip] > 0) {
+                                      o->nccl ? TT_RANKS_NONE : x->virt ? TT_RANKS_VIRTUAL : TT_RANKS_GPU, &pu) == 0 && pu > 0 && m->time_us[ip] > 0) {
             r.pred_us[ip] = pu;
             if (x->nperr == x->cperr) {
                 int ncap = x->cperr ? 2 * x->cperr : 64;
@@ -387,7 +388,7 @@ int topo_exec_gpu_main(int argc, char **argv)
     so.check = o.check ? 1 : 0;
     so.check_max = o.check_max;
     so.plan = o.plan;
-    grows rows = {&o, g, n, NULL, 0, 0, 0, 0, 0, 0, tt_gpu_comm_plan_table_fallbacks(g)};
+    grows rows = {&o, g, n, NULL, 0, 0, 0, 0, 0, 0, tt_gpu_comm_plan_table_fallbacks(g), virt};
     so.on_row = gpu_row;
     so.user = &rows;
     /* buffers: send, receive of the largest size per rank (before anything is printed) */

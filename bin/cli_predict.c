@@ -56,13 +56,14 @@ static int setup(void)
 
 int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us)
 {
-    return topo_exec_predict_plan_us(coll, bytes, nranks, algo, proto, 1, us); /* host transports: one channel */
+    /* host transports: one channel */
+    return topo_exec_predict_plan_us(coll, bytes, nranks, algo, proto, 1, TT_RANKS_HOST, us);
 }
 
 /* The same for a run on `channels` channels (GPU mode: the plan's channel count; 0 = the
  * model's best for NCCL's own choice). */
 int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
-                              int channels, double *us)
+                              int channels, int kind, double *us)
 {
     tt_measurement m;
     memset(&m, 0, sizeof m);
@@ -77,6 +78,7 @@ int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const 
     m.algo = algo && strcmp(algo, "default") && tt_measure_algo_parse(algo, &a) == TT_OK ? (int)a : -1;
     m.proto = proto && strcmp(proto, "default") && tt_proto_parse(proto, &p) == TT_OK ? (int)p : -1;
     m.channels = channels > 0 ? channels : 0;
+    m.exec_kind = kind; /* our executor's rows: the executor-shaped model (tt_calib_predict) */
     m.time_us = 1;
     snprintf(m.where, sizeof m.where, "topo-exec %s %zu bytes", coll, bytes);
     pthread_mutex_lock(&mu);

@@ -13,8 +13,10 @@
 int topo_exec_predict_enabled(void);
 /* Predicted time of a host-rank row (one channel): 0 and *us, or non-zero for "no prediction". */
 int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto, double *us);
-/* The same on `channels` channels (GPU mode: the plan's; 0 = the model's best for NCCL's choice). */
+/* The same on `channels` channels (GPU mode: the plan's; 0 = the model's best for NCCL's choice),
+ * for rows of `kind` (tt_exec_kind: TT_RANKS_GPU, TT_RANKS_VIRTUAL for ranks sharing one GPU,
+ * TT_RANKS_NONE for NCCL's runs): our executor's rows take the executor-shaped model. */
 int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
-                              int channels, double *us);
+                              int channels, int kind, double *us);
 
 #endif

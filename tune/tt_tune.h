@@ -129,9 +129,36 @@ typedef struct {
     double chunk_bytes;      /* pipeline chunk per channel */
 } tt_proto_params;
 
+/* Our executor's ranks, by what they share (tune_model_exec.c, docs/model.md "Our executor"):
+ * the executor-shaped model evaluates rows these ranks ran; NCCL's rows (and rows of unknown
+ * origin) keep the topology model. */
+typedef enum {
+    TT_RANKS_NONE = 0,    /* not our executor (NCCL, nccl-tests) or unknown */
+    TT_RANKS_HOST = 1,    /* host ranks (threads/processes, shared memory): share DRAM and cores */
+    TT_RANKS_VIRTUAL = 2, /* several GPU ranks on ONE GPU: share its HBM and SMs */
+    TT_RANKS_GPU = 3,     /* one GPU rank per GPU (our kernels over NVLink/PCIe/host staging) */
+    TT_RANKS_KIND_COUNT = 4
+} tt_exec_kind;
+const char *tt_exec_kind_name(tt_exec_kind k); /* "none", "host", "virtual", "gpu" */
+
+/* Constants of the executor-shaped model, per (kind, protocol).  time =
+ *   launch_us + step_us * ring/exchange steps + hop_us * tree hops
+ *   + busiest rank's memory accesses / chan_GBps + accesses of all ranks sharing one memory / shared_GBps
+ * (host ranks beyond host_cores: steps and accesses scaled by ranks/cores, time-sliced). */
+typedef struct {
+    double launch_us;    /* per call (kernel launch / host call overhead) */
+    double step_us;      /* per synchronised step of a ring or pairwise exchange, per chunk */
+    double hop_us;       /* per hop of the binary tree pipeline, per chunk */
+    double chan_GBps;    /* memory accesses one rank's channel (block / thread) makes per second */
+    double shared_GBps;  /* memory accesses per second of the memory the ranks share */
+} tt_exec_params;
+#define TT_EXEC_NPARAM 5
+
 typedef struct {
     tt_link_params link[TT_LCLASS_COUNT];
     tt_proto_params proto[TT_PROTO_COUNT];
+    tt_exec_params exec[TT_RANKS_KIND_COUNT][TT_PROTO_COUNT]; /* [TT_RANKS_NONE] unused */
+    double host_cores;       /* cores host ranks run on (0 = enough: no time slicing) */
     double nvls_efficiency;  /* NVSwitch multicast AllReduce efficiency */
     double nvls_alpha_us;    /* NVLS step latency */
     double channel_us;       /* cost of each channel (CTA launch/sync) per call */
@@ -268,6 +295,7 @@ typedef struct {
     int channels;          /* 0 = not recorded */
     int topotune_tree;     /* 1: run by topotune's executor, whose tree is a binary tree in heap
                             * order (2 log2 n hops in a node), not NCCL's chain */
+    int exec_kind;         /* tt_exec_kind: which of our executor's ranks ran it (0 = not ours / unknown) */
     double time_oop_us;    /* out-of-place time, < 0 when absent */
     double time_ip_us;     /* in-place time, < 0 when absent */
     double time_us;        /* min of the two present ones (> 0) */
@@ -336,7 +364,11 @@ tt_status tt_measured_write_text(const tt_measured_table *t, tt_strbuf *out);
  * protocol seen, NVLS efficiency/alpha when NVLS rows exist.  Each measurement is evaluated
  * with the cluster (nodes, ranks per node) it was taken on; rows with an unknown algorithm
  * or protocol are compared with the model's best NCCL candidate. */
-#define TT_CALIB_MAX_PARAMS 24
+#define TT_CALIB_MAX_PARAMS 48
+typedef struct {
+    int kind, proto, nrows, nsweeps, min_ranks, max_ranks; /* tt_exec_kind, tt_proto */
+    uint64_t min_bytes, max_bytes;
+} tt_calib_group;
 typedef struct {
     int npoints;                     /* rows used */
     int nskipped;                    /* rows the model cannot evaluate (reason logged) */
@@ -350,6 +382,15 @@ typedef struct {
     int *row;
     double *pred_before, *pred_after;
     int nrows;
+    /* executor-shaped constants (names "exec.<kind>.<proto>.<constant>"): leave-one-sweep-out
+     * range of the fitted value (equal to after[] when one sweep alone sets it, or for the
+     * topology model's constants), and the rows that set it (its term >= 30% of the predicted time) */
+    double spread_lo[TT_CALIB_MAX_PARAMS], spread_hi[TT_CALIB_MAX_PARAMS];
+    int nset[TT_CALIB_MAX_PARAMS];
+    char setby[TT_CALIB_MAX_PARAMS][96];
+    /* what each (kind, protocol) group was fitted on: predictions outside it are extrapolations */
+    tt_calib_group group[TT_RANKS_KIND_COUNT * TT_PROTO_COUNT];
+    int ngroups;
 } tt_calib_report;
 
 tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measure_set *ms,
@@ -375,6 +416,35 @@ tt_status tt_nccl_row_eval(const tt_tune_ctx *ctx, const tt_measurement *m, doub
  * row's cluster; TT_MODEL_TOPOTUNE -> tt_calib_predict. */
 tt_status tt_rows_predict(const tt_topo *t, const tt_cluster *base, tt_model_kind model, const tt_model_params *p,
                           const tt_measurement *m, double *pred_us);
+
+/* The executor-shaped model alone (no topology): a row our executor ran (m->exec_kind > 0).
+ * Algorithm/protocol/channels not recorded = the executor's default plan. */
+tt_status tt_exec_predict(const tt_model_params *p, const tt_measurement *m, double *pred_us);
+
+/* Cross-validation of the executor-shaped fit on rows our executor ran (tune_calib_cv.c):
+ *   sizes:     fit on the even powers of two, predict the odd ones, then the other way round;
+ *              one line per (kind, rank count)
+ *   ranks:     fit on every rank count but the largest, predict the largest; per kind
+ *   algorithm: fit on ring rows, predict tree rows (tree hop cost = the ring's step cost: the
+ *              ring cannot tell it); per kind
+ * Errors are |pred - meas| / meas of the held-out rows.  extrapolated: held-out rows outside
+ * the fitted size or rank range. */
+typedef struct {
+    char test[16];     /* "sizes", "ranks", "algorithm" */
+    int kind;          /* tt_exec_kind */
+    int nranks;        /* rank count predicted (0 = several) */
+    char fit_on[64], predicted[64];
+    int nrows, extrapolated;
+    double median, worst;
+    double med_start, worst_start; /* the same rows with the start constants, unfitted */
+} tt_cv_line;
+typedef struct {
+    tt_cv_line *l;
+    int n;
+} tt_calib_cv;
+tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_params *start, tt_calib_cv *out);
+void tt_calib_cv_free(tt_calib_cv *cv);
+
 /* A complete calibration file (every member), readable by tt_model_params_parse. */
 tt_status tt_model_params_write_json(const tt_model_params *p, const char *comment, tt_strbuf *out);
 /* Robust straight line time = a + bytes / (1000 b) (Theil-Sen: median of pairwise slopes);
@@ -519,6 +589,8 @@ typedef struct {
     tt_cluster base;
     tt_model_params params;
     int ok;              /* loaded; 0 = no model (predictions < 0) */
+    int exec_kind;       /* tt_exec_kind of the run: host ranks and virtual ranks (more ranks than
+                          * GPUs) are ranked by the executor-shaped model */
 } tt_validate_model;
 tt_status tt_validate_model_load(tt_validate_model *m, const char *topo_file, int gpu_ranks, int nranks,
                                  const char *calibration, char *desc, size_t desc_len);

@@ -38,6 +38,7 @@ typedef struct {
     cl_ctx *cls;
     int ncls;
     int *row_cls;          /* per row: cluster index or -1 */
+    const char *isexec;    /* per row: 1 = fitted by the executor-shaped model instead */
     int np;
     size_t off[TT_CALIB_MAX_PARAMS]; /* offset of the double in tt_model_params */
     double lo[TT_CALIB_MAX_PARAMS], hi[TT_CALIB_MAX_PARAMS], x0[TT_CALIB_MAX_PARAMS];
@@ -116,6 +117,8 @@ static tt_status predict_ctx(tt_tune_ctx *ctx, const tt_measurement *m, double *
 tt_status tt_calib_predict(const tt_topo *t, const tt_cluster *base, const tt_model_params *p, const tt_measurement *m,
                            double *pred_us)
 {
+    /* rows our executor ran follow its schedules (tune_model_exec.c), whatever the topology */
+    if (m->exec_kind > TT_RANKS_NONE) return tt_exec_predict(p, m, pred_us);
     tt_cluster c;
     tt_status st = row_cluster(t, base, m, &c);
     if (st != TT_OK) return st;
@@ -149,7 +152,7 @@ static double objective(fit_state *f, const double *x)
     apply(f, x);
     double s2 = f->scale * f->scale, sum = 0;
     for (int i = 0; i < f->ms->n; i++) {
-        if (f->row_cls[i] < 0) continue;
+        if (f->row_cls[i] < 0 || f->isexec[i]) continue;
         const tt_measurement *m = &f->ms->m[i];
         double pr;
         if (predict_ctx(f->cls[f->row_cls[i]].ctx, m, &pr) != TT_OK) return 1e300;
@@ -267,12 +270,172 @@ void tt_calib_report_free(tt_calib_report *rep)
     memset(rep, 0, sizeof(*rep));
 }
 
+/* ---- executor-shaped constants: one robust linear fit per (kind, protocol) ---- */
+
+static const char *const exec_pname[TT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
+static const char *const exec_cname[TT_EXEC_NPARAM] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps"};
+
+static double exec_get(const tt_exec_params *e, int j)
+{
+    const double v[] = {e->launch_us, e->step_us, e->hop_us, e->chan_GBps, e->shared_GBps};
+    return v[j];
+}
+
+/* length of the file part of "file:line" */
+static size_t sweep_len(const char *where)
+{
+    const char *c = strrchr(where, ':');
+    return c ? (size_t)(c - where) : strlen(where);
+}
+
+static int same_sweep(const tt_measurement *a, const tt_measurement *b)
+{
+    size_t la = sweep_len(a->where);
+    return la == sweep_len(b->where) && !strncmp(a->where, b->where, la) && a->nranks == b->nranks;
+}
+
+static void fmt_size(uint64_t b, char *o, size_t ol)
+{
+    if (b >= (1ULL << 30) && !(b % (1ULL << 30))) snprintf(o, ol, "%llu GiB", (unsigned long long)(b >> 30));
+    else if (b >= (1ULL << 20) && !(b % (1ULL << 20))) snprintf(o, ol, "%llu MiB", (unsigned long long)(b >> 20));
+    else if (b >= 1024 && !(b % 1024)) snprintf(o, ol, "%llu KiB", (unsigned long long)(b >> 10));
+    else snprintf(o, ol, "%llu B", (unsigned long long)b);
+}
+
+static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, const char *isexec, tt_calib_report *rep)
+{
+    const tt_measurement **rows = malloc(sizeof(*rows) * (size_t)ms->n);
+    const tt_measurement **sub = malloc(sizeof(*sub) * (size_t)ms->n);
+    if (!rows || !sub) {
+        free(rows);
+        free(sub);
+        return tt_error_set(TT_ERR_NOMEM, "calibration: out of memory");
+    }
+    const tt_model_params start = *p;
+    for (int kind = 1; kind < TT_RANKS_KIND_COUNT; kind++)
+        for (int q = 0; q < TT_PROTO_COUNT; q++) {
+            int nr = 0;
+            for (int i = 0; i < ms->n; i++) {
+                double fv[TT_EXEC_NPARAM];
+                int pr, al;
+                char why[120];
+                if (!isexec[i] || ms->m[i].exec_kind != kind) continue;
+                if (tune_exec_terms(&start, &ms->m[i], fv, &pr, &al, why, sizeof why) || pr != q) continue;
+                rows[nr++] = &ms->m[i];
+            }
+            if (nr == 0) continue;
+            tt_exec_params e;
+            unsigned mask;
+            if (tune_exec_fit(&start, rows, nr, kind, q, &e, &mask) < 0) {
+                free(rows);
+                free(sub);
+                return tt_error_set(TT_ERR_NOMEM, "calibration: out of memory");
+            }
+            p->exec[kind][q] = e;
+            /* what the group was fitted on */
+            if (rep->ngroups < (int)(sizeof rep->group / sizeof rep->group[0])) {
+                tt_calib_group *g = &rep->group[rep->ngroups++];
+                memset(g, 0, sizeof *g);
+                g->kind = kind;
+                g->proto = q;
+                g->nrows = nr;
+                g->min_bytes = UINT64_MAX;
+                for (int i = 0; i < nr; i++) {
+                    const tt_measurement *m = rows[i];
+                    if (m->bytes < g->min_bytes) g->min_bytes = m->bytes;
+                    if (m->bytes > g->max_bytes) g->max_bytes = m->bytes;
+                    if (!g->min_ranks || m->nranks < g->min_ranks) g->min_ranks = m->nranks;
+                    if (m->nranks > g->max_ranks) g->max_ranks = m->nranks;
+                    int first = 1;
+                    for (int k = 0; k < i && first; k++)
+                        if (same_sweep(rows[k], m)) first = 0;
+                    g->nsweeps += first;
+                }
+            }
+            /* spread: leave one sweep out */
+            double lo[TT_EXEC_NPARAM], hi[TT_EXEC_NPARAM];
+            for (int j = 0; j < TT_EXEC_NPARAM; j++) lo[j] = hi[j] = exec_get(&e, j);
+            for (int i = 0; i < nr; i++) {
+                int first = 1;
+                for (int k = 0; k < i && first; k++)
+                    if (same_sweep(rows[k], rows[i])) first = 0;
+                if (!first) continue;
+                int ns = 0;
+                for (int k = 0; k < nr; k++)
+                    if (!same_sweep(rows[k], rows[i])) sub[ns++] = rows[k];
+                if (ns < 2) continue;
+                tt_exec_params e2;
+                unsigned m2;
+                if (tune_exec_fit(&start, sub, ns, kind, q, &e2, &m2) < 0) continue;
+                for (int j = 0; j < TT_EXEC_NPARAM; j++)
+                    if ((m2 & mask) & (1u << j)) {
+                        double v = exec_get(&e2, j);
+                        if (v < lo[j]) lo[j] = v;
+                        if (v > hi[j]) hi[j] = v;
+                    }
+            }
+            /* rows that set each constant: its term >= 30% of the predicted time */
+            for (int j = 0; j < TT_EXEC_NPARAM && rep->nparams < TT_CALIB_MAX_PARAMS; j++) {
+                int idx = rep->nparams++;
+                snprintf(rep->name[idx], sizeof rep->name[idx], "exec.%s.%s.%s", tt_exec_kind_name((tt_exec_kind)kind),
+                         exec_pname[q], exec_cname[j]);
+                rep->before[idx] = exec_get(&start.exec[kind][q], j);
+                rep->after[idx] = exec_get(&e, j);
+                rep->lo[idx] = j < 3 ? 0 : 1e-6;
+                rep->hi[idx] = j < 3 ? 1e5 : 1e7;
+                rep->spread_lo[idx] = lo[j];
+                rep->spread_hi[idx] = hi[j];
+                if (!(mask & (1u << j))) {
+                    snprintf(rep->setby[idx], sizeof rep->setby[idx], "not exercised: start value kept");
+                    continue;
+                }
+                int cnt = 0, rmask = 0;
+                uint64_t bmin = UINT64_MAX, bmax = 0;
+                for (int i = 0; i < nr; i++) {
+                    double fv[TT_EXEC_NPARAM];
+                    int pr, al;
+                    char why[120];
+                    if (tune_exec_terms(p, rows[i], fv, &pr, &al, why, sizeof why)) continue;
+                    double tot = tune_exec_value(&e, fv);
+                    tt_exec_params one = {0, 0, 0, 1e30, 1e30};
+                    if (j == 0) one.launch_us = e.launch_us;
+                    if (j == 1) one.step_us = e.step_us;
+                    if (j == 2) one.hop_us = e.hop_us;
+                    if (j == 3) one.chan_GBps = e.chan_GBps;
+                    if (j == 4) one.shared_GBps = e.shared_GBps;
+                    double part = tune_exec_value(&one, fv);
+                    if (tot > 0 && part >= 0.3 * tot) {
+                        cnt++;
+                        if (rows[i]->bytes < bmin) bmin = rows[i]->bytes;
+                        if (rows[i]->bytes > bmax) bmax = rows[i]->bytes;
+                        if (rows[i]->nranks < 31) rmask |= 1 << rows[i]->nranks;
+                    }
+                }
+                rep->nset[idx] = cnt;
+                if (!cnt) {
+                    snprintf(rep->setby[idx], sizeof rep->setby[idx], "no row where it is >= 30%% of the time");
+                    continue;
+                }
+                char a[24], b[24], rk[40] = "";
+                fmt_size(bmin, a, sizeof a);
+                fmt_size(bmax, b, sizeof b);
+                for (int r = 1, o = 0; r < 31; r++)
+                    if (rmask & (1 << r)) o += snprintf(rk + o, sizeof rk - (size_t)o, "%s%d", o ? "," : "", r);
+                snprintf(rep->setby[idx], sizeof rep->setby[idx], "%d rows, %s .. %s, ranks %s", cnt, a, b, rk);
+            }
+        }
+    free(rows);
+    free(sub);
+    return TT_OK;
+}
+
 tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measure_set *ms, const tt_model_params *start,
                        tt_model_params *fitted, tt_calib_report *rep)
 {
     memset(rep, 0, sizeof(*rep));
     if (!ms || ms->n == 0) return tt_error_set(TT_ERR_INVALID, "calibration: no measurements");
     fit_state f;
+    char *isexec = NULL;
     memset(&f, 0, sizeof f);
     f.ms = ms;
     if (start) f.p = *start;
@@ -288,6 +451,13 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
         st = tt_error_set(TT_ERR_NOMEM, "calibration: out of memory");
         goto out;
     }
+    isexec = calloc((size_t)ms->n, 1);
+    if (!isexec) {
+        st = tt_error_set(TT_ERR_NOMEM, "calibration: out of memory");
+        goto out;
+    }
+    f.isexec = isexec;
+    int nexec = 0;
     int any_unknown_proto = 0, proto_seen[TT_PROTO_COUNT] = {0}, nvls_rows = 0;
     int chan_seen[TT_PROTO_COUNT][2] = {{0}}; /* two distinct known channel counts per protocol */
     for (int i = 0; i < ms->n; i++) {
@@ -296,6 +466,19 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
         if (!(m->time_us > 0)) {
             TT_WARN("tune", "calibration: row skipped: %s: no positive time", m->where);
             rep->nskipped++;
+            continue;
+        }
+        if (m->exec_kind > TT_RANKS_NONE) {
+            double pr;
+            if (tt_exec_predict(&f.p, m, &pr) != TT_OK) {
+                TT_WARN("tune", "calibration: row skipped: %s", tt_error_message());
+                rep->nskipped++;
+                continue;
+            }
+            isexec[i] = 1;
+            rep->row[i] = 0;
+            rep->pred_before[i] = pr;
+            nexec++;
             continue;
         }
         tt_cluster c;
@@ -362,7 +545,7 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
             }
         }
     }
-    if (rep->npoints == 0) {
+    if (rep->npoints == 0 && nexec == 0) {
         st = tt_error_set(TT_ERR_INVALID, "calibration: none of the %d rows can be evaluated (first: %s)", ms->n,
                           ms->m[0].where);
         goto out;
@@ -408,7 +591,7 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
     }
     f.lambda = 1e-5 * rep->npoints;
     static const double scales[] = {1.0, 0.3, 0.1};
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 3 && rep->npoints > 0; s++) {
         f.scale = scales[s];
         double prev = 1e300;
         for (int r = 0; r < 6; r++) {
@@ -419,10 +602,17 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
     }
     apply(&f, x);
     for (int j = 0; j < f.np; j++) rep->after[j] = *pp(&f.p, f.off[j]);
+    if (nexec > 0 && (st = exec_fit_all(&f.p, ms, isexec, rep)) != TT_OK) goto out;
     for (int i = 0; i < ms->n; i++) {
         if (rep->row[i] < 0) continue;
+        if (isexec[i]) {
+            if ((st = tt_exec_predict(&f.p, &ms->m[i], &rep->pred_after[i])) != TT_OK) goto out;
+            continue;
+        }
         if ((st = predict_ctx(f.cls[rep->row[i]].ctx, &ms->m[i], &rep->pred_after[i])) != TT_OK) goto out;
     }
+    for (int j = 0; j < f.np; j++) rep->spread_lo[j] = rep->spread_hi[j] = rep->after[j];
+    rep->npoints += nexec;
     err_stats(rep, ms, rep->pred_before, &rep->med_before, &rep->worst_before);
     err_stats(rep, ms, rep->pred_after, &rep->med_after, &rep->worst_after);
     TT_INFO("tune", "calibration: %d rows, %d parameters, %ld model evaluations", rep->npoints, f.np, f.evals);
@@ -430,6 +620,7 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
 out:
     for (int k = 0; k < f.ncls; k++) tt_tune_ctx_free(f.cls[k].ctx);
     free(f.cls);
+    free(isexec);
     if (st != TT_OK) tt_calib_report_free(rep);
     return st;
 }
@@ -514,6 +705,20 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
         const double v[] = {p->nvls_efficiency, p->nvls_alpha_us};
         if (!(o = cJSON_AddObjectToObject(root, "nvls")) || !add_nums(o, nvls_keys, v, 2))
             goto nomem;
+    }
+    {
+        static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps"};
+        cJSON *ex = cJSON_AddObjectToObject(root, "exec"), *kd;
+        if (!ex) goto nomem;
+        for (int k = 1; k < TT_RANKS_KIND_COUNT; k++) {
+            if (!(kd = cJSON_AddObjectToObject(ex, tt_exec_kind_name((tt_exec_kind)k)))) goto nomem;
+            for (int q = 0; q < TT_PROTO_COUNT; q++) {
+                const tt_exec_params *e = &p->exec[k][q];
+                const double v[] = {e->launch_us, e->step_us, e->hop_us, e->chan_GBps, e->shared_GBps};
+                if (!(o = cJSON_AddObjectToObject(kd, pn[q])) || !add_nums(o, ek, v, 5)) goto nomem;
+            }
+        }
+        if (!cJSON_AddNumberToObject(root, "host_cores", p->host_cores)) goto nomem;
     }
     if (!cJSON_AddNumberToObject(root, "channel_us", sig9(p->channel_us)) ||
         !cJSON_AddNumberToObject(root, "max_channels", p->max_channels) ||

@@ -74,6 +74,18 @@ int tune_ll128_allowed(const struct tt_tune_ctx *ctx, const tt_graph_info *g, ch
 tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo algo,
                              tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
 
+/* executor-shaped model (tune_model_exec.c): the five coefficients of a row (launch, steps,
+ * tree hops, busiest accesses, shared accesses) with the protocol/algorithm it resolves to;
+ * 0 = ok, else why */
+int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[TT_EXEC_NPARAM], int *proto_out,
+                    int *algo_out, char *why, size_t wl);
+double tune_exec_value(const tt_exec_params *e, const double f[TT_EXEC_NPARAM]);
+/* robust non-negative fit of p->exec[kind][proto] to the rows of that kind and protocol
+ * (others ignored); returns the rows used (-1 = out of memory); identified: bit j set when
+ * constant j was fitted (unexercised ones keep their start value) */
+int tune_exec_fit(const tt_model_params *p, const tt_measurement *const *rows, int nr, int kind, int proto,
+                  tt_exec_params *out, unsigned *identified);
+
 int tune_log2i(long n);
 /* 1-based line of `at` in text[0..len) (for file:line in JSON errors). */
 int tune_json_line(const char *text, const char *at, size_t len);

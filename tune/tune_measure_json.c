@@ -172,6 +172,9 @@ tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt
         m.nranks = (int)nr->valuedouble;
         const cJSON *tr = cJSON_GetObjectItemCaseSensitive(cfg, "transport");
         int host = cJSON_IsString(tr) && tm_host_transport(tr->valuestring);
+        /* our executor's rows: host transports are host ranks; GPU mode ("gpu") is taken as one
+         * rank per GPU (the JSON does not say whether ranks shared a GPU) */
+        m.exec_kind = !m.topotune_tree ? TT_RANKS_NONE : host ? TT_RANKS_HOST : TT_RANKS_GPU;
         if (cJSON_IsString(tr) && !strcmp(tr->valuestring, "shm")) m.nodes = 1;
         const cJSON *pr = cJSON_GetObjectItemCaseSensitive(cfg, "proto_requested");
         if (cJSON_IsString(pr) && strcmp(pr->valuestring, "default")) {

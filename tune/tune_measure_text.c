@@ -30,6 +30,7 @@ typedef struct {
     char **hosts;
     int algo, proto, channels;
     int topotune;        /* a topo-exec table of our executor (not --engine nccl) */
+    int exec_kind;       /* tt_exec_kind from the "#  Rank" lines ([host], [gpu, virtual], [gpu]) */
     int first_row;       /* index in the set of this table's first row, -1 none */
     int first_line;
     int ntime, tcol[2];  /* from the column header: data columns of "time" per placement */
@@ -113,6 +114,7 @@ static tt_status table_close(table_state *t, const char *name, const tt_measure_
         if (m->proto < 0) m->proto = t->proto;
         if (m->channels <= 0) m->channels = t->channels;
         m->topotune_tree = t->topotune;
+        m->exec_kind = t->topotune ? t->exec_kind : TT_RANKS_NONE;
     }
     return TT_OK;
 }
@@ -199,6 +201,9 @@ static tt_status parse_comment(const char *c, int line, table_state *t, const ch
         if (t->first_row >= 0 && (st = maybe_new_table(t, name, o, set)) != TT_OK) return st;
         t->nranks++;
         if ((p = strstr(c, " on ")) && sscanf(p + 4, "%127s", word) == 1) add_host(t, word);
+        if (strstr(c, "[host]")) t->exec_kind = TT_RANKS_HOST;
+        else if (strstr(c, "virtual")) t->exec_kind = TT_RANKS_VIRTUAL;
+        else if (strstr(c, "[gpu")) t->exec_kind = TT_RANKS_GPU;
         return TT_OK;
     }
     if (!strncmp(c, "# plan: algo ", 13)) {

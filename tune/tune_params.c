@@ -14,6 +14,11 @@
 
 #include "tune_internal.h"
 
+/* launch_us step_us hop_us chan_GBps shared_GBps */
+#define EXEC_HOST_SIMPLE 1.56, 0.673, 0.503, 33.0, 328.0
+#define EXEC_VIRTUAL_LL 5.18, 2.32, 0.729, 17.0, 2083.0
+#define EXEC_VIRTUAL_SIMPLE 6.28, 4.38, 2.88, 108.5, 5028.0
+
 void tt_model_params_default(tt_model_params *p)
 {
     memset(p, 0, sizeof(*p));
@@ -29,6 +34,20 @@ void tt_model_params_default(tt_model_params *p)
     p->proto[TT_PROTO_SIMPLE] = (tt_proto_params){6.5, 2.0, 1.0, 44.0, 524288};   /* fences + separate flags */
     p->nvls_efficiency = 0.65; /* fitted to H100 NVLS busbw ~480 GB/s (nccl-tests #212) */
     p->nvls_alpha_us = 6.0;
+    /* Our executor (tune_model_exec.c): launch, step, hop (us), chan/shared (GB/s of memory
+     * accesses).  Fitted to the recorded runs of tests/fixtures/measurements/model-truth-h200
+     * (one H200, 16 cores, 2026-12-01; docs/benchmarks.md) with topo-tune --calibrate; a
+     * machine of another kind should be calibrated (docs/calibration.md). */
+    p->exec[TT_RANKS_HOST][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_HOST_SIMPLE};
+    p->exec[TT_RANKS_VIRTUAL][TT_PROTO_LL] = (tt_exec_params){EXEC_VIRTUAL_LL};
+    p->exec[TT_RANKS_VIRTUAL][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_VIRTUAL_SIMPLE};
+    /* one rank per GPU: the virtual constants stand in until the 2-GPU rows are fitted */
+    p->exec[TT_RANKS_GPU][TT_PROTO_LL] = (tt_exec_params){EXEC_VIRTUAL_LL};
+    p->exec[TT_RANKS_GPU][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_VIRTUAL_SIMPLE};
+    for (int k = 0; k < TT_RANKS_KIND_COUNT; k++)
+        for (int q = 0; q < TT_PROTO_COUNT; q++)
+            if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0};
+    p->host_cores = 0;
     p->channel_us = 0.02; /* CTA launch/sync per channel: small sizes prefer few channels */
     p->max_channels = 32;
     snprintf(p->source, sizeof p->source, "built-in");
@@ -69,7 +88,8 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
     }
     tt_status st = TT_OK;
     char where[96];
-    static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "channel_us", "max_channels", "comment", NULL};
+    static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "exec", "host_cores", "channel_us", "max_channels", "comment", NULL};
+    static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps", NULL};
     static const char *const lk[] = {"alpha_us", "beta_GBps", "efficiency", NULL};
     static const char *const pk[] = {"base_us", "step_us", "efficiency", "per_channel_GBps", "chunk_bytes", NULL};
     static const char *const nk[] = {"efficiency", "alpha_us", NULL};
@@ -130,6 +150,35 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
         if ((st = num_member(nv, "efficiency", where, 1e-3, 1.0, &p->nvls_efficiency)) != TT_OK) goto out;
         if ((st = num_member(nv, "alpha_us", where, 0, 1e4, &p->nvls_alpha_us)) != TT_OK) goto out;
     }
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(root, "exec");
+    if (ex) {
+        if (!cJSON_IsObject(ex)) { st = tt_error_set(TT_ERR_PARSE, "%s: exec must be an object", name); goto out; }
+        for (const cJSON *kd = ex->child; kd; kd = kd->next) {
+            int kind = -1;
+            for (int k = 1; k < TT_RANKS_KIND_COUNT; k++)
+                if (!strcmp(kd->string, tt_exec_kind_name((tt_exec_kind)k))) kind = k;
+            snprintf(where, sizeof where, "%s: exec.%s", name, kd->string);
+            if (kind < 0) { st = tt_error_set(TT_ERR_PARSE, "%s: unknown kind of ranks (host, virtual, gpu)", where); goto out; }
+            if (!cJSON_IsObject(kd)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
+            for (const cJSON *it = kd->child; it; it = it->next) {
+                tt_proto pr;
+                snprintf(where, sizeof where, "%s: exec.%s.%s", name, kd->string, it->string);
+                if (tt_proto_parse(it->string, &pr) != TT_OK || pr == TT_PROTO_DEFAULT) {
+                    st = tt_error_set(TT_ERR_PARSE, "%s: unknown protocol (LL, LL128, Simple)", where);
+                    goto out;
+                }
+                if (!cJSON_IsObject(it)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
+                if ((st = check_members(it, where, ek)) != TT_OK) goto out;
+                tt_exec_params *e = &p->exec[kind][pr];
+                if ((st = num_member(it, "launch_us", where, 0, 1e5, &e->launch_us)) != TT_OK) goto out;
+                if ((st = num_member(it, "step_us", where, 0, 1e5, &e->step_us)) != TT_OK) goto out;
+                if ((st = num_member(it, "hop_us", where, 0, 1e5, &e->hop_us)) != TT_OK) goto out;
+                if ((st = num_member(it, "chan_GBps", where, 1e-6, 1e7, &e->chan_GBps)) != TT_OK) goto out;
+                if ((st = num_member(it, "shared_GBps", where, 1e-6, 1e7, &e->shared_GBps)) != TT_OK) goto out;
+            }
+        }
+    }
+    if ((st = num_member(root, "host_cores", name, 0, 1e6, &p->host_cores)) != TT_OK) goto out;
     if ((st = num_member(root, "channel_us", name, 0, 100, &p->channel_us)) != TT_OK) goto out;
     double mc = p->max_channels;
     if ((st = num_member(root, "max_channels", name, 1, 64, &mc)) != TT_OK) goto out;

@@ -80,9 +80,13 @@ tt_status tt_validate_model_load(tt_validate_model *m, const char *topo, int gpu
     if (m->base.topo_gpus < nranks && !(gpu && !topo))
         return tt_error_set(TT_ERR_INVALID, "%s has %d GPU(s) but the run has %d ranks on one node (give --topo with "
                             "at least %d GPUs)", what ? what : "stand-in", m->base.topo_gpus, nranks, nranks);
+    m->exec_kind = !gpu ? TT_RANKS_HOST : nranks > m->base.topo_gpus ? TT_RANKS_VIRTUAL : TT_RANKS_NONE;
     m->base.gpus_per_node = nranks <= m->base.topo_gpus ? nranks : m->base.topo_gpus;
     m->base.nodes = 1;
-    if (what)
+    if (m->exec_kind != TT_RANKS_NONE)
+        snprintf(desc, dl, "executor-shaped model (%s ranks), %s", tt_exec_kind_name((tt_exec_kind)m->exec_kind),
+                 cal && *cal ? cal : "built-in constants");
+    else if (what)
         snprintf(desc, dl, "topotune model on %s, %s", what, cal && *cal ? cal : "built-in constants");
     else
         snprintf(desc, dl, "topotune model on the built-in host stand-in (%d PCIe GPUs, one CPU), %s", nranks,
@@ -101,6 +105,7 @@ double tt_validate_predict(const tt_validate_model *m, tt_coll coll, uint64_t by
     x.bytes = bytes;
     x.nranks = nranks;
     x.nodes = 1;
+    x.exec_kind = m->exec_kind;
     x.algo = c->algo;
     x.proto = c->proto;
     /* the channels the executor will run (the caller resolved them), so that the model ranks

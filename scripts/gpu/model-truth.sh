@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# model-truth.sh - the goals of issue #20 ("Model truth past two ranks") in one command.
+#   GPU machine (build carried, scripts/README.md):
+#     BUILD=.devcarry/build OUT=dir bash scripts/gpu/model-truth.sh [DATA_DIR]
+#       1. collect: scripts/gpu/model-truth-collect.sh (skipped when DATA_DIR holds a collection)
+#       2. offline evaluation: topo-tune --calibrate per kind of ranks (virtual ranks on one GPU,
+#          host ranks), whose cross-validation lines (held-out sizes per rank count, held-out rank
+#          count, held-out algorithm) are checked against the goals
+#       3. topo-exec --validate of the table the calibrated model computes: virtual ranks 2/4/8,
+#          host ranks 2/4/8 (goal: right or within 5% at >= 90% of sizes)
+#   anywhere, on recorded data (no GPU; steps 2 only):
+#     bash scripts/gpu/model-truth.sh --offline [DATA_DIR]   (default: the fixture of 2026-12-01)
+# Writes $OUT/summary.txt with one "GOAL ... MET|MISSED" line per goal; exit 0 when every goal
+# evaluated was met, 1 otherwise (the lines say which).
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+OUT=${OUT:-/tmp/topotune-model-truth}
+mode=gpu
+data=
+if [ "${1:-}" = --offline ]; then
+  mode=offline
+  data=${2:-tests/fixtures/measurements/model-truth-h200}
+elif [ -n "${1:-}" ]; then
+  data=$1
+fi
+mkdir -p "$OUT"
+[ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+S="$OUT/summary.txt"
+: > "$S"
+say() { echo "$*" | tee -a "$S"; }
+missed=0
+goal() { # NAME VALUE LIMIT (both in %, met when VALUE <= LIMIT)
+  if awk -v v="$2" -v l="$3" 'BEGIN{exit !(v + 0 <= l + 0)}'; then say "GOAL $1: $2% (<= $3%) MET"
+  else say "GOAL $1: $2% (<= $3%) MISSED"; missed=1; fi
+}
+say "# model-truth $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname), mode $mode"
+if [ -z "$data" ]; then
+  OUT="$OUT/data" BUILD="$B" bash scripts/gpu/model-truth-collect.sh all > "$OUT/collect.log" 2>&1
+  data="$OUT/data"
+fi
+say "# data: $data"
+# the topology is not used for rows of our executor (executor-shaped model); --calibrate wants one
+TOPO=tests/fixtures/hgx-h100-8gpu.xml
+for k in virtual host; do
+  ls "$data"/$k-*.txt > /dev/null 2>&1 || { say "# no $k data in $data"; continue; }
+  "$B/bin/topo-tune" --calibrate "$data"/$k-*.txt --input "$TOPO" -o "$OUT/cal-$k.json" > "$OUT/calibrate-$k.txt" 2>&1 \
+    || { say "# calibrate $k failed: $(tail -1 "$OUT/calibrate-$k.txt")"; missed=1; continue; }
+  say "# $k: $(grep '^# error over' "$OUT/calibrate-$k.txt")"
+  grep '^cv ' "$OUT/calibrate-$k.txt" | tee -a "$S" > "$OUT/cv-$k.txt"
+  # columns from the end: rows median worst start-median start-worst extrap
+  while read -r _ test kind n rest; do
+    set -- $rest
+    eval "med=\${$(($# - 4))} worst=\${$(($# - 3))}"
+    med=${med%\%}; worst=${worst%\%}
+    case $test in
+      sizes) goal "$kind $n ranks, held-out sizes, median" "$med" 10
+             goal "$kind $n ranks, held-out sizes, worst" "$worst" 25 ;;
+      ranks) goal "$kind, held-out rank count ($n), median" "$med" 15 ;;
+      algorithm) say "# (no goal) $kind held-out algorithm: median $med%, worst $worst%" ;;
+    esac
+  done < "$OUT/cv-$k.txt"
+done
+if [ "$mode" = gpu ]; then
+  export NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+  for n in 2 4 8; do
+    for k in virtual host; do
+      [ -f "$OUT/cal-$k.json" ] || continue
+      if [ $k = virtual ]; then args=(-g $n -b 8 -e 1G); else args=(--host $n -b 8 -e 64M); fi
+      v="$OUT/validate-$k-$n.txt"
+      timeout -k 5 300 "$B/bin/topo-exec" --no-progress "${args[@]}" -f 2 -n 20 -w 3 --validate \
+        --validate-rounds 3 --calibration "$OUT/cal-$k.json" > "$v" 2>&1
+      line=$(grep -E '^# [0-9]+ size\(s\) judged' "$v")
+      say "# validate $k $n ranks: ${line:-no verdict (exit $?)}"
+      pct=$(echo "$line" | awk '{j=$2; r=$5; w=$7; if (j > 0) printf "%.1f", 100 - 100 * (r + w) / j; else print 100}')
+      goal "$k $n ranks, table from the calibrated model: sizes neither right nor within 5%" "$pct" 10
+    done
+  done
+fi
+say "# done $(date -u '+%H:%M:%S UTC'): $([ $missed = 0 ] && echo 'every goal MET' || echo 'some goals MISSED')"
+exit $missed

@@ -1,0 +1,228 @@
+/*
+ * tune_calib_cv.c - cross-validation of the executor-shaped fit (tt_calib_cross_validate):
+ * held-out sizes, held-out rank count, held-out algorithm.  Every fit here is the one
+ * topo-tune --calibrate makes (tune_exec_fit per (kind, protocol)) on a subset of the rows; the
+ * errors are those of the rows left out.  bin/ only prints the lines.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_internal.h"
+
+typedef int (*row_pred)(const tt_measurement *m, int arg);
+
+static int ilog2(uint64_t b)
+{
+    int l = 0;
+    while (b > 1) {
+        b >>= 1;
+        l++;
+    }
+    return l;
+}
+
+static int resolved_algo(const tt_model_params *p, const tt_measurement *m)
+{
+    double f[TT_EXEC_NPARAM];
+    int pr, al;
+    char why[120];
+    return tune_exec_terms(p, m, f, &pr, &al, why, sizeof why) ? -1 : al;
+}
+
+/* fit every (kind, protocol) on rows[0..nr) starting from *start */
+static tt_status fit_subset(const tt_model_params *start, const tt_measurement **rows, int nr, tt_model_params *out)
+{
+    *out = *start;
+    for (int k = 1; k < TT_RANKS_KIND_COUNT; k++)
+        for (int q = 0; q < TT_PROTO_COUNT; q++) {
+            tt_exec_params e;
+            unsigned mask;
+            int used = tune_exec_fit(start, rows, nr, k, q, &e, &mask);
+            if (used < 0) return tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory");
+            if (used > 0) out->exec[k][q] = e;
+        }
+    return TT_OK;
+}
+
+static int add_line(tt_calib_cv *cv, const tt_cv_line *l)
+{
+    tt_cv_line *p = realloc(cv->l, sizeof(*p) * (size_t)(cv->n + 1));
+    if (!p) return -1;
+    cv->l = p;
+    cv->l[cv->n++] = *l;
+    return 0;
+}
+
+/* errors of `held` under p and under start; extrapolated counted against the fit rows' range */
+static void score(const tt_model_params *p, const tt_model_params *start, const tt_measurement **held, int nh,
+                  const tt_measurement **fit, int nf, tt_cv_line *l)
+{
+    double *e = malloc(sizeof(double) * (size_t)(nh ? nh : 1)), *e0 = malloc(sizeof(double) * (size_t)(nh ? nh : 1));
+    uint64_t bmin = UINT64_MAX, bmax = 0;
+    int rmin = 1 << 30, rmax = 0;
+    for (int i = 0; i < nf; i++) {
+        if (fit[i]->bytes < bmin) bmin = fit[i]->bytes;
+        if (fit[i]->bytes > bmax) bmax = fit[i]->bytes;
+        if (fit[i]->nranks < rmin) rmin = fit[i]->nranks;
+        if (fit[i]->nranks > rmax) rmax = fit[i]->nranks;
+    }
+    int n = 0;
+    l->worst = l->worst_start = 0;
+    for (int i = 0; e && e0 && i < nh; i++) {
+        double a, b;
+        if (tt_exec_predict(p, held[i], &a) != TT_OK || tt_exec_predict(start, held[i], &b) != TT_OK) continue;
+        double t = held[i]->time_us;
+        e[n] = fabs(a - t) / t;
+        e0[n] = fabs(b - t) / t;
+        if (e[n] > l->worst) l->worst = e[n];
+        if (e0[n] > l->worst_start) l->worst_start = e0[n];
+        if (held[i]->bytes < bmin || held[i]->bytes > bmax || held[i]->nranks < rmin || held[i]->nranks > rmax)
+            l->extrapolated++;
+        n++;
+    }
+    l->nrows = n;
+    l->median = n && e ? tt_median(e, (size_t)n) : 0;
+    l->med_start = n && e0 ? tt_median(e0, (size_t)n) : 0;
+    free(e);
+    free(e0);
+}
+
+tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_params *start, tt_calib_cv *out)
+{
+    memset(out, 0, sizeof *out);
+    tt_model_params st0;
+    if (start) st0 = *start;
+    else tt_model_params_default(&st0);
+    const tt_measurement **fit = malloc(sizeof(*fit) * (size_t)(ms->n + 1));
+    const tt_measurement **held = malloc(sizeof(*held) * (size_t)(ms->n + 1));
+    tt_status st = TT_OK;
+    if (!fit || !held) {
+        st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory");
+        goto out;
+    }
+    for (int kind = 1; kind < TT_RANKS_KIND_COUNT; kind++) {
+        int ranks[64], nrk = 0;
+        for (int i = 0; i < ms->n; i++) {
+            const tt_measurement *m = &ms->m[i];
+            if (m->exec_kind != kind || !(m->time_us > 0) || resolved_algo(&st0, m) < 0) continue;
+            int seen = 0;
+            for (int r = 0; r < nrk; r++) seen |= ranks[r] == m->nranks;
+            if (!seen && nrk < 64) ranks[nrk++] = m->nranks;
+        }
+        if (nrk == 0) continue;
+        for (int a = 0; a < nrk; a++) /* ascending */
+            for (int b = a + 1; b < nrk; b++)
+                if (ranks[b] < ranks[a]) { int t = ranks[a]; ranks[a] = ranks[b]; ranks[b] = t; }
+        /* held-out sizes: fit on one parity of log2(size) (all rank counts), predict the other */
+        for (int r = 0; r < nrk; r++) {
+            tt_cv_line L;
+            memset(&L, 0, sizeof L);
+            snprintf(L.test, sizeof L.test, "sizes");
+            L.kind = kind;
+            L.nranks = ranks[r];
+            snprintf(L.fit_on, sizeof L.fit_on, "even log2 sizes, then odd");
+            snprintf(L.predicted, sizeof L.predicted, "the other half, %d ranks", ranks[r]);
+            /* two folds pooled: collect errors of both into one line */
+            tt_cv_line acc;
+            memset(&acc, 0, sizeof acc);
+            double *pool = malloc(sizeof(double) * ((size_t)ms->n * 2 + 8)), *pool0 = pool ? pool + ms->n + 4 : NULL;
+            int np = 0;
+            for (int par = 0; par < 2 && pool; par++) {
+                int nf = 0, nh = 0;
+                for (int i = 0; i < ms->n; i++) {
+                    const tt_measurement *m = &ms->m[i];
+                    if (m->exec_kind != kind || !(m->time_us > 0) || resolved_algo(&st0, m) < 0) continue;
+                    if (ilog2(m->bytes) % 2 == par) fit[nf++] = m;
+                    else if (m->nranks == ranks[r]) held[nh++] = m;
+                }
+                tt_model_params p;
+                if ((st = fit_subset(&st0, fit, nf, &p)) != TT_OK) {
+                    free(pool);
+                    goto out;
+                }
+                for (int i = 0; i < nh; i++) {
+                    double a, b;
+                    if (tt_exec_predict(&p, held[i], &a) != TT_OK || tt_exec_predict(&st0, held[i], &b) != TT_OK) continue;
+                    double t = held[i]->time_us;
+                    pool[np] = fabs(a - t) / t;
+                    pool0[np] = fabs(b - t) / t;
+                    if (pool[np] > L.worst) L.worst = pool[np];
+                    if (pool0[np] > L.worst_start) L.worst_start = pool0[np];
+                    np++;
+                }
+                tt_cv_line tmp;
+                memset(&tmp, 0, sizeof tmp);
+                score(&p, &st0, held, nh, fit, nf, &tmp);
+                L.extrapolated += tmp.extrapolated;
+            }
+            L.nrows = np;
+            if (pool && np) {
+                L.median = tt_median(pool, (size_t)np);
+                L.med_start = tt_median(pool0, (size_t)np);
+            }
+            free(pool);
+            if (add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
+        }
+        /* held-out rank count: fit on the smaller counts, predict the largest */
+        if (nrk >= 2) {
+            tt_cv_line L;
+            memset(&L, 0, sizeof L);
+            snprintf(L.test, sizeof L.test, "ranks");
+            L.kind = kind;
+            L.nranks = ranks[nrk - 1];
+            int o = snprintf(L.fit_on, sizeof L.fit_on, "ranks ");
+            for (int r = 0; r < nrk - 1 && o < (int)sizeof L.fit_on; r++)
+                o += snprintf(L.fit_on + o, sizeof L.fit_on - (size_t)o, "%s%d", r ? "+" : "", ranks[r]);
+            snprintf(L.predicted, sizeof L.predicted, "%d ranks, every size", ranks[nrk - 1]);
+            int nf = 0, nh = 0;
+            for (int i = 0; i < ms->n; i++) {
+                const tt_measurement *m = &ms->m[i];
+                if (m->exec_kind != kind || !(m->time_us > 0) || resolved_algo(&st0, m) < 0) continue;
+                if (m->nranks < ranks[nrk - 1]) fit[nf++] = m;
+                else held[nh++] = m;
+            }
+            tt_model_params p;
+            if ((st = fit_subset(&st0, fit, nf, &p)) != TT_OK) goto out;
+            score(&p, &st0, held, nh, fit, nf, &L);
+            if (add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
+        }
+        /* held-out algorithm: fit on ring rows, predict tree rows */
+        {
+            int nf = 0, nh = 0;
+            for (int i = 0; i < ms->n; i++) {
+                const tt_measurement *m = &ms->m[i];
+                if (m->exec_kind != kind || !(m->time_us > 0)) continue;
+                int al = resolved_algo(&st0, m);
+                if (al == TT_ALGO_RING) fit[nf++] = m;
+                else if (al == TT_ALGO_TREE) held[nh++] = m;
+            }
+            if (nf > 0 && nh > 0) {
+                tt_cv_line L;
+                memset(&L, 0, sizeof L);
+                snprintf(L.test, sizeof L.test, "algorithm");
+                L.kind = kind;
+                snprintf(L.fit_on, sizeof L.fit_on, "ring rows");
+                snprintf(L.predicted, sizeof L.predicted, "tree rows (hop cost = ring step cost)");
+                tt_model_params p;
+                if ((st = fit_subset(&st0, fit, nf, &p)) != TT_OK) goto out;
+                for (int q = 0; q < TT_PROTO_COUNT; q++) p.exec[kind][q].hop_us = p.exec[kind][q].step_us;
+                score(&p, &st0, held, nh, fit, nf, &L);
+                if (add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
+            }
+        }
+    }
+out:
+    free(fit);
+    free(held);
+    if (st != TT_OK) tt_calib_cv_free(out);
+    return st;
+}
+
+void tt_calib_cv_free(tt_calib_cv *cv)
+{
+    if (!cv) return;
+    free(cv->l);
+    memset(cv, 0, sizeof *cv);
+}
