@@ -10,6 +10,8 @@
 #          host ranks 2/4/8 (goal: right or within 5% at >= 90% of sizes)
 #   anywhere, on recorded data (no GPU; steps 2 only):
 #     bash scripts/gpu/model-truth.sh --offline [DATA_DIR]   (default: the fixture of 2026-12-01)
+# MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
+# shorten step 3.
 # Writes $OUT/summary.txt with one "GOAL ... MET|MISSED" line per goal; exit 0 when every goal
 # evaluated was met, 1 otherwise (the lines say which).
 set -u
@@ -68,8 +70,8 @@ if [ "$mode" = gpu ]; then
       [ -f "$OUT/cal-$k.json" ] || continue
       if [ $k = virtual ]; then args=(-g $n -b 8 -e 1G); else args=(--host $n -b 8 -e 64M); fi
       v="$OUT/validate-$k-$n.txt"
-      timeout -k 5 300 "$B/bin/topo-exec" --no-progress "${args[@]}" -f 2 -n 20 -w 3 --validate \
-        --validate-rounds 3 --calibration "$OUT/cal-$k.json" > "$v" 2>&1
+      timeout -k 5 300 "$B/bin/topo-exec" --no-progress "${args[@]}" -f "${MT_FACTOR:-2}" -n 20 -w 3 --validate \
+        --validate-rounds "${MT_ROUNDS:-3}" --calibration "$OUT/cal-$k.json" > "$v" 2>&1
       line=$(grep -E '^# [0-9]+ size\(s\) judged' "$v")
       say "# validate $k $n ranks: ${line:-no verdict (exit $?)}"
       pct=$(echo "$line" | awk '{j=$2; r=$5; w=$7; if (j > 0) printf "%.1f", 100 - 100 * (r + w) / j; else print 100}')
