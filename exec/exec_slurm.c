@@ -165,7 +165,11 @@ tt_status tt_slurm_master(char *host_port, size_t n)
                                             "SLURM_JOB_NODELIST): set MASTER_ADDR and MASTER_PORT");
     char host[256];
     tt_status st = tt_hostlist_nth(list, 0, host, sizeof host, NULL);
-    if (st != TT_OK) return st;
+    if (st != TT_OK) { /* a launcher's variable, i.e. the user's setting: invalid input */
+        char why[300];
+        snprintf(why, sizeof why, "%s", tt_error_message());
+        return tt_error_set(TT_ERR_INVALID, "Slurm node list: %s", why);
+    }
     long port = 0;
     const char *ps = getenv("TOPOTUNE_MASTER_PORT");
     if (!ps || !*ps) ps = getenv("MASTER_PORT");
