@@ -147,6 +147,22 @@ run env SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_STEP_NODELIST='node[01-02' "$BIN/top
 h=$(hostname | cut -d. -f1)
 [ -s "$TMP/dump-$h-5.xml" ] && ok "srun topo-dump -o %h-%t.xml: this host's name and the task's rank" || not_ok "no $TMP/dump-$h-5.xml: $(ls "$TMP")"
 
+# 8. the busbw plot (scripts/plot-busbw.py, matplotlib): our -J with predictions, nccl-tests text
+if python3 -c 'import matplotlib' 2>/dev/null; then
+  "$BIN/topo-exec" --host 2 -b 1K -e 64K -f 4 --no-progress -J "$TMP/p.json" --predict "$FIX/hgx-h100-8gpu.xml" >/dev/null 2>&1
+  run python3 "$ROOT/scripts/plot-busbw.py" "$TMP/p.json" --nccl "$TMP/ar.txt" -o "$TMP/b.png"
+  [ "$RC" = 0 ] && [ "$(head -c 8 "$TMP/b.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] \
+    && grep -q '(3 curve(s))' "$TMP/out" && ok "plot-busbw.py: a PNG with measured, predicted and NCCL curves" \
+    || not_ok "plot-busbw.py: rc $RC $(cat "$TMP/out" "$TMP/err")"
+  run python3 "$ROOT/scripts/plot-busbw.py" "$TMP/r.json" "$TMP/ar.txt" -o "$TMP/c.svg"
+  [ "$RC" = 0 ] && grep -q '<svg' "$TMP/c.svg" && ok "plot-busbw.py: nccl-tests JSON and text, SVG" || not_ok "svg: $(cat "$TMP/err")"
+  echo "not a result" > "$TMP/bad.txt"
+  run python3 "$ROOT/scripts/plot-busbw.py" "$TMP/bad.txt" -o "$TMP/d.png"
+  [ "$RC" = 2 ] && grep -q 'no result rows' "$TMP/err" && ok "plot-busbw.py refuses a file without results" || not_ok "bad input: rc $RC"
+else
+  skip "plot-busbw.py" "matplotlib is not installed (python3-matplotlib)"
+fi
+
 # 7. every tool: --version, and --help lists every option the README shows for it
 for t in topo-dump topo-tune topo-exec all_reduce_perf; do
   run "$BIN/$t" --version
