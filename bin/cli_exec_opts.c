@@ -57,7 +57,8 @@ void tt_cli_exec_usage(FILE *f)
             "  -T, --timeout SEC      per-wait deadline (default TOPOTUNE_TIMEOUT_MS or 30 s)\n"
             "  -J, --output_file F    also write the results as JSON to F\n"
             "      --rank R --nranks N --master HOST:PORT   one rank per process, TCP rendezvous\n"
-            "                         (or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them)\n"
+            "                         (or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them;\n"
+            "                         under srun Slurm's variables: no MASTER_ADDR needed)\n"
             "      --mpi              one rank per MPI process (automatic under mpirun/srun when built with MPI)\n"
             "      --no-progress      no live progress line on stderr\n"
             "      --cycles N         run the whole sweep N times (0: until killed; nccl-tests' -N)\n"
@@ -77,7 +78,9 @@ void tt_cli_exec_usage(FILE *f)
             "      --validate-rounds N     measure the candidates of a size N times, interleaved (default 1)\n"
             "  -h, --help\n"
             "Without arguments: a short validated AllReduce sweep on this machine's GPUs (-g <all> -b 8 -e 64M -f 8\n"
-            "-n 20 -w 5 -c 1) or, without a usable GPU, on host ranks (--host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1).\n");
+            "-n 20 -w 5 -c 1) or, without a usable GPU, on host ranks (--host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1).\n"
+            "Started as all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf or reduce_perf: nccl-tests'\n"
+            "options and output (all_reduce_perf --help; docs/cli-topo-exec.md, \"nccl-tests drop-in\").\n");
 }
 
 int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
