@@ -3,7 +3,8 @@
 #   make                 build the library (static + shared) and the tools into $(BUILD)/
 #   make run             the main job: scan (or bundled example), matrix, tuning table, executor sweep
 #   make check           build and run every test (GPU tests skip cleanly without a GPU)
-#   make install PREFIX=/usr/local   tools, library, headers, pkg-config file
+#   make install PREFIX=/usr/local   tools (and the nccl-tests names all_reduce_perf, ...), man pages,
+#                        library, headers, pkg-config file
 #   make deps            install missing build dependencies (Debian/Ubuntu, as root)
 #
 # Variables: BUILD (build folder, default build), PREFIX, CC, NVCC (empty = no CUDA),
@@ -78,6 +79,13 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TOOL_SRCS := $(wildcard bin/topo-*.c)
 TOOLS     := $(TOOL_SRCS:bin/%.c=$(BUILD)/bin/%)
 
+# the nccl-tests drop-in (bin/cli_perf.c): topo-exec under nccl-tests' program names
+PERF_NAMES := all_reduce_perf all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf
+PERF_LINKS := $(addprefix $(BUILD)/bin/,$(PERF_NAMES))
+# man pages generated from docs/cli-*.md (scripts/dev/md2man.py; skipped without python3)
+MAN_PAGES := $(patsubst docs/cli-%.md,$(BUILD)/man/man1/%.1,$(wildcard docs/cli-*.md))
+HAVE_PY3  := $(shell command -v python3 >/dev/null 2>&1 && echo 1)
+
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TESTS     := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_SRCS := $(wildcard tests/unit/support_*.c)
@@ -96,7 +104,16 @@ cuda-status:
 	 else echo "topotune: CUDA enabled with $(NVCC) ($(CUDA_ARCH))"; fi
 
 lib: $(STATIC_LIB) $(SHARED_LIB)
-tools: $(TOOLS)
+tools: $(TOOLS) $(PERF_LINKS) $(if $(HAVE_PY3),man)
+
+$(PERF_LINKS): | $(BUILD)/bin/topo-exec
+	ln -sf topo-exec $@
+
+.PHONY: man
+man: $(MAN_PAGES)
+$(BUILD)/man/man1/%.1: docs/cli-%.md scripts/dev/md2man.py common/tt_common.h
+	@mkdir -p $(dir $@)
+	python3 scripts/dev/md2man.py --name $* --version $(shell sed -n 's/.*TT_VERSION_STRING "\(.*\)"/\1/p' common/tt_common.h) $< > $@.tmp && mv $@.tmp $@
 
 # the module of an object is the first folder of its source path; bin/ and tests see all
 mod_inc = $(or $(INC_$(firstword $(subst /, ,$(1)))),$(INC_all))
@@ -171,6 +188,10 @@ check: all tests
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/topotune
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	for n in $(PERF_NAMES); do ln -sf topo-exec $(DESTDIR)$(PREFIX)/bin/$$n; done
+	if [ -n "$(HAVE_PY3)" ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
+	  install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/ && \
+	  for n in $(PERF_NAMES); do ln -sf topo-exec.1 $(DESTDIR)$(PREFIX)/share/man/man1/$$n.1; done; fi
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
 	install -m 755 $(TUNER_PLUGIN) $(DESTDIR)$(PREFIX)/lib/
@@ -180,7 +201,8 @@ install: all
 	    -e 's|@REQUIRES@|$(PKGS)|' scripts/topotune.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)) $(PERF_NAMES))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(MAN_PAGES)) $(addsuffix .1,$(PERF_NAMES)))
 	rm -f $(DESTDIR)$(PREFIX)/lib/libtopotune.a $(DESTDIR)$(PREFIX)/lib/libtopotune.so $(DESTDIR)$(PREFIX)/lib/libtopotune.so.0
 	rm -f $(DESTDIR)$(PREFIX)/lib/libnccl-tuner-topotune.so
 	rm -rf $(DESTDIR)$(PREFIX)/include/topotune $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc

@@ -39,6 +39,8 @@ typedef struct {
     char **argv;
     tt_cli_validate_opts val; /* --validate (bin/cli_validate.c) */
     int ngpus;                /* -g with --validate */
+    long long cycles;         /* --cycles N: the sweep N times (0: until killed) */
+    int time_of;              /* --average: TT_SWEEP_TIME_* */
 } tt_cli_exec_opts;
 
 /* One printed row: the measurement and the prediction source's times. */
@@ -80,6 +82,19 @@ void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_bus
 /* -J: the results as JSON (nccl-tests' layout); 0 or EXIT_RUNTIME after a message. */
 int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
                            int nranks, const char *transport, double avg_bw, int oob, const char *start);
+
+/* ---- the nccl-tests drop-in (cli_perf.c) ---- */
+/* argv[0] named all_reduce_perf, ...: nccl-tests' options translated into topo-exec's in place
+ * (0, or the exit code after a message); -1: not a drop-in name, nothing changed. */
+int tt_cli_perf_translate(int *argc, char ***argv);
+const char *tt_cli_perf_prog(void); /* "all_reduce_perf", ...; NULL as topo-exec */
+int tt_cli_perf_extra(void);        /* --topotune: topotune's own lines and columns too */
+const char *tt_cli_perf_note(void); /* a header comment line, or NULL */
+/* The rank lines and the JSON "devices" of the run (kept by tt_cli_exec_note_device). */
+void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, const char *info);
+/* nccl-tests' preamble: "# Collective test starting: X_perf", "# nThread ..." (drop-in only). */
+void tt_cli_perf_print_preamble(int nthreads, int ngpus, uint64_t minb, uint64_t maxb, uint64_t step, int factor,
+                                int warmup, int iters, int agg, int check);
 
 /* ---- GPU mode (cli_gpu.c): -g N, --engine, --gpu-copy-bench; -1 for host-mode command lines ---- */
 int topo_exec_gpu_main(int argc, char **argv);

@@ -57,9 +57,13 @@ void tt_cli_exec_usage(FILE *f)
             "  -T, --timeout SEC      per-wait deadline (default TOPOTUNE_TIMEOUT_MS or 30 s)\n"
             "  -J, --output_file F    also write the results as JSON to F\n"
             "      --rank R --nranks N --master HOST:PORT   one rank per process, TCP rendezvous\n"
-            "                         (or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them)\n"
+            "                         (or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them;\n"
+            "                         under srun Slurm's variables: no MASTER_ADDR needed)\n"
             "      --mpi              one rank per MPI process (automatic under mpirun/srun when built with MPI)\n"
             "      --no-progress      no live progress line on stderr\n"
+            "      --cycles N         run the whole sweep N times (0: until killed; nccl-tests' -N)\n"
+            "      --average MODE     time across ranks: avg (default), rank0, min, max (nccl-tests' -a)\n"
+            "  -V, --version          print the version\n"
             "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
             "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
             "      --calibration F    model constants for --predict and --validate (topo-tune --calibrate output)\n"
@@ -74,7 +78,9 @@ void tt_cli_exec_usage(FILE *f)
             "      --validate-rounds N     measure the candidates of a size N times, interleaved (default 1)\n"
             "  -h, --help\n"
             "Without arguments: a short validated AllReduce sweep on this machine's GPUs (-g <all> -b 8 -e 64M -f 8\n"
-            "-n 20 -w 5 -c 1) or, without a usable GPU, on host ranks (--host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1).\n");
+            "-n 20 -w 5 -c 1) or, without a usable GPU, on host ranks (--host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1).\n"
+            "Started as all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf or reduce_perf: nccl-tests'\n"
+            "options and output (all_reduce_perf --help; docs/cli-topo-exec.md, \"nccl-tests drop-in\").\n");
 }
 
 int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
@@ -94,6 +100,7 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
     o->host_ranks = 4;
     o->rank = -1;
     o->progress = 1;
+    o->cycles = 1;
     o->argc = argc;
     o->argv = argv;
     if (argc == 1) {
@@ -104,7 +111,7 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
         o->warmup = 2;
     }
     enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
-           O_MPI, O_VALIDATE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS };
+           O_MPI, O_VALIDATE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS, O_CYCLES, O_AVERAGE };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -117,14 +124,15 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
         {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"table", 1, 0, O_TABLE},
         {"mpi", 0, 0, O_MPI}, {"validate", 0, 0, O_VALIDATE}, {"topo", 1, 0, O_TOPO},
         {"validate-margin", 1, 0, O_VMARGIN}, {"validate-runners-up", 1, 0, O_VRUNNERS},
-        {"validate-rounds", 1, 0, O_VROUNDS}, {0, 0, 0, 0}};
+        {"validate-rounds", 1, 0, O_VROUNDS}, {"cycles", 1, 0, O_CYCLES}, {"average", 1, 0, O_AVERAGE},
+        {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, mpi_given = 0, val_given = 0;
     tt_cli_validate_defaults(&o->val);
     long long v;
     uint64_t u;
     const char *algo_s = NULL, *proto_s = NULL;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:m:c:o:d:r:g:T:J:h", lo, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:m:c:o:d:r:g:T:J:hV", lo, NULL)) != -1) {
         switch (ch) {
         case 't':
             if (tt_coll_parse(optarg, &o->coll) != TT_OK)
@@ -183,6 +191,17 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
             break;
         case 'J': o->json = optarg; break;
         case 'h': tt_cli_exec_usage(stdout); exit(0);
+        case 'V': exit(tt_cli_print_version());
+        case O_CYCLES:
+            if (tt_cli_int_option("--cycles", optarg, 0, 1 << 30, &o->cycles)) return EXIT_USAGE;
+            break;
+        case O_AVERAGE: {
+            static const char *const modes[] = {"avg", "rank0", "min", "max", NULL};
+            int m = tt_cli_choice("--average", optarg, modes);
+            if (m < 0) return EXIT_USAGE;
+            o->time_of = m; /* TT_SWEEP_TIME_* in this order */
+            break;
+        }
         case O_HOST:
             if (tt_cli_int_option("--host", optarg, 1, 1024, &v)) return EXIT_USAGE;
             o->host_ranks = (int)v;
@@ -282,6 +301,8 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
         o->mp = 2; /* tt_comm_init_env */
     } else if (have_mpi && !host_given && tt_cli_mpi_launched()) {
         o->mp = 3; /* MPI_Init + tt_comm_init_mpi */
+    } else if (!host_given && tt_env_slurm_step()) {
+        o->mp = 2; /* srun without MASTER_ADDR: tt_comm_init_env reads Slurm's node list */
     } else if (!host_given) {
         /* started by a launcher but without a rendezvous address: refuse
          * rather than run one unrelated job per process (nccl-tests#27) */
@@ -318,5 +339,6 @@ tt_sweep_opts tt_cli_exec_sweep_opts(const tt_cli_exec_opts *o)
     s.agg = o->agg;
     s.check = o->check;
     s.plan = o->plan;
+    s.time_of = o->time_of;
     return s;
 }

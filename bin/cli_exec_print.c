@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_common.h"
 #include "cli_exec.h"
@@ -44,18 +45,66 @@ int tt_cli_exec_has_pred(void)
     return cached;
 }
 
+/* the ranks of the run, for the "# Rank" lines and -J's config.devices */
+#define MAX_DEV 1024
+static struct {
+    int pid, device;
+    char host[64], info[96];
+} devs[MAX_DEV];
+static int ndevs;
+
+void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, const char *info)
+{
+    if (rank < 0 || rank >= MAX_DEV) return;
+    devs[rank].pid = pid;
+    devs[rank].device = device;
+    snprintf(devs[rank].host, sizeof devs[rank].host, "%s", host ? host : "-");
+    snprintf(devs[rank].info, sizeof devs[rank].info, "%s", info ? info : "");
+    if (rank >= ndevs) ndevs = rank + 1;
+}
+
+void tt_cli_perf_print_preamble(int nthreads, int ngpus, uint64_t minb, uint64_t maxb, uint64_t step, int factor,
+                                int warmup, int iters, int agg, int check)
+{
+    /* nccl-tests' preamble, line for line, after one line saying what this is */
+    printf("# topotune %s: %s with nccl-tests' options and output (topo-exec)\n", TT_VERSION_STRING,
+           tt_cli_perf_prog());
+    printf("# Collective test starting: %s\n", tt_cli_perf_prog());
+    printf("# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d agg iters: "
+           "%d validation: %d graph: 0 unalign: 0\n",
+           nthreads, ngpus, (unsigned long long)minb, (unsigned long long)maxb, (unsigned long long)step,
+           factor ? "factor" : "bytes", warmup, iters, agg, check);
+    if (tt_cli_perf_note()) printf("%s\n", tt_cli_perf_note());
+}
+
 void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
                               const char *const *hosts)
 {
-    printf("# topo-exec (topotune %s) collective: %s\n", TT_VERSION_STRING, tt_cli_coll_name(o->coll));
-    printf("# nThread 1 nGpus 0 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
-           "agg iters: %d validation: %d graph: 0\n",
-           (unsigned long long)o->minb, (unsigned long long)o->maxb,
-           (unsigned long long)(o->factor > 1 ? (uint64_t)o->factor : o->stepb), o->factor > 1 ? "factor" : "bytes",
-           o->warmup, o->iters, o->agg, o->check);
-    printf("#\n# Using devices\n");
+    const char *perf = tt_cli_perf_prog();
+    char info[96];
+    snprintf(info, sizeof info, "host rank (%s)", transport);
     for (int r = 0; r < n; r++)
-        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, pids[r], hosts[r], -1, transport);
+        tt_cli_exec_note_device(r, pids[r], hosts[r], -1, info);
+    if (perf) {
+        tt_cli_perf_print_preamble(o->mp ? 1 : o->host_ranks, 0, o->minb, o->maxb,
+                                   o->factor > 1 ? (uint64_t)o->factor : o->stepb, o->factor > 1, o->warmup, o->iters,
+                                   o->agg, o->check);
+    } else {
+        printf("# topo-exec (topotune %s) collective: %s\n", TT_VERSION_STRING, tt_cli_coll_name(o->coll));
+        printf("# nThread 1 nGpus 0 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
+               "agg iters: %d validation: %d graph: 0\n",
+               (unsigned long long)o->minb, (unsigned long long)o->maxb,
+               (unsigned long long)(o->factor > 1 ? (uint64_t)o->factor : o->stepb), o->factor > 1 ? "factor" : "bytes",
+               o->warmup, o->iters, o->agg, o->check);
+    }
+    printf("#\n# Using devices\n");
+    for (int r = 0; r < n; r++) {
+        if (perf) /* nccl-tests' layout; a host rank has no device and no PCI address */
+            printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0000:00:00] %s\n", r, pids[r], hosts[r], -1, info);
+        else
+            printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, pids[r], hosts[r], -1, transport);
+    }
+    if (!perf || tt_cli_perf_extra())
     printf("# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
            o->plan.algo == TT_ALGO_DEFAULT ? "default (tree up to 64 KiB AllReduce, ring otherwise)"
                                            : tt_algo_label(o->plan.algo),
@@ -143,7 +192,7 @@ void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_bus
         if (table_fallbacks >= 0)
             printf("# plan table: %lu call(s) on this process ran a fallback (rules the host transports cannot "
                    "run: LL/LL128, several channels, an algorithm not possible here)\n", (unsigned long)table_fallbacks);
-        printf("#\n# Collective test concluded: %s\n", tt_cli_coll_name(o->coll));
+        printf("#\n# Collective test concluded: %s\n", tt_cli_perf_prog() ? tt_cli_perf_prog() : tt_cli_coll_name(o->coll));
     } else {
         printf("# Collective test FAILED after %d size(s): %s\n", nrows, err);
     }
@@ -165,18 +214,37 @@ static cJSON *place_json(const tt_cli_exec_row *r, int p)
     return o;
 }
 
+/* nccl-tests' -J layout (its schema version 3: start_time, args, env, nccl_version, config with
+ * devices, results with out_of_place/in_place, out_of_bounds, average_bus_bandwidth, errors,
+ * end_time) plus topotune's keys (tool, topotune_version, config.collective/nranks/transport/...,
+ * results[].algo, predicted_time), which nccl-tests' readers ignore. */
 int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
                            int nranks, const char *transport, double avg_bw, int oob, const char *start)
 {
+    extern char **environ;
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "version", 1);
+    cJSON_AddNumberToObject(j, "version", 3);
     cJSON_AddStringToObject(j, "tool", "topo-exec");
     cJSON_AddStringToObject(j, "topotune_version", TT_VERSION_STRING);
     cJSON_AddStringToObject(j, "start_time", start);
     cJSON *args = cJSON_AddArrayToObject(j, "args");
     for (int i = 0; i < o->argc; i++)
         cJSON_AddItemToArray(args, cJSON_CreateString(o->argv[i]));
+    /* the variables that shape a run (nccl-tests keeps the whole environment; we keep these) */
+    cJSON *env = cJSON_AddArrayToObject(j, "env");
+    static const char *const keep[] = {"NCCL_", "TOPOTUNE_", "SLURM_", "MASTER_", "RANK=", "WORLD_SIZE=",
+                                       "LOCAL_RANK=", "OMPI_COMM_WORLD_", "PMI_", "CUDA_VISIBLE_DEVICES="};
+    for (char **e = environ; e && *e; e++)
+        for (size_t k = 0; k < sizeof keep / sizeof *keep; k++)
+            if (!strncmp(*e, keep[k], strlen(keep[k]))) {
+                cJSON_AddItemToArray(env, cJSON_CreateString(*e));
+                break;
+            }
+    cJSON_AddNullToObject(j, "nccl_version"); /* topotune's executor; the NCCL engine would name NCCL's */
     cJSON *cfg = cJSON_AddObjectToObject(j, "config");
+    int gpu = o->ngpus > 0;
+    cJSON_AddNumberToObject(cfg, "nthreads", gpu || o->mp ? 1 : o->host_ranks);
+    cJSON_AddNumberToObject(cfg, "ngpus", gpu ? (o->mp ? 1 : o->ngpus) : 0);
     cJSON_AddStringToObject(cfg, "collective", tt_cli_coll_name(o->coll));
     cJSON_AddNumberToObject(cfg, "nranks", nranks);
     cJSON_AddStringToObject(cfg, "transport", transport);
@@ -190,9 +258,28 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
     cJSON_AddNumberToObject(cfg, "iterations", o->iters);
     cJSON_AddNumberToObject(cfg, "aggregated_iterations", o->agg);
     cJSON_AddNumberToObject(cfg, "validation", o->check);
+    cJSON_AddNumberToObject(cfg, "graph", 0);
+    cJSON_AddNumberToObject(cfg, "blocking_collectives", 0);
+    cJSON_AddNumberToObject(cfg, "per_iter_timing", 0);
+    cJSON_AddNumberToObject(cfg, "per_iter_skip", 0);
+    cJSON_AddNumberToObject(cfg, "parallel_init", 0);
     cJSON_AddStringToObject(cfg, "algo_requested", tt_algo_label(o->plan.algo));
     cJSON_AddStringToObject(cfg, "proto_requested", tt_proto_name(o->plan.proto));
     cJSON_AddNumberToObject(cfg, "chunk_bytes", (double)o->plan.chunk_bytes);
+    cJSON *dv = cJSON_AddArrayToObject(cfg, "devices");
+    for (int r = 0; r < ndevs && r < nranks; r++) {
+        cJSON *d = cJSON_CreateObject();
+        char hex[16];
+        cJSON_AddNumberToObject(d, "rank", r);
+        cJSON_AddNumberToObject(d, "group", 0);
+        cJSON_AddNumberToObject(d, "pid", devs[r].pid);
+        cJSON_AddStringToObject(d, "hostname", devs[r].host);
+        cJSON_AddNumberToObject(d, "device", devs[r].device);
+        snprintf(hex, sizeof hex, "0000:00:00");
+        cJSON_AddStringToObject(d, "device_hex", hex);
+        cJSON_AddStringToObject(d, "device_info", devs[r].info);
+        cJSON_AddItemToArray(dv, d);
+    }
     cJSON *res = cJSON_AddArrayToObject(j, "results");
     for (int i = 0; i < nrows; i++) {
         const tt_cli_exec_row *r = &rows[i];
@@ -206,6 +293,8 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
         cJSON_AddStringToObject(x, "algo", r->algo);
         cJSON_AddItemToObject(x, "out_of_place", place_json(r, 0));
         cJSON_AddItemToObject(x, "in_place", place_json(r, 1));
+        cJSON_AddNumberToObject(x, "actual_iterations", o->iters);
+        cJSON_AddStringToObject(x, "experiment_name", tt_cli_perf_prog() ? tt_cli_perf_prog() : "topo-exec");
         cJSON_AddItemToArray(res, x);
     }
     cJSON *ob = cJSON_AddObjectToObject(j, "out_of_bounds");
@@ -213,9 +302,14 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
     cJSON_AddBoolToObject(ob, "okay", oob == 0);
     cJSON *ab = cJSON_AddObjectToObject(j, "average_bus_bandwidth");
     cJSON_AddNumberToObject(ab, "bandwidth", avg_bw);
+    cJSON_AddBoolToObject(ab, "okay", 1); /* no NCCL_TESTS_MIN_BW check here */
     cJSON *errs = cJSON_AddArrayToObject(j, "errors");
     if (err)
         cJSON_AddItemToArray(errs, cJSON_CreateString(err));
+    char end[64];
+    time_t t = time(NULL);
+    strftime(end, sizeof end, "%Y-%m-%d %H:%M:%S", gmtime(&t));
+    cJSON_AddStringToObject(j, "end_time", end);
     tt_status st = tt_cli_write_json(o->json, j);
     cJSON_Delete(j);
     if (st != TT_OK) {

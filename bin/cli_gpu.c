@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_common.h"
@@ -43,6 +44,9 @@ typedef struct {
     uint64_t copy_bench;
     int mp, rank, nranks;   /* process ranks: 1 = --rank/--nranks/--master, 2 = launcher environment */
     char master[160];
+    const char *json;       /* -J FILE: nccl-tests' JSON (cli_exec_print.c) */
+    int argc;
+    char **argv;
 } gopts;
 
 
@@ -80,7 +84,7 @@ static int parse(int argc, char **argv, gopts *o)
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
         {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"ngpus", 1, 0, 'g'}, {"timeout", 1, 0, 'T'},
-        {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"engine", 1, 0, O_ENGINE},
+        {"output_file", 1, 0, 'J'}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"engine", 1, 0, O_ENGINE},
         {"channels", 1, 0, O_CHAN}, {"gpu-copy-bench", 1, 0, O_COPY}, {"check-max", 1, 0, O_CHKMAX},
         {"no-progress", 0, 0, O_NOPROG}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
         {"table", 1, 0, O_TABLE}, {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS},
@@ -91,9 +95,11 @@ static int parse(int argc, char **argv, gopts *o)
     long long v;
     uint64_t u;
     int ch;
+    o->argc = argc;
+    o->argv = argv;
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:c:o:d:g:T:", lo, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:c:o:d:g:T:J:", lo, NULL)) != -1) {
         switch (ch) {
         case 't': {
             tt_coll c;
@@ -125,6 +131,7 @@ static int parse(int argc, char **argv, gopts *o)
             setenv("TOPOTUNE_TIMEOUT_MS", b, 1);
             break;
         }
+        case 'J': o->json = optarg; break;
         case O_ALGO: algo_s = optarg; break;
         case O_PROTO: proto_s = optarg; break;
         case O_ENGINE:
@@ -165,7 +172,8 @@ static int parse(int argc, char **argv, gopts *o)
             return tt_cli_bad("process ranks on GPUs need all of --rank, --nranks and --master");
         if (o->rank >= o->nranks) return tt_cli_bad("--rank must be below --nranks");
         o->mp = 1;
-    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") && tt_env_rank_vars(NULL, NULL)) {
+    } else if ((getenv("MASTER_ADDR") && getenv("MASTER_PORT") && tt_env_rank_vars(NULL, NULL)) ||
+               tt_env_slurm_step()) {
         o->mp = 2;
     }
     if (o->mp && !o->copy_bench) {
@@ -217,6 +225,8 @@ typedef struct {
     int oob, nbw;
     double bwsum;
     unsigned long tfallback, fb_seen; /* sizes that ran a table fallback; the communicator's count */
+    tt_cli_exec_row *rows;            /* for -J */
+    int nrows, crows;
     int virt;                         /* ranks share a GPU (the model's virtual-rank rows) */
 } grows;
 
@@ -249,8 +259,18 @@ static void gpu_row(void *user, const tt_sweep_row *m)
             if (x->nperr < x->cperr) x->perr[x->nperr++] = fabs(pu - m->time_us[ip]) / m->time_us[ip];
         }
     }
+    if (x->nrows == x->crows) {
+        int ncap = x->crows ? 2 * x->crows : 32;
+        tt_cli_exec_row *q = realloc(x->rows, (size_t)ncap * sizeof *q);
+        if (q) { x->rows = q; x->crows = ncap; }
+    }
+    if (x->nrows < x->crows) {
+        snprintf(r.algo, sizeof r.algo, "%s", o->nccl ? "nccl" : tt_algo_label(eff->algo));
+        x->rows[x->nrows++] = r;
+    }
     char tail[96];
-    if (o->nccl) snprintf(tail, sizeof tail, "  nccl");
+    if (tt_cli_perf_prog() && !tt_cli_perf_extra()) tail[0] = '\0'; /* the drop-in: nccl-tests' columns only */
+    else if (o->nccl) snprintf(tail, sizeof tail, "  nccl");
     else snprintf(tail, sizeof tail, "  %s/%s/%d", tt_algo_label(eff->algo), tt_proto_name(eff->proto), eff->channels);
     tt_cli_exec_print_row(TT_COLL_ALLREDUCE, o->dtype, o->op, -1, &r, o->predict, tail);
 }
@@ -388,11 +408,14 @@ int topo_exec_gpu_main(int argc, char **argv)
     so.check = o.check ? 1 : 0;
     so.check_max = o.check_max;
     so.plan = o.plan;
-    grows rows = {&o, g, n, NULL, 0, 0, 0, 0, 0, 0, tt_gpu_comm_plan_table_fallbacks(g), virt};
+    grows rows = {&o, g, n, NULL, 0, 0, 0, 0, 0, 0, tt_gpu_comm_plan_table_fallbacks(g), NULL, 0, 0, virt};
     so.on_row = gpu_row;
     so.user = &rows;
     /* buffers: send, receive of the largest size per rank (before anything is printed) */
     rc = GX_OK;
+    char gstart[64];
+    time_t t0 = time(NULL);
+    strftime(gstart, sizeof gstart, "%Y-%m-%d %H:%M:%S", gmtime(&t0));
     if (tt_sweep_prepare(&eng, &so, (size_t)(o.maxb / es)) != TT_OK) {
         fprintf(stderr, "topo-exec: %s\n", tt_error_message());
         rc = GX_RUNTIME;
@@ -411,13 +434,22 @@ int topo_exec_gpu_main(int argc, char **argv)
         }
         for (int r = 0; r < n; r++) pids[r] = all[r];
     }
+    const char *perf = tt_cli_perf_prog();
+    int plain = perf && !tt_cli_perf_extra(); /* the drop-in: nccl-tests' columns only */
     if (me == 0) {
+    if (perf) {
+        tt_cli_perf_print_preamble(1, hc ? 1 : n, o.minb, o.maxb, o.factor > 1 ? (uint64_t)o.factor : o.stepb,
+                                   o.factor > 1, o.warmup, o.iters, 1, o.check);
+        printf("# engine %s; checked up to %llu bytes\n", o.nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor",
+               (unsigned long long)o.check_max);
+    } else {
     printf("# topo-exec (topotune %s) collective: all_reduce, engine %s\n", TT_VERSION_STRING,
            o.nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor");
     printf("# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
            "validation: %d (sizes up to %llu bytes)\n", n, (unsigned long long)o.minb, (unsigned long long)o.maxb,
            (unsigned long long)(o.factor > 1 ? (uint64_t)o.factor : o.stepb), o.factor > 1 ? "factor" : "bytes",
            o.warmup, o.iters, o.check, (unsigned long long)o.check_max);
+    }
     if (hc)
         printf("# process ranks on GPUs: %d processes, one GPU rank each (CUDA IPC or shared memory between them)\n",
                n);
@@ -434,7 +466,9 @@ int topo_exec_gpu_main(int argc, char **argv)
                 rv = 1;
         printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [gpu%s] %s -> rank %d\n", r, pids[r], host,
                tt_gpu_comm_device(g, r), rv ? ", virtual" : "", tt_gpu_comm_link(g, r, (r + 1) % n), (r + 1) % n);
+        tt_cli_exec_note_device(r, pids[r], host, tt_gpu_comm_device(g, r), rv ? "GPU (virtual rank)" : "GPU");
     }
+    if (!plain)
     printf("# plan: algo %s, proto %s, channels %s\n",
            o.plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o.plan.algo),
            o.plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o.plan.proto),
@@ -446,7 +480,11 @@ int topo_exec_gpu_main(int argc, char **argv)
     if (o.predict)
         printf("# predicted: topotune model for the plan of each row, topology %s, calibration %s\n",
                getenv("TOPOTUNE_PREDICT_TOPO"), getenv("TOPOTUNE_CALIBRATION") ? getenv("TOPOTUNE_CALIBRATION") : "built-in");
-    if (!o.predict) {
+    if (plain && !o.predict) {
+        printf("#\n#                                                              out-of-place                       in-place\n");
+        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n");
+        printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n");
+    } else if (!o.predict) {
         printf("#\n#                                                    out-of-place                       in-place\n");
         printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
         printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
@@ -475,11 +513,40 @@ int topo_exec_gpu_main(int argc, char **argv)
             printf("# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
                    100 * med, 100 * rows.perr[rows.nperr - 1], rows.nperr);
         }
-        printf("#\n# Collective test concluded: all_reduce\n");
+        printf("#\n# Collective test concluded: %s\n", perf ? perf : "all_reduce");
+    }
+    if (me == 0 && o.json && (rc == GX_OK || rows.nrows)) {
+        /* -J in GPU mode: the host writer's layout (nccl-tests' schema) */
+        tt_cli_exec_opts jo;
+        memset(&jo, 0, sizeof jo);
+        jo.coll = TT_COLL_ALLREDUCE;
+        jo.dtype = o.dtype;
+        jo.op = o.op;
+        jo.root = -1;
+        jo.minb = o.minb;
+        jo.maxb = o.maxb;
+        jo.stepb = o.stepb;
+        jo.factor = o.factor;
+        jo.iters = o.iters;
+        jo.warmup = o.warmup;
+        jo.agg = 1;
+        jo.check = o.check;
+        jo.plan = o.plan;
+        jo.host_ranks = 1;
+        jo.ngpus = n;
+        jo.mp = hc ? 2 : 0;
+        jo.json = o.json;
+        jo.argc = o.argc;
+        jo.argv = o.argv;
+        int jr = tt_cli_exec_write_json(&jo, rows.rows, rows.nrows, rc == GX_OK ? NULL : tt_error_message(), n,
+                                        o.nccl ? "nccl" : "gpu", rows.nbw ? rows.bwsum / rows.nbw : 0, rows.oob,
+                                        gstart);
+        if (jr && rc == GX_OK) rc = jr;
     }
     if (rc == GX_OK && rows.oob) rc = GX_WRONG;
 out:
     free(rows.perr);
+    free(rows.rows);
     tt_sweep_engine_release(&eng);
     tt_gpu_comm_destroy(g);
     tt_comm_destroy(hc);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_common.h"
 #include "cli_input.h"
@@ -169,6 +170,41 @@ static int run_convert(const dump_opts *o, const tt_xml_doc *doc)
 
 /* ------------------------------------------------------------- main */
 
+/* -o patterns for launchers (srun topo-dump -o %h.xml): %h this host's short name, %t the task's
+ * rank (SLURM_PROCID, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK; 0 without), %% a '%'.  NULL after a
+ * message for any other %. */
+static const char *output_pattern(const char *o, char *buf, size_t n)
+{
+    if (!o || !strchr(o, '%')) return o;
+    static const char *const rank_vars[] = {"SLURM_PROCID", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+    size_t k = 0;
+    for (const char *p = o; *p && k + 1 < n; p++) {
+        char part[256] = "";
+        if (*p != '%') {
+            buf[k++] = *p;
+            continue;
+        }
+        p++;
+        if (*p == 'h') {
+            gethostname(part, sizeof part - 1);
+            char *dot = strchr(part, '.');
+            if (dot) *dot = '\0';
+        } else if (*p == 't') {
+            const char *r = NULL;
+            for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars && !r; i++) r = getenv(rank_vars[i]);
+            snprintf(part, sizeof part, "%s", r && *r ? r : "0");
+        } else if (*p == '%') {
+            snprintf(part, sizeof part, "%%");
+        } else {
+            tt_cli_usage_error("-o '%s': unknown pattern '%%%c' (%%h host, %%t task rank, %%%% a '%%')", o, *p ? *p : ' ');
+            return NULL;
+        }
+        for (char *q = part; *q && k + 1 < n; q++) buf[k++] = *q;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
 static void usage(void)
 {
     printf("usage: topo-dump [--input FILE | SCAN OPTIONS] [--format FMT] [-o OUT]\n"
@@ -197,6 +233,8 @@ static void usage(void)
     for (int i = 0; tt_topo_format_at(i); i++)
         printf("                        %-8s %s\n", tt_topo_format_at(i)->name, tt_topo_format_at(i)->help);
     printf("  -o, --output OUT    write to OUT atomically (default: standard output);\n"
+           "                      %%h in OUT: this host's short name, %%t: the task's rank\n"
+           "                      (SLURM_PROCID, RANK, ...), for srun topo-dump -o %%h.xml\n"
            "                      on any error an existing OUT is left untouched\n"
            "      --validate      lint the input instead of converting it: findings as text on\n"
            "                      stderr (or OUT), or as JSON with --format json\n"
@@ -297,6 +335,9 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    static char outbuf[4096];
+    if (o.output && !(o.output = output_pattern(o.output, outbuf, sizeof outbuf)))
+        return TT_CLI_EXIT_ERROR;
     if (o.input && !*o.input)
         return tt_cli_usage_error("--input needs a file name");
     if (o.input && (o.scan.hwloc_xml || o.scan.sysfs_root))

@@ -81,7 +81,10 @@ static void on_row(void *user, const tt_sweep_row *m)
             r.pred_us[p] = pu;
     }
     if (sh->tty) fprintf(stderr, "\r\033[K");
-    tt_cli_exec_print_row(o->coll, o->dtype, o->op, o->root, &r, sh->pred, NULL);
+    char tail[48] = "";
+    if (tt_cli_perf_prog() && tt_cli_perf_extra()) /* the drop-in's --topotune: the algorithm that ran */
+        snprintf(tail, sizeof tail, "  %s", r.algo[0] ? r.algo : "?");
+    tt_cli_exec_print_row(o->coll, o->dtype, o->op, o->root, &r, sh->pred, tail);
     pthread_mutex_lock(&sh->mu);
     if (sh->nrows == sh->cap) {
         int nc = sh->cap ? sh->cap * 2 : 32;
@@ -181,6 +184,17 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
     double out = o->coll == TT_COLL_ALLGATHER ? cnt * nranks : cnt;
     double need = ((in > out ? in : out) * 2 + out) * (double)es * nlocal;
     uint64_t avail = tt_cli_mem_available();
+    if (avail && need > 0.9 * (double)avail && tt_cli_perf_prog() && nlocal == nranks) {
+        /* the drop-in does what nccl-tests does: lower -e to what fits, and say so (one process only:
+         * processes with different memory would disagree on the sizes) */
+        uint64_t fit = (uint64_t)((double)o->maxb * 0.9 * (double)avail / need);
+        if (fit >= o->minb) {
+            if (tt_comm_rank(comms[0]) == 0)
+                printf("# Reducing maxBytes to %llu due to memory limitation\n", (unsigned long long)fit);
+            o->maxb = fit;
+            need = 0;
+        }
+    }
     if (avail && need > 0.9 * (double)avail) {
         fprintf(stderr, "topo-exec: -e %llu needs about %.0f MiB of buffers for %d local rank(s) but only "
                         "%llu MiB are available; lower -e or run fewer ranks per host\n",
@@ -266,6 +280,12 @@ static int run_ranks(tt_comm **comms, int nlocal, shared *sh)
 int main(int argc, char **argv)
 {
     tt_cli_init("topo-exec");
+    /* started as all_reduce_perf, ...: nccl-tests' options become topo-exec's (cli_perf.c) */
+    int orig_argc = argc;
+    char **orig_argv = argv;
+    int prc = tt_cli_perf_translate(&argc, &argv);
+    if (prc > 0)
+        return prc;
     /* (without arguments GPU mode takes the machine's GPUs when any is usable) */
     int grc = topo_exec_gpu_main(argc, argv);
     if (grc >= 0)
@@ -274,6 +294,8 @@ int main(int argc, char **argv)
     int rc = tt_cli_exec_parse(argc, argv, TOPO_EXEC_HAVE_MPI, &o);
     if (rc)
         return rc;
+    o.argc = orig_argc; /* -J's args: the command line as typed */
+    o.argv = orig_argv;
     if (o.timeout_ms > 0) {
         char b[32];
         snprintf(b, sizeof b, "%d", o.timeout_ms);
@@ -311,7 +333,8 @@ int main(int argc, char **argv)
     sh.pred = tt_cli_exec_has_pred();
     sh.nranks = nranks;
     sh.tty = o.progress && me == 0 && isatty(2);
-    rc = run_ranks(comms, nlocal, &sh);
+    for (long long cyc = 0; !rc && !sh.failed && (o.cycles == 0 || cyc < o.cycles); cyc++)
+        rc = run_ranks(comms, nlocal, &sh); /* --cycles (nccl-tests' -N): the sweep again, rows appended */
     if (sh.failed) {
         fprintf(stderr, "topo-exec: %s\n", sh.err);
         rc = EXIT_RUNTIME;

@@ -61,6 +61,8 @@ static void usage(void)
            "      --among-measured      judge the model's choice among the measured candidates only\n"
            "      --expect              expected busbw per size with PASS/FAIL bands\n"
            "      --measured FILE...    with --expect: judge a run per size (exit 0 PASS, 1 WARN, 2 FAIL)\n"
+           "      --from-measured FILE...  a tuning table from measurements: per size the fastest forced\n"
+           "                            candidate where it beats NCCL's own choice by --margin F (default 0.03)\n"
            "  -h, --help, -V, --version\n");
 }
 

@@ -314,15 +314,22 @@ tt_status tt_comm_init_env(tt_comm **comm)
     const char *rn = "RANK", *sn = "WORLD_SIZE"; /* the names in the message when none is set */
     tt_env_rank_vars(&rn, &sn);
     if ((st = env_int(sn, 1, 1024, &size)) != TT_OK ||
-        (st = env_int(rn, 0, size - 1, &rank)) != TT_OK ||
-        (st = env_int("MASTER_PORT", 1, 65535, &port)) != TT_OK)
+        (st = env_int(rn, 0, size - 1, &rank)) != TT_OK)
         return st;
     const char *addr = getenv("MASTER_ADDR");
+    tt_unique_id id;
+    if ((!addr || !*addr) && tt_env_slurm_step()) { /* srun: the first host of the node list (exec_slurm.c) */
+        char hp[300];
+        if ((st = tt_slurm_master(hp, sizeof hp)) != TT_OK || (st = tt_unique_id_from_addr(&id, hp)) != TT_OK)
+            return st;
+        return tt_comm_init_rank(comm, (int)size, &id, (int)rank);
+    }
+    if ((st = env_int("MASTER_PORT", 1, 65535, &port)) != TT_OK)
+        return st;
     if (!addr || !*addr)
         return tt_error_set(TT_ERR_INVALID, "environment variable MASTER_ADDR is not set");
     char hp[128];
     snprintf(hp, sizeof hp, "%s:%lld", addr, port);
-    tt_unique_id id;
     if ((st = tt_unique_id_from_addr(&id, hp)) != TT_OK)
         return st;
     return tt_comm_init_rank(comm, (int)size, &id, (int)rank);

@@ -11,7 +11,11 @@ static int per_rank(tt_coll c) { return c == TT_COLL_ALLGATHER || c == TT_COLL_R
 
 size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes)
 {
-    return (size_t)(bytes / tt_dtype_size(o->dtype) / (per_rank(o->coll) ? (uint64_t)nranks : 1));
+    size_t es = tt_dtype_size(o->dtype);
+    if (!per_rank(o->coll)) return (size_t)(bytes / es);
+    /* nccl-tests' sizes: each rank's part a multiple of 16 bytes (its -b/-e rows match ours) */
+    size_t c = (size_t)(bytes / es / (uint64_t)nranks);
+    return es < 16 ? c & ~(16 / es - 1) : c;
 }
 
 static uint64_t next_size(const tt_sweep_opts *o, uint64_t s)

@@ -103,9 +103,11 @@ static tt_status host_time(tt_sweep_engine *e, const tt_sweep_opts *o, size_t co
     }
     if ((st = tt_comm_wait(c)) != TT_OK) return st;
     double s = (tt_now_s() - t0) / ((double)o->iters * o->agg);
-    /* average over ranks (nccl-tests' default -a 1) */
-    if ((st = host_wait(c, tt_allreduce(&s, &s, 1, TT_DOUBLE, TT_SUM, c))) != TT_OK) return st;
-    *sec = s / n;
+    /* across ranks as nccl-tests' -a: the average (default), rank 0's (a sum of zeros and it), min, max */
+    tt_redop rop = o->time_of == TT_SWEEP_TIME_MIN ? TT_MIN : o->time_of == TT_SWEEP_TIME_MAX ? TT_MAX : TT_SUM;
+    if (o->time_of == TT_SWEEP_TIME_RANK0 && me != 0) s = 0;
+    if ((st = host_wait(c, tt_allreduce(&s, &s, 1, TT_DOUBLE, rop, c))) != TT_OK) return st;
+    *sec = o->time_of == TT_SWEEP_TIME_AVG ? s / n : s;
     return TT_OK;
 }
 

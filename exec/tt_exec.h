@@ -181,6 +181,17 @@ tt_status tt_comm_init_env(tt_comm **comm);
  * else OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS; 1 when a pair is set
  * (their names in rank_var and size_var when those are not NULL), else 0. */
 int tt_env_rank_vars(const char **rank_var, const char **size_var);
+/* Slurm (srun) without MASTER_ADDR: tt_comm_init_env takes the rank and size from SLURM_PROCID/
+ * SLURM_NTASKS and the rendezvous from tt_slurm_master.  1 when the rank variables in use are
+ * Slurm's and a node list (SLURM_STEP_NODELIST, SLURM_JOB_NODELIST) is set. */
+int tt_env_slurm_step(void);
+/* "host:port" for a Slurm step: the first host of its node list; the port from
+ * TOPOTUNE_MASTER_PORT, else MASTER_PORT, else 12000 + (8 x SLURM_JOB_ID + SLURM_STEP_ID % 8) % 20000. */
+tt_status tt_slurm_master(char *host_port, size_t n);
+/* Host i (from 0) of a Slurm-style compressed list ("node[01-03,07],gpu5": node01 node02 node03
+ * node07 gpu5; several [] groups per name, leading zeros kept) into out; i < 0 only counts.
+ * count (may be NULL): the number of hosts.  TT_ERR_PARSE for a malformed list. */
+tt_status tt_hostlist_nth(const char *list, int i, char *out, size_t n, int *count);
 
 /* Waits for queued work (bounded by the deadline), stops the worker, closes
  * every connection and frees everything.  NULL is a no-op. */
@@ -345,7 +356,10 @@ typedef struct {
     void (*progress)(void *user, int index, int nsizes, uint64_t bytes, int in_place);
     void (*on_row)(void *user, const tt_sweep_row *row);
     void *user;
+    int time_of;                /* the time across ranks (nccl-tests' -a): TT_SWEEP_TIME_* (host engine) */
 } tt_sweep_opts;
+/* tt_sweep_opts.time_of; 0 (the average) is nccl-tests' default -a 1 */
+enum { TT_SWEEP_TIME_AVG = 0, TT_SWEEP_TIME_RANK0, TT_SWEEP_TIME_MIN, TT_SWEEP_TIME_MAX };
 
 /* An engine: the sweep calls these; host, GPU and NCCL fill them (tt_sweep_engine_*). */
 typedef struct tt_sweep_engine tt_sweep_engine;
@@ -377,8 +391,9 @@ tt_status tt_sweep_engine_gpu(tt_sweep_engine *e, tt_gpu_comm *g, tt_comm *host)
 tt_status tt_sweep_engine_nccl(tt_sweep_engine *e, tt_gpu_comm *g);
 void tt_sweep_engine_release(tt_sweep_engine *e);
 
-/* Elements per rank for a size of the sweep (bytes / type size, / nranks for ReduceScatter and
- * AllGather) and the number of sizes of a sweep. */
+/* Elements per rank for a size of the sweep (bytes / type size; / nranks for ReduceScatter and
+ * AllGather, rounded down so that each rank's part is a multiple of 16 bytes, as nccl-tests does)
+ * and the number of sizes of a sweep. */
 size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes);
 int tt_sweep_nsizes(const tt_sweep_opts *o);
 /* Buffers for counts up to max_count (tt_sweep_run does it itself; earlier, to fail before printing). */

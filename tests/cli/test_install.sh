@@ -10,6 +10,26 @@ for f in bin/topo-dump bin/topo-tune bin/topo-exec lib/libtopotune.a lib/libtopo
          include/topotune/tt_common.h include/topotune/tt_tune.h include/topotune/tt_exec.h include/topotune/tt_exec_mpi.h lib/pkgconfig/topotune.pc; do
   [ -e "$P/$f" ] && ok "installed $f" || not_ok "missing $f"
 done
+# the nccl-tests names (links to topo-exec) and the man pages generated from docs/cli-*.md
+for n in all_reduce_perf all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf; do
+  [ "$(readlink "$P/bin/$n")" = topo-exec ] && ok "installed $n -> topo-exec" || not_ok "bin/$n is not a link to topo-exec"
+done
+if command -v python3 >/dev/null; then
+  for t in topo-dump topo-tune topo-exec; do
+    m="$P/share/man/man1/$t.1"
+    [ -s "$m" ] && grep -q "^\.TH \"${t^^}\" \"1\"" "$m" && grep -q '^\.SH NAME' "$m" && ok "man page $t.1 installed" \
+      || not_ok "man page $t.1 missing or without .TH/NAME"
+  done
+  if command -v man >/dev/null; then
+    MANWIDTH=100 man -l "$P/share/man/man1/topo-exec.1" 2>/dev/null | grep -q -- '--op-name' \
+      && ok "man -l topo-exec.1 renders its options" || not_ok "man -l topo-exec.1 does not render"
+  fi
+  [ "$(readlink "$P/share/man/man1/all_reduce_perf.1")" = topo-exec.1 ] && ok "all_reduce_perf.1 -> topo-exec.1" || not_ok "no all_reduce_perf.1"
+else
+  skip "man pages" "no python3 to generate them"
+fi
+run "$P/bin/all_reduce_perf" --version
+expect_grep "$TMP/out" '^all_reduce_perf \(topotune\) ' "the installed all_reduce_perf is topo-exec"
 cat > "$TMP/consumer.c" <<'C'
 #include <topotune/tt_topo.h>
 #include <stdio.h>
@@ -46,5 +66,5 @@ for f in tt_topo_from_xml tt_tune_table_load tt_comm_init_threads tt_xml_read_fi
   grep -qx "$f" <<<"$exported" && ok "exported: $f" || not_ok "not exported: $f"
 done
 run make -C "$ROOT" -s BUILD="$BUILD" uninstall PREFIX="$P"
-[ "$(find "$P" -type f | wc -l)" -eq 0 ] && ok "make uninstall removes every installed file" || not_ok "left after uninstall: $(find "$P" -type f)"
+[ "$(find "$P" -type f -o -type l | wc -l)" -eq 0 ] && ok "make uninstall removes every installed file and link" || not_ok "left after uninstall: $(find "$P" -type f -o -type l)"
 finish

@@ -1,0 +1,229 @@
+/*
+ * cli_perf.c - the nccl-tests drop-in: topo-exec started as all_reduce_perf, all_gather_perf,
+ * reduce_scatter_perf, broadcast_perf or reduce_perf (symbolic links made by the build and by
+ * make install) takes nccl-tests' options with their meanings and prints nccl-tests' output.
+ * The options are translated into topo-exec's own spelling (the rest of topo-exec runs as
+ * usual); an nccl-tests option we cannot honour is refused with the reason, never ignored.
+ * See docs/cli-topo-exec.md, "nccl-tests drop-in".
+ *
+ * Ranks: nccl-tests runs nprocs x threads (-t) x GPUs per thread (-g).  Here -t T -g G with a
+ * usable GPU is GPU mode with T x G GPU ranks; -g 0 (or no -g on a machine without a usable GPU)
+ * is T host ranks per process.  An explicit -g G > 0 without a usable GPU is refused.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "cli_exec.h"
+
+static const struct {
+    const char *prog;
+    const char *coll; /* topo-exec's -t name */
+} perf_names[] = {{"all_reduce_perf", "all_reduce"},
+                  {"all_gather_perf", "all_gather"},
+                  {"reduce_scatter_perf", "reduce_scatter"},
+                  {"broadcast_perf", "broadcast"},
+                  {"reduce_perf", "reduce"}};
+
+static const char *perf_prog;     /* the drop-in's name, NULL for topo-exec */
+static int perf_extra;            /* --topotune: plan line, algorithm column */
+static char perf_note[320];       /* a header comment (how the ranks were chosen) */
+
+const char *tt_cli_perf_prog(void) { return perf_prog; }
+int tt_cli_perf_extra(void) { return perf_extra; }
+const char *tt_cli_perf_note(void) { return perf_note[0] ? perf_note : NULL; }
+
+static void perf_usage(const char *prog)
+{
+    printf("usage: %s [nccl-tests options]   (topotune %s; topo-exec with nccl-tests' options and output)\n"
+           "  -t,--nthreads N        host ranks (threads) per process; GPU mode: T x G GPU ranks (default 1)\n"
+           "  -g,--ngpus N           GPUs per thread (default 1 on a machine with a usable GPU, else host ranks;\n"
+           "                         -g 0: host ranks; -g N > 0 without a usable GPU is refused)\n"
+           "  -b,--minbytes SIZE     smallest size (default 32M)    -e,--maxbytes SIZE   largest size (default 32M)\n"
+           "  -i,--stepbytes SIZE    additive step (default 1M)     -f,--stepfactor N    multiplicative step\n"
+           "  -n,--iters N           timed iterations (default 20)  -w,--warmup_iters N  warmup iterations (default 1)\n"
+           "  -m,--agg_iters N       operations per iteration (host ranks)\n"
+           "  -N,--run_cycles N      repeat the sweep N times (host ranks; 0 = until killed)\n"
+           "  -p,--parallel_init 0/1 accepted (ranks always start together here)\n"
+           "  -c,--check N           correctness iterations per size (default 1; 0: #wrong N/A)\n"
+           "  -o,--op OP             sum prod min max avg        -d,--datatype TYPE  int8 ... double, bfloat16\n"
+           "  -r,--root N            root of broadcast/reduce (-1, all roots, is refused)\n"
+           "  -a,--average N         time across ranks: 0 rank 0, 1 average (default), 2 min, 3 max\n"
+           "  -T,--timeout SEC       deadline                    -J,--output_file F.json  JSON results\n"
+           "  -z 0, -y 0, -G 0, -C 0, -R 0, -D 0, -M 0, -u 0, -I 0, -K 0, -S 0: accepted; other values are refused\n"
+           "                         (blocking mode, NULL stream, CUDA graphs, CPU time, registration, device API,\n"
+           "                         memory report, unaligned buffers, per-iteration timing, timestamps); -x refused\n"
+           "  --topotune             add topotune's lines and columns (plan, algorithm)\n"
+           "  --predict TOPO, --calibration F, --table F, --algo A, --proto P: as topo-exec\n"
+           "  -h,--help, --version\n",
+           prog, TT_VERSION_STRING);
+}
+
+/* The option is nccl-tests' but not honoured here: refuse unless it has its default value. */
+static int refuse_unless_zero(const char *opt, const char *val, const char *what)
+{
+    char *e;
+    long v = strtol(val, &e, 10);
+    if (*e || v != 0)
+        return tt_cli_bad("%s %s (%s): not supported by the topotune executor; run without it (or with %s 0)", opt,
+                          val, what, opt);
+    return 0;
+}
+
+int tt_cli_perf_translate(int *argc, char ***argv)
+{
+    const char *base = strrchr((*argv)[0], '/');
+    base = base ? base + 1 : (*argv)[0];
+    const char *coll = NULL;
+    for (size_t i = 0; i < sizeof perf_names / sizeof *perf_names; i++)
+        if (!strcmp(base, perf_names[i].prog)) {
+            perf_prog = perf_names[i].prog;
+            coll = perf_names[i].coll;
+        }
+    if (!perf_prog) return -1;
+    tt_cli_init(perf_prog);
+    int ac = *argc;
+    char **av = *argv;
+    /* the translated command line: at most two words per option, plus ours */
+    char **out = calloc((size_t)ac * 2 + 24, sizeof *out);
+    static char bufs[8][32];
+    int n = 0, nb = 0;
+    out[n++] = av[0];
+    out[n++] = "--op-name";
+    out[n++] = (char *)coll;
+    enum { O_TT = 1000, O_PREDICT, O_CALIB, O_TABLE, O_ALGO, O_PROTO, O_VERSION, O_NOPROG };
+    static const struct option lo[] = {
+        {"nthreads", 1, 0, 't'}, {"ngpus", 1, 0, 'g'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
+        {"stepbytes", 1, 0, 'i'}, {"stepfactor", 1, 0, 'f'}, {"iters", 1, 0, 'n'}, {"agg_iters", 1, 0, 'm'},
+        {"warmup_iters", 1, 0, 'w'}, {"run_cycles", 1, 0, 'N'}, {"parallel_init", 1, 0, 'p'},
+        {"per_iter_timing", 1, 0, 'I'}, {"per_iter_skip", 1, 0, 'K'}, {"check", 1, 0, 'c'}, {"op", 1, 0, 'o'},
+        {"datatype", 1, 0, 'd'}, {"root", 1, 0, 'r'}, {"blocking", 1, 0, 'z'}, {"stream_null", 1, 0, 'y'},
+        {"timeout", 1, 0, 'T'}, {"cudagraph", 1, 0, 'G'}, {"report_cputime", 1, 0, 'C'}, {"average", 1, 0, 'a'},
+        {"local_register", 1, 0, 'R'}, {"cta_policy", 1, 0, 'x'}, {"device_implementation", 1, 0, 'D'},
+        {"device_cta_count", 1, 0, 'V'}, {"memory", 1, 0, 'M'}, {"unalign", 1, 0, 'u'},
+        {"report_timestamps", 1, 0, 'S'}, {"output_file", 1, 0, 'J'}, {"help", 0, 0, 'h'},
+        {"topotune", 0, 0, O_TT}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
+        {"table", 1, 0, O_TABLE}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"version", 0, 0, O_VERSION},
+        {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
+    long long threads = 1, gpus = -1, cycles = 1, avg = 1, agg = 1, v;
+    int predict = 0, ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(ac, av, ":t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:", lo, NULL)) !=
+           -1) {
+        char sw[3] = {'-', (char)ch, 0};
+        switch (ch) {
+        case 't': if (tt_cli_int_option("-t (threads)", optarg, 1, 1024, &threads)) return EXIT_USAGE; break;
+        case 'g': if (tt_cli_int_option("-g (GPUs per thread)", optarg, 0, 64, &gpus)) return EXIT_USAGE; break;
+        case 'm': if (tt_cli_int_option("-m", optarg, 1, 1 << 20, &agg)) return EXIT_USAGE; break;
+        case 'N': if (tt_cli_int_option("-N (run cycles)", optarg, 0, 1 << 30, &cycles)) return EXIT_USAGE; break;
+        case 'a':
+            if (tt_cli_int_option("-a (0 rank 0, 1 average, 2 min, 3 max)", optarg, 0, 3, &avg)) return EXIT_USAGE;
+            break;
+        case 'p': if (tt_cli_int_option("-p", optarg, 0, 1, &v)) return EXIT_USAGE; break;
+        case 'b': case 'e': case 'i': case 'f': case 'n': case 'w': case 'c': case 'T': case 'J': case 'd':
+            if (ch == 'd' && !strcmp(optarg, "all"))
+                return tt_cli_bad("-d all: one data type per run here; run once per type (-d float, -d half, ...)");
+            out[n++] = strdup(sw);
+            out[n++] = optarg;
+            break;
+        case 'o':
+            if (!strcmp(optarg, "all") || !strcmp(optarg, "mulsum"))
+                return tt_cli_bad("-o %s: not supported; run once per operation (sum, prod, min, max, avg)", optarg);
+            out[n++] = "-o";
+            out[n++] = optarg;
+            break;
+        case 'r':
+            if (!strcmp(optarg, "-1") || !strcmp(optarg, "all"))
+                return tt_cli_bad("-r %s: all roots in one run is not supported; run once per root (-r 0, -r 1, ...)",
+                                  optarg);
+            out[n++] = "-r";
+            out[n++] = optarg;
+            break;
+        case 'z': if (refuse_unless_zero("-z", optarg, "blocking mode (a synchronisation after every operation)")) return EXIT_USAGE; break;
+        case 'y': if (refuse_unless_zero("-y", optarg, "the NULL CUDA stream")) return EXIT_USAGE; break;
+        case 'G': if (refuse_unless_zero("-G", optarg, "CUDA graph launches")) return EXIT_USAGE; break;
+        case 'C':
+            if (refuse_unless_zero("-C", optarg, "reporting CPU launch time instead of latency")) return EXIT_USAGE;
+            break;
+        case 'R': if (refuse_unless_zero("-R", optarg, "buffer registration (ncclCommRegister)")) return EXIT_USAGE; break;
+        case 'D': if (refuse_unless_zero("-D", optarg, "NCCL's device API kernels")) return EXIT_USAGE; break;
+        case 'V': break; /* the CTA count of -D's kernels: without -D nccl-tests ignores it too */
+        case 'M': if (refuse_unless_zero("-M", optarg, "the GPU memory usage report")) return EXIT_USAGE; break;
+        case 'u': if (refuse_unless_zero("-u", optarg, "unaligned buffers")) return EXIT_USAGE; break;
+        case 'I': if (refuse_unless_zero("-I", optarg, "per-iteration timing")) return EXIT_USAGE; break;
+        case 'K': if (refuse_unless_zero("-K", optarg, "skipping per-iteration samples (needs -I)")) return EXIT_USAGE; break;
+        case 'S': if (refuse_unless_zero("-S", optarg, "the timestamp column")) return EXIT_USAGE; break;
+        case 'x': return tt_cli_bad("-x %s: NCCL's CTA policy is not supported by the topotune executor", optarg);
+        case 'h': perf_usage(perf_prog); exit(0);
+        case O_VERSION: exit(tt_cli_print_version());
+        case O_TT: perf_extra = 1; break;
+        case O_PREDICT: out[n++] = "--predict"; out[n++] = optarg; predict = 1; break;
+        case O_CALIB: out[n++] = "--calibration"; out[n++] = optarg; break;
+        case O_TABLE: out[n++] = "--table"; out[n++] = optarg; break;
+        case O_ALGO: out[n++] = "--algo"; out[n++] = optarg; break;
+        case O_PROTO: out[n++] = "--proto"; out[n++] = optarg; break;
+        case O_NOPROG: out[n++] = "--no-progress"; break;
+        case ':': return tt_cli_bad("option %s needs a value", av[optind - 1]);
+        default: return tt_cli_bad("unknown option '%s' (see --help)", av[optind - 1]);
+        }
+    }
+    if (optind < ac) return tt_cli_bad("unexpected argument '%s'", av[optind]);
+    if (!predict) unsetenv("TOPOTUNE_PREDICT_TOPO"); /* prediction columns only behind --predict */
+    /* a launcher with several processes: each process is one rank (as nccl-tests under mpirun with -t 1) */
+    const char *rv = NULL, *sv = NULL;
+    int launched = tt_env_rank_vars(&rv, &sv) && atoi(getenv(sv)) > 1;
+    launched = launched || (getenv("PMIX_RANK") != NULL);
+    char why[256] = "";
+    int ngpu = gpus == 0 ? 0 : tt_gpu_available(why, sizeof why);
+    if (gpus > 0 && ngpu <= 0)
+        return tt_cli_bad("-g %lld: refused, %s; -g 0 -t %lld runs %lld host rank(s) instead", gpus, why,
+                          gpus * threads, gpus * threads);
+    if (ngpu > 0) {
+        /* GPU mode: one process drives T x G GPU ranks (or one GPU rank per process under a launcher) */
+        long long g = gpus < 0 ? 1 : gpus;
+        if (launched && threads * g != 1)
+            return tt_cli_bad("-t %lld -g %lld under a launcher: each process drives one GPU rank here; use -t 1 -g 1",
+                              threads, g);
+        if (agg != 1) return tt_cli_bad("-m %lld: aggregated operations are not supported on GPU ranks", agg);
+        if (cycles != 1) return tt_cli_bad("-N %lld: run cycles are supported on host ranks only", cycles);
+        if (avg != 1 && launched)
+            return tt_cli_bad("-a %lld: GPU ranks of several processes report the average time only", avg);
+        snprintf(bufs[nb], sizeof bufs[nb], "%lld", threads * g);
+        out[n++] = "-g";
+        out[n++] = bufs[nb++];
+    } else {
+        if (gpus < 0)
+            snprintf(perf_note, sizeof perf_note, "# %s: host ranks, %lld thread(s) per process (-g 0)", why,
+                     threads);
+        if (launched && threads != 1)
+            return tt_cli_bad("-t %lld under a launcher: each process is one host rank here; use -t 1", threads);
+        if (!launched) {
+            snprintf(bufs[nb], sizeof bufs[nb], "%lld", threads);
+            out[n++] = "--host";
+            out[n++] = bufs[nb++];
+        }
+        if (agg != 1) {
+            snprintf(bufs[nb], sizeof bufs[nb], "%lld", agg);
+            out[n++] = "-m";
+            out[n++] = bufs[nb++];
+        }
+        if (cycles != 1) {
+            snprintf(bufs[nb], sizeof bufs[nb], "%lld", cycles);
+            out[n++] = "--cycles";
+            out[n++] = bufs[nb++];
+        }
+        if (avg != 1) {
+            static const char *const names[] = {"rank0", "avg", "min", "max"};
+            out[n++] = "--average";
+            out[n++] = (char *)names[avg];
+        }
+    }
+    out[n] = NULL;
+    optind = 1;
+    *argc = n;
+    *argv = out;
+    return 0;
+}
