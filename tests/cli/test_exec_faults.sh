@@ -151,6 +151,53 @@ else
   grep -q "removed /dev/shm/tt-.*left by pid ${pids[0]:-x}\|removed /dev/shm/tt-.*which is gone" "$TMP/c0.err" "$TMP/c1.err" && ok "the removal is logged" || not_ok "removal not logged"
 fi
 
+# 9. item 6: ranks started with different -e stop before the first collective, exit 2, no table
+port=$(free_port); pids=(); t0=$(date +%s%N)
+env TOPOTUNE_TIMEOUT_MS=3000 "$X" --rank 0 --nranks 2 --master 127.0.0.1:$port -b 64K -e 64K -n 2 --no-progress -J "$TMP/diff.json" \
+  >"$TMP/diff.0.out" 2>"$TMP/diff.0.err" & pids+=($!)
+env TOPOTUNE_TIMEOUT_MS=3000 "$X" --rank 1 --nranks 2 --master 127.0.0.1:$port -b 64K -e 128K -n 2 --no-progress \
+  >"$TMP/diff.1.out" 2>"$TMP/diff.1.err" & pids+=($!)
+wait_rcs diff "${pids[@]}"
+[ "$rc_0$rc_1" = 22 ] && ! grep -Eq '^ +[0-9]+ ' "$TMP/diff.0.out" && ok "different -e: both ranks exit 2 before measuring (no table)" ||
+  not_ok "different -e: rcs $rc_0$rc_1, table rows $(grep -Ec '^ +[0-9]+ ' "$TMP/diff.0.out")"
+expect_grep "$TMP/diff.0.err" 'rank 1: option -e \(maxbytes\) is 131072 there but 65536 on rank 0' "different -e: rank 0 names rank 1 and the option"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["results"]==[] and "option -e" in d["errors"][0]' "$TMP/diff.json" 2>/dev/null &&
+  ok "different -e: -J holds the reason and no results" || not_ok "different -e: -J $(head -c 200 "$TMP/diff.json" 2>&1)"
+
+# 10. item 5: -J to an unwritable place fails before measuring; a failed rendezvous replaces an older -J file
+run "$X" --host 2 -b 1K -e 1K -n 1 --no-progress -J /nonexistent-dir/r.json
+[ "$RC" -eq 2 ] && ! grep -Eq '^ +[0-9]+ ' "$TMP/out" && grep -q 'cannot write there' "$TMP/err" && ok "-J /nonexistent-dir/r.json: exit 2 before measuring" ||
+  not_ok "-J unwritable: exit $RC, $(grep -Ec '^ +[0-9]+ ' "$TMP/out") rows, $(head -c 200 "$TMP/err")"
+echo '{"results":[{"size":1}],"errors":[]}' >"$TMP/old.json"
+port=$(free_port)
+run env TOPOTUNE_TIMEOUT_MS=500 "$X" --rank 0 --nranks 2 --master 127.0.0.1:$port -b 1K -e 1K --no-progress -J "$TMP/old.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["results"]==[] and "never connected" in d["errors"][0]' "$TMP/old.json" 2>/dev/null &&
+  [ "$RC" -eq 1 ] && ok "failed rendezvous: exit 1 and -J replaced by one holding the error" || not_ok "failed rendezvous -J: exit $RC, $(head -c 200 "$TMP/old.json")"
+
+# 11. item 7 and the minor list: every size and variable checked up front, exit 2 naming it
+for v in "--chunk 1T" "--chunk 63"; do
+  run "$X" --host 2 -b 1K -e 1K -n 1 --no-progress $v
+  [ "$RC" -eq 2 ] && grep -q 'chunk' "$TMP/err" && ok "$v: exit 2" || not_ok "$v: exit $RC $(head -c 200 "$TMP/err")"
+done
+for v in 1T abc 0 63; do
+  run env TOPOTUNE_CHUNK_BYTES=$v "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+  [ "$RC" -eq 2 ] && grep -q "TOPOTUNE_CHUNK_BYTES='$v'" "$TMP/err" && ok "TOPOTUNE_CHUNK_BYTES=$v: exit 2 naming it" || not_ok "TOPOTUNE_CHUNK_BYTES=$v: exit $RC $(head -c 200 "$TMP/err")"
+done
+for v in TOPOTUNE_TIMEOUT_MS=0 TOPOTUNE_SHM_RING_BYTES=5000 TOPOTUNE_SPIN_US=x; do
+  run env $v "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+  [ "$RC" -eq 2 ] && grep -q "${v%%=*}=" "$TMP/err" && ok "$v: exit 2 naming it" || not_ok "$v: exit $RC $(head -c 200 "$TMP/err")"
+done
+run env TOPOTUNE_THREAD_NODES=0 "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+[ "$RC" -eq 2 ] && ok "TOPOTUNE_THREAD_NODES=0: exit 2" || not_ok "TOPOTUNE_THREAD_NODES=0: exit $RC"
+run env TOPOTUNE_THREAD_NODES=3 "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+[ "$RC" -eq 2 ] && ok "TOPOTUNE_THREAD_NODES=3 with --host 2: exit 2" || not_ok "TOPOTUNE_THREAD_NODES=3: exit $RC"
+run "$X" --host 4 --rank 0 --nranks 2 --master 127.0.0.1:1 -b 1K -e 1K
+[ "$RC" -eq 2 ] && grep -q -- '--host N' "$TMP/err" && ok "--host beside --rank/--nranks/--master: exit 2" || not_ok "--host with --rank: exit $RC $(head -c 200 "$TMP/err")"
+run env TOPOTUNE_DEBUG=garbage "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+grep -q "TOPOTUNE_DEBUG='garbage' is not a level" "$TMP/err" && ok "TOPOTUNE_DEBUG=garbage is reported" || not_ok "TOPOTUNE_DEBUG=garbage: $(head -c 200 "$TMP/err")"
+run env TOPOTUNE_DEBUG=INFO TOPOTUNE_DEBUG_FILE=/nonexistent-dir/log "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+grep -q "TOPOTUNE_DEBUG_FILE='/nonexistent-dir/log' cannot be opened" "$TMP/err" && ok "unwritable TOPOTUNE_DEBUG_FILE is reported" || not_ok "TOPOTUNE_DEBUG_FILE: $(head -c 200 "$TMP/err")"
+
 # 4. nothing left behind
 sleep 0.2
 left=$(pgrep -f "$X --rank" | wc -l)
