@@ -18,6 +18,7 @@ void tt_cli_init(const char *prog)
         return;
     slash = strrchr(prog, '/');
     snprintf(cli_prog, sizeof cli_prog, "%s", slash ? slash + 1 : prog);
+    (void)tt_log_enabled(TT_LOG_WARN, NULL); /* reads TOPOTUNE_DEBUG* now: a typo is reported at start */
 }
 
 const char *tt_cli_prog(void) { return cli_prog; }
@@ -39,14 +40,17 @@ int tt_cli_fail(tt_status st)
     return TT_CLI_EXIT_ERROR;
 }
 
+static char cli_last[512];
+
+const char *tt_cli_last_bad(void) { return cli_last; }
+
 int tt_cli_bad(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", cli_prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(cli_last, sizeof cli_last, fmt, ap); /* kept: topo-exec -J records why it stopped */
     va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "%s: %s\n", cli_prog, cli_last);
     return TT_CLI_EXIT_ERROR;
 }
 

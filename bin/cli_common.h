@@ -30,6 +30,8 @@ void tt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tt_cli_fail(tt_status st);
 /* "<prog>: <message>" on stderr; returns TT_CLI_EXIT_ERROR (for option errors). */
 int tt_cli_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last message of tt_cli_bad ("" before any). */
+const char *tt_cli_last_bad(void);
 /* Integer option value in lo..hi: 0, or a message naming the option and TT_CLI_EXIT_ERROR. */
 int tt_cli_int_option(const char *name, const char *s, long long lo, long long hi, long long *out);
 /* "<prog>: <message> (try '<prog> --help')"; returns TT_CLI_EXIT_ERROR. */

@@ -61,6 +61,9 @@ uint64_t tt_cli_mem_available(void);
 /* A launcher that an MPI library can join (PMIx, ORTE, PMI-1/2), not just rank variables. */
 int tt_cli_mpi_launched(void);
 
+/* The executor's TOPOTUNE_* variables (cli_exec_env.c): 0, or EXIT_USAGE after a message naming the variable. */
+int tt_cli_exec_check_env(void);
+
 /* ---- output (cli_exec_print.c) ---- */
 const char *tt_cli_coll_name(tt_coll c);   /* topo-exec's -t names: "all_reduce", ... */
 /* nccl-tests' number fitting: %.2f, then fewer decimals, then exponent. */
@@ -95,6 +98,9 @@ void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, co
 /* nccl-tests' preamble: "# Collective test starting: X_perf", "# nThread ..." (drop-in only). */
 void tt_cli_perf_print_preamble(int nthreads, int ngpus, uint64_t minb, uint64_t maxb, uint64_t step, int factor,
                                 int warmup, int iters, int agg, int check);
+/* -J: whether PATH can be written (a temporary file created and removed beside it), checked before
+ * anything is measured; 0 or EXIT_USAGE after a message. */
+int tt_cli_exec_json_probe(const char *path);
 
 /* ---- GPU mode (cli_gpu.c): -g N, --engine, --gpu-copy-bench; -1 for host-mode command lines ---- */
 int topo_exec_gpu_main(int argc, char **argv);

@@ -218,7 +218,11 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
             o->nranks = (int)v;
             have_nranks = 1;
             break;
-        case O_MASTER: snprintf(o->master, sizeof o->master, "%s", optarg); break;
+        case O_MASTER:
+            if (strlen(optarg) >= sizeof o->master)
+                return tt_cli_bad("--master: '%.40s...' is longer than %zu characters", optarg, sizeof o->master - 1);
+            snprintf(o->master, sizeof o->master, "%s", optarg);
+            break;
         case O_NOPROG: o->progress = 0; break;
         case O_MPI: mpi_given = 1; break;
         /* read by the prediction source (bin/cli_predict.c) */
@@ -270,12 +274,14 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
                    tt_error_message());
     if (proto_s && tt_proto_parse(proto_s, &o->plan.proto) != TT_OK)
         return tt_cli_bad("%s: %s (one protocol; lists are not supported)", o->proto_src, tt_error_message());
+    if (tt_cli_exec_check_env())
+        return EXIT_USAGE;
     if (!o->plan.chunk_bytes) {
-        const char *cb = getenv("TOPOTUNE_CHUNK_BYTES");
-        o->plan.chunk_bytes = (cb && tt_parse_size(cb, &u) == TT_OK && u >= 64) ? (size_t)u : 512 * 1024;
+        const char *cb = getenv("TOPOTUNE_CHUNK_BYTES"); /* checked just above */
+        o->plan.chunk_bytes = (cb && *cb && tt_parse_size(cb, &u) == TT_OK) ? (size_t)u : 512 * 1024;
+    } else if (o->plan.chunk_bytes < 64 || o->plan.chunk_bytes > (1u << 30)) {
+        return tt_cli_bad("--chunk %zu: the pipeline chunk must be 64 bytes..1G", o->plan.chunk_bytes);
     }
-    if (o->plan.chunk_bytes < 64)
-        return tt_cli_bad("--chunk must be at least 64 bytes");
     if (o->minb == 0 || o->maxb == 0)
         return tt_cli_bad("sizes must be positive (-b %llu, -e %llu)", (unsigned long long)o->minb,
                    (unsigned long long)o->maxb);
@@ -294,6 +300,9 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
     } else if (o->rank >= 0 || have_nranks || o->master[0]) {
         if (o->rank < 0 || !have_nranks || !o->master[0])
             return tt_cli_bad("multi-process mode needs all of --rank, --nranks and --master");
+        if (host_given)
+            return tt_cli_bad("--host N runs N ranks as threads of this process; it cannot be combined with "
+                              "--rank/--nranks/--master (one rank per process)");
         if (o->rank >= o->nranks)
             return tt_cli_bad("--rank must be below --nranks");
         o->mp = 1;

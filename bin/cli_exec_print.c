@@ -4,7 +4,11 @@
  * Host and GPU modes print their rows here.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -316,5 +320,25 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
         fprintf(stderr, "topo-exec: -J %s: %s\n", o->json, tt_error_message());
         return EXIT_RUNTIME;
     }
+    return 0;
+}
+
+int tt_cli_exec_json_probe(const char *path)
+{
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return tt_cli_bad("-J %s: is a directory; nothing measured", path);
+    /* the file is written as PATH.tmp.XXXXXX renamed over PATH (tt_write_file_atomic): try the same */
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+        return tt_cli_bad("-J: path too long");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return tt_cli_bad("-J %s: cannot write there (%s); checked before measuring, nothing measured", path,
+                          strerror(errno));
+    close(fd);
+    unlink(tmp);
     return 0;
 }

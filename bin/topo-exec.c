@@ -160,10 +160,11 @@ static int open_comms(const opts *o, tt_comm ***out, int *nranks)
     } else {
         *nranks = o->host_ranks;
         comms = calloc((size_t)*nranks, sizeof *comms);
-        if (!comms || tt_comm_init_threads(*nranks, comms) != TT_OK) {
-            fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+        tt_status st = comms ? tt_comm_init_threads(*nranks, comms) : TT_ERR_NOMEM;
+        if (st != TT_OK) {
+            fprintf(stderr, "topo-exec: %s\n", comms ? tt_error_message() : "out of memory");
             free(comms);
-            return EXIT_RUNTIME;
+            return st == TT_ERR_INVALID ? EXIT_USAGE : EXIT_RUNTIME; /* e.g. TOPOTUNE_THREAD_NODES=0 */
         }
     }
     *out = comms;
@@ -233,6 +234,75 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
                 tt_error_message(), tt_algo_label(o->plan.algo), o->algo_src ? o->algo_src : "default",
                 tt_proto_name(o->plan.proto), o->proto_src ? o->proto_src : "default");
         return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Rendezvous modes (--master, torchrun's variables): what mpi_agree does under MPI, over the communicator
+ * itself, before the first measured collective: every rank's options against rank 0's (an AllGather with
+ * the default plan, whatever --algo says) plus every rank's verdict so far (rc), so that ranks started
+ * differently stop together with exit 2 instead of rank 0 printing a passing table and failing after it.
+ * The agreed exit code; *why: the reason (for -J). */
+static int agree_options(const opts *o, tt_comm *c, int rc, char *why, size_t whyn)
+{
+    int me = tt_comm_rank(c), n = tt_comm_nranks(c);
+    enum { W = MPI_NOPT + 1 };
+    uint64_t mine[W];
+    uint64_t *all = calloc((size_t)n * W, sizeof *all);
+    if (!all) {
+        snprintf(why, whyn, "out of memory comparing the options of the ranks");
+        return EXIT_RUNTIME;
+    }
+    mpi_opt_values(o, mine);
+    mine[MPI_NOPT] = (uint64_t)rc;
+    tt_status st = tt_allgather(mine, all, W, TT_UINT64, c);
+    if (st == TT_OK)
+        st = tt_comm_wait(c);
+    if (st != TT_OK) {
+        snprintf(why, whyn, "comparing the options of the ranks: %s", tt_error_message());
+        fprintf(stderr, "topo-exec: %s\n", why);
+        free(all);
+        return EXIT_RUNTIME;
+    }
+    int out = 0;
+    for (int r = 1; r < n; r++)
+        for (int i = 0; i < MPI_NOPT; i++)
+            if (all[(size_t)r * W + i] != all[i]) {
+                char a[64], b[64];
+                mpi_opt_text(i, all[(size_t)r * W + i], a, sizeof a);
+                mpi_opt_text(i, all[i], b, sizeof b);
+                snprintf(why, whyn, "rank %d: option %s is %s there but %s on rank 0; start every rank with the "
+                         "same options (nothing measured)", r, mpi_opt_name[i], a, b);
+                if (me == 0 || me == r)
+                    fprintf(stderr, "topo-exec: %s\n", why);
+                out = EXIT_USAGE;
+                r = n; /* the first difference is enough */
+                break;
+            }
+    for (int r = 0; !out && r < n; r++)
+        if (all[(size_t)r * W + MPI_NOPT]) {
+            out = (int)all[(size_t)r * W + MPI_NOPT];
+            snprintf(why, whyn, "nothing measured: rank %d refused to start (exit %d; its message is on its "
+                     "standard error)", r, out);
+            if (me == 0 && r != me)
+                fprintf(stderr, "topo-exec: %s\n", why);
+        }
+    free(all);
+    return out;
+}
+
+/* Whether this process writes -J: rank 0, as far as known before the rendezvous (MPI: after it). */
+static int json_writer_hint(const opts *o)
+{
+    if (o->mp == 0)
+        return 1;
+    if (o->mp == 1)
+        return o->rank == 0;
+    if (o->mp == 2) {
+        const char *rv = NULL;
+        tt_env_rank_vars(&rv, NULL);
+        const char *v = rv ? getenv(rv) : NULL;
+        return v && !strcmp(v, "0");
     }
     return 0;
 }
@@ -313,18 +383,39 @@ int main(int argc, char **argv)
     pthread_mutex_init(&sh.mu, NULL);
     int nranks;
     tt_comm **comms = NULL;
-    if ((rc = open_comms(&o, &comms, &nranks)))
+    /* -J is checked before anything is measured; in the rendezvous modes rank 0 still joins, so that every
+     * rank stops at once with the reason (agree_options) instead of waiting for it until the deadline */
+    int jrc = o.json && json_writer_hint(&o) ? tt_cli_exec_json_probe(o.json) : 0;
+    if (jrc && !o.mp)
+        return jrc;
+    char why[640] = "";
+    if ((rc = open_comms(&o, &comms, &nranks))) {
+        /* a failed rendezvous still leaves its reason in -J (replacing an older file, never a stale success) */
+        if (o.json && !jrc && json_writer_hint(&o))
+            tt_cli_exec_write_json(&o, NULL, 0, tt_error_message(), o.mp == 1 ? o.nranks : 0, "none", 0, 0, start);
         return rc;
+    }
     int me = tt_comm_rank(comms[0]), nlocal = o.mp ? 1 : nranks, fatal;
     const char *transport = tt_comm_transport(comms[0]);
+    int jwrite = me == 0 && o.json && !jrc; /* -J still to write on every way out */
+    if (o.mp == 3 && me == 0 && o.json && !jrc)
+        jrc = tt_cli_exec_json_probe(o.json), jwrite = !jrc;
+    if (o.mp == 1 || o.mp == 2) {
+        rc = agree_options(&o, comms[0], jrc, why, sizeof why);
+        if (rc)
+            goto done;
+    }
     rc = check_run(&o, comms, nranks, nlocal, &fatal);
+    if (rc && tt_cli_last_bad()[0])
+        snprintf(why, sizeof why, "%s", tt_cli_last_bad());
     if (fatal)
         goto done;
     if (o.mp == 3) /* MPI: same options everywhere, and all ranks go on or stop together */
-        rc = mpi_agree(&o, me, nranks, rc);
+        rc = mpi_agree(&o, me, nranks, rc ? rc : jrc);
     if (rc)
         goto done;
     if (o.val.on) {
+        jwrite = 0; /* --validate writes its own -J */
         rc = tt_cli_validate_host(&o.val, &sweep, comms, nlocal);
         goto done;
     }
@@ -351,11 +442,18 @@ int main(int argc, char **argv)
         if (o.json) {
             int jr = tt_cli_exec_write_json(&o, sh.rows, sh.nrows, sh.failed ? sh.err : NULL, nranks, transport, avg,
                                             oob, start);
+            jwrite = 0;
             if (jr && !rc)
                 rc = jr;
         }
     }
 done:
+    if (jwrite && rc) { /* stopped before the sweep: the reason, with no results */
+        if (!why[0])
+            snprintf(why, sizeof why, "nothing measured: stopped before the first collective (exit %d; the reason is "
+                     "on standard error)", rc);
+        tt_cli_exec_write_json(&o, NULL, 0, why, nranks, transport, 0, 0, start);
+    }
     for (int r = 0; r < nlocal; r++) {
         if (tt_comm_destroy(comms[r]) != TT_OK && !rc && !sh.failed) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());

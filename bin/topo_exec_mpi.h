@@ -16,14 +16,8 @@
 #ifndef TOPO_EXEC_MPI_H
 #define TOPO_EXEC_MPI_H
 
-#ifdef TT_HAVE_MPI
-#include <mpi.h>
-
-#include "tt_exec_mpi.h"
-
-#define TOPO_EXEC_HAVE_MPI 1
-
-/* the options every rank must share, with their names */
+/* the options every rank must share, with their names (MPI mode: mpi_agree; rendezvous modes:
+ * agree_options in topo-exec.c) */
 enum { MPI_NOPT = 15 };
 static const char *const mpi_opt_name[MPI_NOPT] = {
     "-t (collective)", "-b (minbytes)", "-e (maxbytes)", "-i (stepbytes)", "-f (stepfactor)",
@@ -50,6 +44,13 @@ static void mpi_opt_text(int i, uint64_t v, char *b, size_t n)
     default: snprintf(b, n, "%llu", (unsigned long long)v); break;
     }
 }
+
+#ifdef TT_HAVE_MPI
+#include <mpi.h>
+
+#include "tt_exec_mpi.h"
+
+#define TOPO_EXEC_HAVE_MPI 1
 
 static int mpi_up;
 typedef struct {

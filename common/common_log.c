@@ -1,6 +1,7 @@
 /* common_log.c - leveled logging controlled by TOPOTUNE_DEBUG*. */
 #include "tt_common.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@ static void tt_log_read_env(void)
             tt_log_level_cur = TT_LOG_INFO;
         else if (!strcasecmp(lvl, "TRACE") || !strcasecmp(lvl, "DEBUG"))
             tt_log_level_cur = TT_LOG_TRACE;
+        else if (*lvl && strcasecmp(lvl, "WARN"))
+            /* a typo must not silently leave the user without the output asked for */
+            fprintf(stderr, "topotune WARN log: TOPOTUNE_DEBUG='%.60s' is not a level (NONE or 0, WARN, INFO, "
+                            "TRACE or DEBUG); using WARN\n", lvl);
     }
     tt_log_subsys[0] = '\0';
     if (sub)
@@ -39,6 +44,9 @@ static void tt_log_read_env(void)
         FILE *f = fopen(file, "a");
         if (f)
             tt_log_stream = f;
+        else
+            fprintf(stderr, "topotune WARN log: TOPOTUNE_DEBUG_FILE='%.200s' cannot be opened (%s); logging to "
+                            "standard error\n", file, strerror(errno));
     }
 }
 

@@ -237,6 +237,12 @@ tt_status tt_read_file(const char *path, size_t max_bytes, char **data, size_t *
     f = (!strcmp(path, "-")) ? stdin : fopen(path, "rb");
     if (!f)
         return tt_error_set(TT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (f != stdin)
+            fclose(f);
+        return tt_error_set(TT_ERR_IO, "%s: is a directory, not a file", path);
+    }
     for (;;) {
         size_t got;
         if (n + 65536 + 1 > cap) {
@@ -264,10 +270,11 @@ tt_status tt_read_file(const char *path, size_t max_bytes, char **data, size_t *
             break;
     }
     if (ferror(f)) {
+        int e = errno;
         free(buf);
         if (f != stdin)
             fclose(f);
-        return tt_error_set(TT_ERR_IO, "%s: read error", path);
+        return tt_error_set(TT_ERR_IO, "%s: read error: %s", path, strerror(e));
     }
     if (f != stdin)
         fclose(f);

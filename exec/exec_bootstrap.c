@@ -9,7 +9,7 @@
  *    status and the table of data addresses, or with the error so that no
  *    rank is left waiting.
  * 3. For each pair i < j, rank j connects to rank i's data listener and
- *    introduces itself.  Connecting never waits for the other side's accept
+ *    introduces itself (a data connection, and for i > 0 a control one).  Connecting never waits for the other side's accept
  *    (the kernel queues it), so the mesh cannot deadlock.
  * Every step is bounded by the communicator's timeout. */
 #include "exec_internal.h"
@@ -25,24 +25,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define BOOT_MAGIC 0x54544558u /* "TTEX" */
-#define BOOT_VERSION 1u
+#define BOOT_VERSION 2u /* 2: job identity, kind, pid (issue #16) */
 #define ID_PREFIX "TTID1 "
 
 typedef struct {
     uint32_t magic, version;
-    uint64_t nonce;
+    uint64_t nonce;      /* the job's nonce (0 in a rendezvous hello of a --master/MASTER_ADDR id) */
+    uint64_t job;        /* hash of the launcher's job id (job_identity), 0: none */
     int32_t rank, nranks;
     char host[64];
     int32_t port;
+    int32_t kind;        /* mesh: 0 data, 1 control */
+    int32_t pid;
+    char jobname[60];    /* the job id as text, for messages */
 } boot_hello;
 
 typedef struct {
-    int32_t status;
+    int32_t status;      /* 0 ok, 1 the job fails, 2 this process is refused (another job) */
+    uint64_t nonce;      /* the job's nonce, agreed here */
     char msg[400];
 } boot_reply;
 
@@ -268,25 +274,6 @@ static tt_status connect_retry(const char *host, int port, int64_t deadline, int
                         what, host, port, last_err ? strerror(last_err) : "timed out");
 }
 
-static tt_status accept_deadline(int lfd, int64_t deadline, int *out)
-{
-    for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0) {
-            set_nonblock(fd);
-            *out = fd;
-            return TT_OK;
-        }
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            return tt_error_set(TT_ERR_SYSTEM, "accept: %s", strerror(errno));
-        int64_t left = deadline - exec_now_ms();
-        if (left <= 0)
-            return tt_error_set(TT_ERR_TIMEOUT, "timed out");
-        struct pollfd p = {lfd, POLLIN, 0};
-        poll(&p, 1, left > 100 ? 100 : (int)left);
-    }
-}
-
 static void local_host_of(int fd, char *host, size_t n, const char *fallback)
 {
     struct sockaddr_storage ss;
@@ -297,8 +284,168 @@ static void local_host_of(int fd, char *host, size_t n, const char *fallback)
     snprintf(host, n, "%s", fallback);
 }
 
+/* ---- job identity (issue #16 item 2) ----
+ * The launcher's job id where there is one: a rank of another job that reaches this rendezvous port
+ * (a leftover of an earlier run) is refused and logged, and the job's own rank still joins.  Without
+ * one, rank 0 draws a nonce at the rendezvous that every later connection (data mesh, control mesh,
+ * shared-memory names) must carry. */
+static uint64_t job_identity(char *name, size_t n)
+{
+    static const char *const vars[] = {"TOPOTUNE_JOB_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
+                                       "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"};
+    name[0] = '\0';
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !*v || !strcmp(v, "none")) /* torchrun's default --rdzv-id is "none": no identity */
+            continue;
+        const char *step = i == 1 ? getenv("SLURM_STEP_ID") : NULL;
+        snprintf(name, n, "%s=%s%s%s", vars[i], v, step ? "." : "", step ? step : "");
+        uint64_t h = 1469598103934665603ull; /* FNV-1a of the text */
+        for (const char *p = name; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        return h ? h : 1;
+    }
+    return 0;
+}
+
+static void hello_init(boot_hello *h, const tt_comm *comm, uint64_t nonce, int kind)
+{
+    memset(h, 0, sizeof *h); /* padding too: the struct goes on the wire */
+    h->magic = BOOT_MAGIC;
+    h->version = BOOT_VERSION;
+    h->nonce = nonce;
+    h->rank = comm->rank;
+    h->nranks = comm->nranks;
+    h->kind = kind;
+    h->pid = (int32_t)getpid();
+    h->job = job_identity(h->jobname, sizeof h->jobname);
+}
+
+/* ---- hellos read concurrently (issue #16 item 1) ----
+ * A listener's connections are read side by side, each with a short limit of its own: a health probe, a
+ * port scanner, `nc` or an HTTP request is dropped and logged, and never holds up the ranks behind it. */
+#define HELLO_MS 2000 /* a rank sends its hello right after connecting: 2 s is generous */
+#define PEND_MAX 64
+
+typedef struct {
+    int fd;
+    int64_t t0;
+    size_t got;
+    boot_hello h;
+    char peer[64];
+} pend_conn;
+
+typedef struct {
+    int lfd;
+    const char *where; /* "rendezvous 127.0.0.1:29500", "rank 2: data listener" */
+    pend_conn p[PEND_MAX];
+    int np;
+    int dropped;
+    char last_drop[200];
+} hello_wait;
+
+static void peer_name(int fd, char *buf, size_t n)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char h[64] = "?", s[16] = "?";
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, s, sizeof s, NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(buf, n, "%s:%s", h, s);
+}
+
+static void pend_drop(hello_wait *w, int i, const char *why)
+{
+    w->dropped++;
+    snprintf(w->last_drop, sizeof w->last_drop, "%s %s", w->p[i].peer, why);
+    TT_WARN("exec", "%s: dropped a connection from %s: %s", w->where, w->p[i].peer, why);
+    close(w->p[i].fd);
+    w->p[i] = w->p[--w->np];
+}
+
+/* The next complete hello of a topotune rank (magic and version checked); TT_ERR_TIMEOUT at the deadline. */
+static tt_status next_hello(hello_wait *w, int64_t deadline, int hello_ms, int *fd_out, boot_hello *h_out)
+{
+    for (;;) {
+        int64_t now = exec_now_ms();
+        for (int i = w->np - 1; i >= 0; i--)
+            if (now - w->p[i].t0 > hello_ms) {
+                char why[96];
+                snprintf(why, sizeof why, "no hello within %d ms (%zu of %zu bytes; a probe or scanner?)", hello_ms,
+                         w->p[i].got, sizeof w->p[i].h);
+                pend_drop(w, i, why);
+            }
+        if (now >= deadline)
+            return TT_ERR_TIMEOUT;
+        struct pollfd pfd[PEND_MAX + 1];
+        pfd[0] = (struct pollfd){w->lfd, POLLIN, 0};
+        for (int i = 0; i < w->np; i++)
+            pfd[i + 1] = (struct pollfd){w->p[i].fd, POLLIN, 0};
+        int64_t left = deadline - now;
+        poll(pfd, (nfds_t)w->np + 1, left > 50 ? 50 : (int)left);
+        for (;;) { /* every connection waiting in the backlog */
+            int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd < 0)
+                break;
+            set_nonblock(fd);
+            if (w->np == PEND_MAX) /* flooded: the oldest makes room */
+                pend_drop(w, 0, "too many connections without a hello");
+            pend_conn *c = &w->p[w->np++];
+            memset(c, 0, sizeof *c);
+            c->fd = fd;
+            c->t0 = exec_now_ms();
+            peer_name(fd, c->peer, sizeof c->peer);
+        }
+        for (int i = w->np - 1; i >= 0; i--) {
+            pend_conn *c = &w->p[i];
+            ssize_t r = recv(c->fd, (char *)&c->h + c->got, sizeof c->h - c->got, MSG_DONTWAIT);
+            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                pend_drop(w, i, "closed before a complete hello");
+                continue;
+            }
+            if (r > 0)
+                c->got += (size_t)r;
+            if (c->got >= sizeof c->h.magic && c->h.magic != BOOT_MAGIC) {
+                unsigned char *b = (unsigned char *)&c->h;
+                char why[96];
+                snprintf(why, sizeof why, "not a topotune rank (first bytes %02x %02x %02x %02x%s)", b[0], b[1], b[2],
+                         b[3], !memcmp(b, "GET ", 4) || !memcmp(b, "HEAD", 4) || !memcmp(b, "POST", 4) ? ": HTTP" : "");
+                pend_drop(w, i, why);
+                continue;
+            }
+            if (c->got >= 8 && c->h.version != BOOT_VERSION) {
+                char why[96];
+                snprintf(why, sizeof why, "a topotune rank of another version (protocol %u, this one %u)",
+                         c->h.version, BOOT_VERSION);
+                pend_drop(w, i, why);
+                continue;
+            }
+            if (c->got == sizeof c->h) {
+                *fd_out = c->fd;
+                *h_out = c->h;
+                h_out->host[sizeof h_out->host - 1] = '\0';
+                h_out->jobname[sizeof h_out->jobname - 1] = '\0';
+                w->p[i] = w->p[--w->np];
+                return TT_OK;
+            }
+        }
+    }
+}
+
+static void hello_wait_close(hello_wait *w)
+{
+    for (int i = 0; i < w->np; i++)
+        close(w->p[i].fd);
+    w->np = 0;
+}
+
+static int hello_limit(const tt_comm *comm)
+{
+    return comm->timeout_ms > 0 && comm->timeout_ms < HELLO_MS ? comm->timeout_ms : HELLO_MS;
+}
+
 /* Rank 0: collect hellos, check, answer everyone. */
-static tt_status boot_master(tt_comm *comm, const exec_boot_id *id, boot_addr *table, int64_t deadline)
+static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, int64_t deadline)
 {
     int n = comm->nranks;
     int lfd = exec_boot_take_listener(id->port), port;
@@ -308,37 +455,69 @@ static tt_status boot_master(tt_comm *comm, const exec_boot_id *id, boot_addr *t
             return tt_error_prefix(st, "rank 0: rendezvous");
     }
     int *fds = calloc((size_t)n, sizeof *fds);
-    if (!fds) {
+    int32_t *pids = calloc((size_t)n, sizeof *pids);
+    if (!fds || !pids) {
+        free(fds);
+        free(pids);
         close(lfd);
         return tt_error_set(TT_ERR_NOMEM, "rendezvous");
     }
+    char myjob[60];
+    uint64_t job = job_identity(myjob, sizeof myjob);
+    /* the job's nonce: tt_get_unique_id's, else drawn now */
+    uint64_t nonce = id->nonce;
+    while (!nonce && getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce)
+        nonce = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ (uint64_t)exec_now_ms();
+    hello_wait w;
+    memset(&w, 0, sizeof w);
+    w.lfd = lfd;
+    char where[128];
+    snprintf(where, sizeof where, "rank 0: rendezvous %s:%d", id->host, id->port);
+    w.where = where;
     tt_status st = TT_OK;
     char err[400] = "";
-    int got = 1;
+    int got = 1, foreign = 0;
+    char foreign_desc[200] = "";
     while (got < n) {
         int fd;
-        st = accept_deadline(lfd, deadline, &fd);
+        boot_hello h;
+        st = next_hello(&w, deadline, hello_limit(comm), &fd, &h);
         if (st != TT_OK) {
-            char miss[256] = "";
+            char miss[256] = "", extra[440] = "";
             size_t len = 0;
             for (int r = 1; r < n; r++)
                 if (!fds[r])
                     len += (size_t)snprintf(miss + len, len < sizeof miss ? sizeof miss - len : 0,
                                             "%s%d", len ? ", " : "", r);
-            snprintf(err, sizeof err, "rendezvous at %s:%d: timed out after %d ms: rank(s) %s never connected",
-                     id->host, id->port, comm->timeout_ms, miss);
+            if (foreign)
+                snprintf(extra, sizeof extra, "; refused %d process(es) of another job (last: %s)", foreign,
+                         foreign_desc);
+            else if (w.dropped)
+                snprintf(extra, sizeof extra, "; dropped %d connection(s) that were not topotune ranks (last: %.200s)",
+                         w.dropped, w.last_drop);
+            snprintf(err, sizeof err, "rendezvous at %s:%d: timed out after %d ms: rank(s) %s never connected%s",
+                     id->host, id->port, comm->timeout_ms, miss, extra);
             st = TT_ERR_TIMEOUT;
             break;
         }
-        boot_hello h;
-        if (io_full(fd, &h, sizeof h, 0, deadline, "hello") != TT_OK || h.magic != BOOT_MAGIC ||
-            h.version != BOOT_VERSION || h.nonce != id->nonce) {
-            TT_WARN("exec", "rendezvous %s:%d: ignoring a connection that is not one of our ranks",
-                    id->host, id->port);
+        if (h.nonce != id->nonce || h.job != job) {
+            /* another job's rank: refused alone, with the reason; this job goes on waiting for its own */
+            boot_reply rep;
+            memset(&rep, 0, sizeof rep);
+            rep.status = 2;
+            snprintf(rep.msg, sizeof rep.msg,
+                     "this process (%s) is not part of the job at this rendezvous (%s): a leftover of an earlier "
+                     "job on the same port?",
+                     h.job ? h.jobname : "no job id", job ? myjob : "no job id");
+            io_full(fd, &rep, sizeof rep, 1, exec_now_ms() + 200, "reply");
             close(fd);
+            foreign++;
+            snprintf(foreign_desc, sizeof foreign_desc, "rank %d pid %d on %.60s, %.60s", h.rank, h.pid, h.host,
+                     h.job ? h.jobname : "no job id");
+            TT_WARN("exec", "%s: refused a process of another job: %s (this job: %s)", where, foreign_desc,
+                    job ? myjob : "no job id");
             continue;
         }
-        h.host[sizeof h.host - 1] = '\0';
         if (h.nranks != n)
             snprintf(err, sizeof err, "rendezvous: rank %d was started with %d ranks, rank 0 with %d",
                      h.rank, h.nranks, n);
@@ -346,9 +525,15 @@ static tt_status boot_master(tt_comm *comm, const exec_boot_id *id, boot_addr *t
             snprintf(err, sizeof err, "rendezvous: a process claims rank %d, valid ranks are 0..%d",
                      h.rank, n - 1);
         else if (fds[h.rank])
-            snprintf(err, sizeof err, "rendezvous: two processes claim rank %d", h.rank);
+            snprintf(err, sizeof err,
+                     "rendezvous: two processes claim rank %d (pids %d and %d on %s and %s): a leftover of an earlier "
+                     "job? give each job an identity (TOPOTUNE_JOB_ID, or the launcher's SLURM_JOB_ID / "
+                     "TORCHELASTIC_RUN_ID)",
+                     h.rank, pids[h.rank], h.pid, table[h.rank].host, h.host);
         if (err[0]) {
-            boot_reply rep = {1, ""};
+            boot_reply rep;
+            memset(&rep, 0, sizeof rep);
+            rep.status = 1;
             snprintf(rep.msg, sizeof rep.msg, "%s", err);
             io_full(fd, &rep, sizeof rep, 1, deadline, "reply");
             close(fd);
@@ -356,11 +541,16 @@ static tt_status boot_master(tt_comm *comm, const exec_boot_id *id, boot_addr *t
             break;
         }
         fds[h.rank] = fd;
+        pids[h.rank] = h.pid;
         memcpy(table[h.rank].host, h.host, sizeof h.host);
         table[h.rank].port = h.port;
         got++;
     }
-    boot_reply rep = {st == TT_OK ? 0 : 1, ""};
+    hello_wait_close(&w);
+    boot_reply rep;
+    memset(&rep, 0, sizeof rep);
+    rep.status = st == TT_OK ? 0 : 1;
+    rep.nonce = nonce;
     snprintf(rep.msg, sizeof rep.msg, "%s", err);
     for (int r = 1; r < n; r++) {
         if (!fds[r])
@@ -372,13 +562,15 @@ static tt_status boot_master(tt_comm *comm, const exec_boot_id *id, boot_addr *t
             close(fds[r]);
     }
     free(fds);
+    free(pids);
     close(lfd);
     if (st != TT_OK)
         return tt_error_set(st, "rank 0: %s", err);
+    id->nonce = nonce;
     return TT_OK;
 }
 
-static tt_status boot_worker(tt_comm *comm, const exec_boot_id *id, boot_addr *table,
+static tt_status boot_worker(tt_comm *comm, exec_boot_id *id, boot_addr *table,
                              const char *my_host, int my_port, int64_t deadline)
 {
     int fd;
@@ -388,12 +580,7 @@ static tt_status boot_worker(tt_comm *comm, const exec_boot_id *id, boot_addr *t
     if (st != TT_OK)
         return st;
     boot_hello h;
-    memset(&h, 0, sizeof h); /* padding too: the struct goes on the wire */
-    h.magic = BOOT_MAGIC;
-    h.version = BOOT_VERSION;
-    h.nonce = id->nonce;
-    h.rank = comm->rank;
-    h.nranks = comm->nranks;
+    hello_init(&h, comm, id->nonce, 0);
     h.port = my_port;
     snprintf(h.host, sizeof h.host, "%s", my_host);
     boot_reply rep;
@@ -406,20 +593,33 @@ static tt_status boot_worker(tt_comm *comm, const exec_boot_id *id, boot_addr *t
     } else if (st == TT_OK) {
         st = io_full(fd, table, sizeof *table * (size_t)comm->nranks, 0, deadline, what);
     }
-    if (st == TT_OK)
+    if (st == TT_OK) {
         comm->ctl[0] = fd; /* kept: the failure-report channel (exec_ctl.c) */
-    else
+        id->nonce = rep.nonce; /* the job's, from now on */
+    } else {
         close(fd);
+    }
     return st;
 }
 
-tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id)
+/* Whether RLIMIT_NOFILE allows `need` descriptors (raised to the hard limit when it does not). */
+static void fd_room(int need)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)need) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (rlim_t)need ? (rlim_t)need : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id)
 {
     int n = comm->nranks, me = comm->rank;
     int64_t deadline = exec_now_ms() + comm->timeout_ms;
     boot_addr *table = calloc((size_t)n, sizeof *table);
     if (!table)
         return tt_error_set(TT_ERR_NOMEM, "rendezvous table");
+    fd_room(2 * n + 256); /* a data and a control connection per peer */
     /* data listener on the address that reaches the rendezvous */
     char my_host[64];
     snprintf(my_host, sizeof my_host, "%s", id->host);
@@ -450,56 +650,67 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id)
          * (e.g. "rank 2 never connected") arrives before this rank gives up */
         st = boot_worker(comm, id, table, my_host, lport, deadline + 1000);
     }
-    /* mesh: connect to lower ranks, accept higher ranks */
+    /* mesh: connect to lower ranks, accept higher ranks.  Each pair gets a data connection and, between
+     * ranks other than 0 (whose rendezvous sockets serve), a control connection: failure reports go from
+     * every rank to every rank directly, so a stopped rank 0 cannot hide who is stuck (exec_ctl.c) */
     for (int p = 0; st == TT_OK && p < me; p++) {
-        char what[128];
-        int fd;
-        snprintf(what, sizeof what, "rank %d: connecting to rank %d", me, p);
-        table[p].host[sizeof table[p].host - 1] = '\0';
-        st = connect_retry(table[p].host, table[p].port, deadline, &fd, what);
-        if (st != TT_OK)
-            break;
-        boot_hello h;
-        memset(&h, 0, sizeof h); /* padding too: the struct goes on the wire */
-        h.magic = BOOT_MAGIC;
-        h.version = BOOT_VERSION;
-        h.nonce = id->nonce;
-        h.rank = me;
-        h.nranks = n;
-        st = io_full(fd, &h, sizeof h, 1, deadline, what);
-        if (st == TT_OK && !(comm->conns[p] = exec_tcp_conn_new(fd, p)))
-            st = tt_error_set(TT_ERR_NOMEM, "tcp connection");
-        if (st != TT_OK)
-            close(fd);
+        for (int kind = 0; st == TT_OK && kind < (p > 0 ? 2 : 1); kind++) {
+            char what[128];
+            int fd;
+            snprintf(what, sizeof what, "rank %d: connecting to rank %d", me, p);
+            table[p].host[sizeof table[p].host - 1] = '\0';
+            st = connect_retry(table[p].host, table[p].port, deadline, &fd, what);
+            if (st != TT_OK)
+                break;
+            boot_hello h;
+            hello_init(&h, comm, id->nonce, kind);
+            st = io_full(fd, &h, sizeof h, 1, deadline, what);
+            if (st == TT_OK && kind == 1)
+                comm->ctl[p] = fd;
+            else if (st == TT_OK && !(comm->conns[p] = exec_tcp_conn_new(fd, p)))
+                st = tt_error_set(TT_ERR_NOMEM, "tcp connection");
+            if (st != TT_OK)
+                close(fd);
+        }
     }
-    for (int k = me + 1; st == TT_OK && k < n; k++) {
+    hello_wait w;
+    memset(&w, 0, sizeof w);
+    w.lfd = lfd;
+    char where[64];
+    snprintf(where, sizeof where, "rank %d: data listener", me);
+    w.where = where;
+    int want = (n - 1 - me) * (me > 0 ? 2 : 1), have = 0;
+    while (st == TT_OK && have < want) {
         int fd;
-        st = accept_deadline(lfd, deadline, &fd);
+        boot_hello h;
+        st = next_hello(&w, deadline, hello_limit(comm), &fd, &h);
         if (st != TT_OK) {
             char miss[256] = "";
             size_t len = 0;
             for (int r = me + 1; r < n; r++)
-                if (!comm->conns[r])
+                if (!comm->conns[r] || (me > 0 && comm->ctl[r] < 0))
                     len += (size_t)snprintf(miss + len, len < sizeof miss ? sizeof miss - len : 0,
                                             "%s%d", len ? ", " : "", r);
             st = tt_error_set(TT_ERR_TIMEOUT, "rank %d: rank(s) %s did not connect before the deadline",
                               me, miss);
             break;
         }
-        boot_hello h;
-        st = io_full(fd, &h, sizeof h, 0, deadline, "mesh hello");
-        if (st == TT_OK && (h.magic != BOOT_MAGIC || h.nonce != id->nonce || h.rank <= me ||
-                            h.rank >= n || comm->conns[h.rank])) {
-            TT_WARN("exec", "rank %d: ignoring a stray connection on the data listener", me);
+        if (h.nonce != id->nonce || h.rank <= me || h.rank >= n || h.kind < 0 || h.kind > (me > 0 ? 1 : 0) ||
+            (h.kind == 0 ? comm->conns[h.rank] != NULL : comm->ctl[h.rank] >= 0)) {
+            TT_WARN("exec", "rank %d: ignoring a stray connection on the data listener (claims rank %d, %s)", me,
+                    h.rank, h.nonce != id->nonce ? "another job" : "not expected");
             close(fd);
-            k--;
             continue;
         }
-        if (st == TT_OK && !(comm->conns[h.rank] = exec_tcp_conn_new(fd, h.rank)))
-            st = tt_error_set(TT_ERR_NOMEM, "tcp connection");
-        if (st != TT_OK)
+        if (h.kind == 1)
+            comm->ctl[h.rank] = fd;
+        else if (!(comm->conns[h.rank] = exec_tcp_conn_new(fd, h.rank))) {
             close(fd);
+            st = tt_error_set(TT_ERR_NOMEM, "tcp connection");
+        }
+        have++;
     }
+    hello_wait_close(&w);
     close(lfd);
     free(table);
     return st;

@@ -1,17 +1,19 @@
 /* exec_ctl.c - failure reports between process ranks.
  *
- * The rendezvous sockets stay open as a star around rank 0.  A rank whose
- * collective fails writes its message (one fixed-size record) to rank 0;
- * rank 0 fails in turn and writes its own message, which quotes the first,
- * to every rank.  Ranks waiting in a collective watch these sockets, so a
- * rank far from the trouble reports the original cause ("... timed out
- * waiting for rank 3") instead of "lost connection to <the neighbour that
- * just gave up>".  Best effort: records are written without blocking, and a
- * socket that closes is ignored here (the data connections detect deaths).
+ * Every pair of ranks keeps a control socket (rank 0's are the rendezvous
+ * sockets, the others' come with the data mesh, exec_bootstrap.c).  A rank
+ * whose collective fails writes its message (one fixed-size record) to every
+ * other rank directly, with no relay: a rank that is stopped or dead, rank 0
+ * included, cannot keep the others from hearing each other.  Ranks waiting
+ * in a collective watch these sockets, so a rank far from the trouble reports
+ * the original cause ("... timed out waiting for rank 3") instead of "lost
+ * connection to <the neighbour that just gave up>".  Best effort: records are
+ * written without blocking, and a socket that closes is ignored here (the
+ * data connections detect deaths).
  *
- * Timeouts: a rank that times out reports which rank it waits for; rank 0
- * relays every report to all ranks; a rank inside a collective that sees such
- * a report reports its own wait at once.  Within a short grace every rank so
+ * Timeouts: a rank that times out reports which rank it waits for to every
+ * rank; a rank inside a collective that sees such a report reports its own
+ * wait at once.  Within a short grace every rank so
  * learns the whole wait-for chain ("2 waits for 1, 1 for 0, 0 for 3") and
  * names its end - the rank that reports nothing, i.e. the stuck one - instead
  * of its own neighbour. */
@@ -48,18 +50,6 @@ void exec_ctl_report(tt_comm *comm, const char *msg, int waited_for, int cause)
         /* the record is small: it fits a socket buffer; a short write is
          * not retried (the peer may be gone) */
         ssize_t w = send(fd, &rec, sizeof rec, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)w;
-    }
-}
-
-/* Rank 0: pass a report from rank `from` on to every other rank. */
-static void relay(tt_comm *comm, const ctl_rec *rec, int from)
-{
-    for (int r = 1; r < comm->nranks; r++) {
-        int fd = comm->ctl[r];
-        if (fd < 0 || r == from)
-            continue;
-        ssize_t w = send(fd, rec, sizeof *rec, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)w;
     }
 }
@@ -111,8 +101,6 @@ tt_status exec_ctl_check(tt_comm *comm, int ignore_cause)
             rec.msg[sizeof rec.msg - 1] = '\0';
             if (rec.origin < 0 || rec.origin >= comm->nranks || rec.waited_for >= comm->nranks)
                 continue; /* garbled */
-            if (comm->rank == 0 && rec.origin != 0)
-                relay(comm, &rec, r);
             if (rec.origin == comm->rank)
                 continue; /* my own report, relayed back */
             if (rec.waited_for >= 0) { /* a wait that timed out: learn it, let the caller report its own */

@@ -70,15 +70,15 @@ struct tt_comm {
     int *peer_pid;           /* [nranks] process ids (process ranks, from exec_host_exchange), else NULL */
     char tp_desc[64];        /* transports in use ("shm+tcp"), set by exec_comm_start */
 
-    int *ctl;                /* [nranks] failure-report sockets (rank 0: to every rank,
-                                others: to rank 0), -1 when none; see exec_ctl.c */
+    int *ctl;                /* [nranks] failure-report sockets to every other rank (a full
+                                mesh), -1 when none; see exec_ctl.c */
     int ctl_cause;           /* cause rank of the last report accepted */
     int *ctl_waits;          /* [nranks] rank r's reported wait target (-1: none known): the
                                 wait-for chain that names a stuck rank (exec_ctl.c) */
 
     exec_world *world;       /* threads mode */
     /* tcp mode */
-    const void *boot;        /* exec_boot_id during init */
+    void *boot;              /* exec_boot_id during init */
 
     /* scratch of the worker */
     unsigned char *scratch;
@@ -168,7 +168,7 @@ typedef struct {
 } exec_boot_id;
 tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out);
 int exec_boot_take_listener(int port);  /* fd pre-bound by tt_get_unique_id, or -1 */
-tt_status exec_tcp_bootstrap(tt_comm *comm, const exec_boot_id *id);
+tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id); /* id->nonce: the job's, after it */
 exec_conn *exec_tcp_conn_new(int fd, int peer);
 int exec_tcp_conn_fd(exec_conn *c);
 /* Blocking-with-deadline transfer on a connection during a transport's setup (shm, ib): errors name

@@ -10,12 +10,15 @@
  * shared-memory segment holding the pair's two rings.  The lower rank creates
  * the segment (shm_open + posix_fallocate, so a full /dev/shm is an error now,
  * not a SIGBUS later), the higher rank maps it and acknowledges over TCP, and
- * the lower rank unlinks the name at once: from then on no name is left in
- * /dev/shm whatever happens to the processes (kill -9 included).  Every error
+ * both unlink the name at once: from then on no name is left in /dev/shm
+ * whatever happens to the processes (kill -9 included).  A creator killed
+ * before its peer opened the name leaves it; the next run on the host removes
+ * such names once their creator's pid is gone (shm_clean_orphans_once).  Every error
  * path before that unlinks too.  The TCP connection stays open as the
  * liveness channel (a peer's hang-up is seen by check_peer). */
 #include "exec_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -237,6 +241,41 @@ static tt_status wrap(tt_comm *comm, int p, void *map, size_t len, size_t cap, p
     return TT_OK;
 }
 
+/* Names of segments whose creator is gone (kill -9 between shm_open and its peer's unlink, e.g. during a
+ * long posix_fallocate of a large ring) are removed by the next run on the host: the name holds the
+ * creator's pid ("/tt-<nonce>-<pid>-<lo>-<hi>"); a segment older than SHM_STALE_S whose pid no longer exists
+ * cannot be in anybody's setup any more (setups take far less). */
+#define SHM_STALE_S 10
+static void shm_clean_orphans_once(void)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    time_t now = time(NULL);
+    while (d && (e = readdir(d)) != NULL) {
+        unsigned long long nonce;
+        int pid, lo, hi, used = 0;
+        if (sscanf(e->d_name, "tt-%16llx-%d-%d-%d%n", &nonce, &pid, &lo, &hi, &used) != 4 ||
+            e->d_name[used] != '\0' || pid <= 0)
+            continue;
+        struct stat sb;
+        char path[300];
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        if (stat(path, &sb) != 0 || sb.st_uid != geteuid() || now - sb.st_mtime < SHM_STALE_S)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char name[300];
+        snprintf(name, sizeof name, "/%s", e->d_name);
+        if (shm_unlink(name) == 0)
+            TT_WARN("exec", "removed /dev/shm/%s (%lld bytes): a shared-memory segment left by pid %d, which is gone",
+                    e->d_name, (long long)sb.st_size, pid);
+    }
+    if (d)
+        closedir(d);
+}
+
+static pthread_once_t shm_clean_once = PTHREAD_ONCE_INIT;
+
 /* can_connect: the pair is on one machine (same boot id and host name, see
  * exec_host_exchange). */
 static int shm_can_connect(const tt_comm *comm, int peer, int forced)
@@ -251,6 +290,7 @@ static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int force
     (void)forced;
     if (!comm->boot || !comm->peer_pid)
         return tt_error_set(TT_ERR_INTERNAL, "shm upgrade without the rendezvous and host exchange");
+    pthread_once(&shm_clean_once, shm_clean_orphans_once);
     uint64_t nonce = ((const exec_boot_id *)comm->boot)->nonce;
     int n = comm->nranks, me = comm->rank;
     int64_t deadline = exec_now_ms() + comm->timeout_ms;
@@ -306,6 +346,10 @@ static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int force
             st = tt_error_prefix(TT_ERR_SYSTEM, "rank %d: shared memory with rank %d", me, p);
         else
             ack = 1;
+        /* the name is no longer needed by anybody: unlinked here too, so that a creator killed
+         * before its own unlink (step 4) leaves nothing behind */
+        if (off.status == 0 && off.name[0])
+            shm_unlink(off.name);
         tt_status s2 = io(comm->conns[p], &ack, 1, 1, deadline, me);
         if (st == TT_OK)
             st = s2;

@@ -79,7 +79,7 @@ static tt_status tcp_connect_all(tt_comm *comm)
 {
     if (!comm->boot)
         return tt_error_set(TT_ERR_INTERNAL, "tcp transport without a rendezvous id");
-    const exec_boot_id *id = comm->boot;
+    exec_boot_id *id = comm->boot;
     tt_status st = exec_tcp_bootstrap(comm, id);
     if (st == TT_OK)
         st = exec_transport_upgrade_all(comm); /* shm, ib, ... from the table */

@@ -41,6 +41,9 @@ typedef struct {
     int nkept;           /* elements NCCL would keep */
     busid_ent *bus;
     int nbus, capbus;
+    int ngpu_ranks;      /* GPUs with a valid rank attribute, and the range of those ranks */
+    long long rank_min, rank_max;
+    const tt_xml_node *rank_max_node;
 } vctx;
 
 /* ---------------------------------------------------------------- helpers */
@@ -521,7 +524,19 @@ static void check_gpu(vctx *c, const tt_xml_node *n)
     fill(c, n, TT_ATTR_RANK, "NCCL sets it at run time for the GPU it runs on");
     fill(c, n, TT_ATTR_GDR, "NCCL probes GPUDirect RDMA support at run time");
     get_int(c, n, TT_ATTR_DEV, &v);
-    get_int(c, n, TT_ATTR_RANK, &v);
+    if (get_int(c, n, TT_ATTR_RANK, &v) == 1) {
+        if (v < 0) {
+            add(c, TT_SEV_ERROR, "rank-range", n, "rank=%lld is negative: NCCL ranks are 0 or more", v);
+        } else {
+            if (!c->ngpu_ranks || v < c->rank_min)
+                c->rank_min = v;
+            if (!c->ngpu_ranks || v > c->rank_max) {
+                c->rank_max = v;
+                c->rank_max_node = n;
+            }
+            c->ngpu_ranks++;
+        }
+    }
     if (amd_gpu(n)) {
         tt_amd_model m;
         const char *gcn = tt_xml_get(n, TT_ATTR_GCN);
@@ -680,7 +695,8 @@ typedef struct {
 } dup_ent;
 
 static const char *const dup_keys[][2] = {
-    { TT_ELEM_CPU, TT_ATTR_NUMAID }, { TT_ELEM_NET, TT_ATTR_NAME }, { TT_ELEM_NET, TT_ATTR_DEV }
+    { TT_ELEM_CPU, TT_ATTR_NUMAID }, { TT_ELEM_NET, TT_ATTR_NAME }, { TT_ELEM_NET, TT_ATTR_DEV },
+    { TT_ELEM_GPU, TT_ATTR_RANK }
 };
 
 static int dup_cmp(const void *pa, const void *pb)
@@ -695,7 +711,7 @@ static int dup_cmp(const void *pa, const void *pb)
     return a->node->line - b->node->line;
 }
 
-/* cpu numaid and net name/dev must be unique: NCCL keys nodes by them.
+/* cpu numaid, net name/dev and gpu rank must be unique: NCCL keys nodes by them.
  * Sorted, so that huge hostile files stay O(n log n). */
 static void check_dups(vctx *c, const tt_xml_node *root)
 {
@@ -817,6 +833,13 @@ tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out)
     collect_busids(&c, root);
     walk(&c, root);
     check_dups(&c, root);
+    /* the GPUs of one host hold consecutive NCCL ranks: a rank beyond the count is a typo or a
+     * file pieced together from several hosts */
+    if (c.ngpu_ranks > 0 && c.rank_max - c.rank_min + 1 > c.ngpu_ranks)
+        add(&c, TT_SEV_WARN, "rank-range", c.rank_max_node,
+            "GPU ranks span %lld..%lld but only %d GPUs have a rank: rank %lld is out of range for this host's "
+            "GPUs (NCCL gives one host's GPUs consecutive ranks)",
+            c.rank_min, c.rank_max, c.ngpu_ranks, c.rank_max);
     if (c.nkept > TT_XML_NCCL_MAX_NODES)
         add(&c, TT_SEV_WARN, "too-many-elements", root,
             "%d elements NCCL would load: it holds at most %d per host (\"too many XML nodes\")",

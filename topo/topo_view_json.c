@@ -162,6 +162,21 @@ tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out)
         }
     }
     if (t->paths) {
+        /* bounded output (issue #16 item 8): a small file with thousands of GPUs would otherwise become
+         * hundreds of MB of paths (2000 GPUs: 4 million paths, 620 MB, 5 GB of memory) */
+        long long ngpu = 0, nnet = 0;
+        for (i = 0; i < t->nnodes; i++) {
+            ngpu += t->nodes[i].type == TT_NODE_GPU;
+            nnet += t->nodes[i].type == TT_NODE_NET;
+        }
+        long long npaths = ngpu * (ngpu - 1) + 2 * ngpu * nnet;
+        if (npaths > TT_TOPO_JSON_MAX_PATHS) {
+            cJSON_Delete(root);
+            return tt_error_set(TT_ERR_LIMIT,
+                                "the JSON view would hold %lld paths (%lld GPUs, %lld NICs): more than its limit of "
+                                "%d; use -f matrix, -f native or -f dot for a topology this large",
+                                npaths, ngpu, nnet, TT_TOPO_JSON_MAX_PATHS);
+        }
         for (i = 0; i < t->nnodes; i++) {
             if (t->nodes[i].type != TT_NODE_GPU)
                 continue;

@@ -240,6 +240,8 @@ typedef struct {
 } tt_topo_format;
 const tt_topo_format *tt_topo_format_at(int i);
 tt_status tt_topo_format_write(const char *name, const tt_xml_doc *doc, const tt_topo *t, char **out, size_t *len);
+/* The JSON view refuses (TT_ERR_LIMIT) a topology with more GPU/NIC paths than this (~360 GPUs; ~20 MB). */
+#define TT_TOPO_JSON_MAX_PATHS 131072
 tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out);
 tt_status tt_topo_write_dot(const tt_topo *t, tt_strbuf *out);
 /* GPU/NIC matrix in the style of `nvidia-smi topo -m`. */

@@ -206,7 +206,13 @@ tt_status tt_tune_table_parse(const char *json, const char *name, tt_tune_table 
                               name, i);
             goto out;
         }
-        get_num(e, "channels", &chn);
+        if (cJSON_GetObjectItemCaseSensitive(e, "channels") &&
+            (!get_num(e, "channels", &chn) || !(chn >= 0 && chn <= 64) || chn != (double)(int)chn)) {
+            /* 0 (or no member) is "the library's choice"; anything else must be a channel count NCCL can use */
+            st = tt_error_set(TT_ERR_PARSE, "%s: entries[%d]: channels must be a whole number 0..64 (0: automatic)",
+                              name, i);
+            goto out;
+        }
         t->min_bytes = (uint64_t)mn;
         t->max_bytes = (uint64_t)mx;
         t->channels = chn > 0 && chn <= 64 ? (int)chn : 0;

@@ -237,4 +237,36 @@ fi
 run env PATH=/nonexistent "$TD" -q -i "$FIX/pcie-4gpu.xml" -f svg -o "$TMP/none.svg"
 [ "$RC" -eq 2 ] && grep -q "needs Graphviz's dot" "$TMP/err" && [ ! -e "$TMP/none.svg" ] \
   && ok "--format svg without Graphviz: exit 2 saying what to install, no file" || not_ok "svg without dot (exit $RC: $(cat "$TMP/err"))"
+# --- issue #16: bounded output, -i DIR, GPU ranks in --validate -----------------------
+# 2000 GPUs in a 350 KB file made -f json write 620 MB (5.3 GB of memory, 20 s): 400 GPUs (159600 paths)
+# are refused now, quickly and with the limit named; matrix still works
+python3 - "$TMP/many.xml" <<'PY'
+import sys
+n = 400
+rows = ['<system version="1">', '  <cpu numaid="0" affinity="0000ffff" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">']
+for i in range(n):
+    rows.append('    <pci busid="0000:%02x:%02x.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">'
+                '<gpu dev="%d" sm="90" rank="%d" gdr="1"/></pci>' % (1 + i // 32, i % 32, i, i))
+rows += ['  </cpu>', '</system>']
+open(sys.argv[1], 'w').write('\n'.join(rows) + '\n')
+PY
+t0=$(date +%s%N)
+run "$TD" -q -i "$TMP/many.xml" -f json -o "$TMP/many.json"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$RC" -ne 0 ] && grep -q 'would hold 159600 paths (400 GPUs, 0 NICs): more than its limit' "$TMP/err" && [ ! -s "$TMP/many.json" ] \
+  && ok "400 GPUs: -f json refused in $ms ms naming the path limit, no file" || not_ok "400 GPUs -f json: exit $RC, $(head -c 200 "$TMP/err"), $(wc -c <"$TMP/many.json" 2>/dev/null) bytes"
+run "$TD" -q -i "$TMP/many.xml" -f matrix
+[ "$RC" -eq 0 ] && ok "400 GPUs: -f matrix still works" || not_ok "400 GPUs matrix: exit $RC $(head -c 200 "$TMP/err")"
+run "$TD" -q -i "$TMP" -f json
+[ "$RC" -ne 0 ] && grep -q 'is a directory' "$TMP/err" && ok "-i DIR: 'is a directory', not 'read error'" || not_ok "-i DIR: exit $RC: $(cat "$TMP/err")"
+sed 's/rank="1"/rank="0"/' "$FIX/pcie-4gpu.xml" >"$TMP/dup.xml"
+if grep -q 'rank="0"' "$TMP/dup.xml" && [ "$(grep -c 'rank="0"' "$TMP/dup.xml")" -ge 2 ]; then
+  run "$TD" -i "$TMP/dup.xml" --validate
+  grep -q 'duplicate-id.*rank' "$TMP/out" "$TMP/err" && ok "--validate: a duplicate GPU rank is a finding" || not_ok "duplicate GPU rank: no finding ($(head -c 300 "$TMP/out"))"
+else
+  skip "duplicate GPU rank" "pcie-4gpu.xml has no rank=\"1\""
+fi
+sed 's/rank="3"/rank="17"/' "$FIX/pcie-4gpu.xml" >"$TMP/range.xml"
+run "$TD" -i "$TMP/range.xml" --validate
+grep -q 'rank-range' "$TMP/out" "$TMP/err" && ok "--validate: a GPU rank out of range is a finding" || not_ok "GPU rank 17 of 4: no finding ($(head -c 300 "$TMP/out"))"
 finish

@@ -90,48 +90,54 @@ static int replay_dir(fuzz_fn fn, const char *kind, const char *target)
     return n;
 }
 
-static void replay_target(fuzz_fn fn, const char *target, int min_seeds)
+/* min_regressions: the inputs committed under tests/fuzz/regressions/<target>; fewer found (a wrong
+ * TOPOTUNE_ROOT, a renamed folder) fails instead of passing on nothing replayed */
+static void replay_target(fuzz_fn fn, const char *target, int min_seeds, int min_regressions)
 {
     int seeds = replay_dir(fn, "corpus", target);
     int regressions = replay_dir(fn, "regressions", target);
     print_message("%s: %d seeds, %d regression inputs replayed\n", target, seeds, regressions);
+    if (seeds < min_seeds || regressions < min_regressions)
+        print_message("%s: expected at least %d seeds and %d regression inputs (TOPOTUNE_ROOT=%s)\n", target,
+                      min_seeds, min_regressions, getenv("TOPOTUNE_ROOT") ? getenv("TOPOTUNE_ROOT") : "(unset: .)");
     assert_true(seeds >= min_seeds);
+    assert_true(regressions >= min_regressions);
 }
 
 static void test_replay_xml_read(void **s)
 {
     (void)s;
-    replay_target(tt_fuzz_xml_read_one, "fuzz_xml_read", 10);
+    replay_target(tt_fuzz_xml_read_one, "fuzz_xml_read", 10, 1);
 }
 
 static void test_replay_topo_build(void **s)
 {
     (void)s;
-    replay_target(tt_fuzz_topo_build_one, "fuzz_topo_build", 5);
+    replay_target(tt_fuzz_topo_build_one, "fuzz_topo_build", 5, 0);
 }
 
 static void test_replay_tune_table(void **s)
 {
     (void)s;
-    replay_target(tt_fuzz_tune_table_one, "fuzz_tune_table", 4);
+    replay_target(tt_fuzz_tune_table_one, "fuzz_tune_table", 4, 2);
 }
 
 static void test_replay_measure(void **s)
 {
     (void)s;
-    replay_target(tt_fuzz_measure_one, "fuzz_measure", 3);
+    replay_target(tt_fuzz_measure_one, "fuzz_measure", 3, 0);
 }
 
 static void test_replay_parse_num(void **s)
 {
     (void)s;
-    replay_target(tt_fuzz_parse_num_one, "fuzz_parse_num", 10);
+    replay_target(tt_fuzz_parse_num_one, "fuzz_parse_num", 10, 2);
 }
 
 static void test_replay_scan_hwloc(void **s)
 {
     (void)s;
-    replay_target(tt_fuzz_scan_hwloc_one, "fuzz_scan_hwloc", 3);
+    replay_target(tt_fuzz_scan_hwloc_one, "fuzz_scan_hwloc", 3, 0);
 }
 
 int main(void)

@@ -3,6 +3,8 @@
  * NCCL CSV column order, determinism, explain, env hints.
  */
 #include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -190,6 +192,23 @@ static void test_table_parse_errors(void **state)
                                          "\"entries\":[{\"collective\":\"allreduce\",\"min_bytes\":10,\"max_bytes\":5,"
                                          "\"algorithm\":\"ring\",\"protocol\":\"ll\"}]}", "x.json", &ld), TT_ERR_PARSE);
     assert_non_null(strstr(tt_error_message(), "entries[0]"));
+    /* channels outside 0..64 are refused, not silently read as 0 (issue #16) */
+    static const char *const chans[] = {"100000", "-3", "1.5", "\"8\"", "65"};
+    for (size_t k = 0; k < sizeof chans / sizeof *chans; k++) {
+        char doc[512];
+        snprintf(doc, sizeof doc,
+                 "{\"schema\":\"topotune-tuning-table\",\"version\":1,\"nodes\":1,\"ranks\":8,\"entries\":[{"
+                 "\"collective\":\"allreduce\",\"min_bytes\":0,\"max_bytes\":5,\"algorithm\":\"ring\","
+                 "\"protocol\":\"ll\",\"channels\":%s}]}", chans[k]);
+        assert_int_equal(tt_tune_table_parse(doc, "x.json", &ld), TT_ERR_PARSE);
+        assert_non_null(strstr(tt_error_message(), "channels must be a whole number 0..64"));
+    }
+    assert_int_equal(tt_tune_table_parse("{\"schema\":\"topotune-tuning-table\",\"version\":1,\"nodes\":1,"
+                                         "\"ranks\":8,\"entries\":[{\"collective\":\"allreduce\",\"min_bytes\":0,"
+                                         "\"max_bytes\":5,\"algorithm\":\"ring\",\"protocol\":\"ll\",\"channels\":64}]}",
+                                         "x.json", &ld), TT_OK);
+    assert_int_equal(ld.entries[0].channels, 64);
+    tt_tune_table_free(&ld);
 }
 
 static void test_env_hints(void **state)

@@ -379,6 +379,30 @@ static void test_native_attrs_not_counted(void **state)
     done(&r);
 }
 
+/* GPU rank attributes: duplicates and ranks out of range are findings (issue #16 item 9) */
+static void test_gpu_ranks(void **state)
+{
+    run_t r;
+    int i;
+    (void)state;
+    static const char *const bad[] = {"0", "5", "-1"};
+    static const char *const code[] = {"duplicate-id", "rank-range", "rank-range"};
+    for (i = 0; i < 3; i++) {
+        char xml[4096], l9[160];
+        snprintf(l9, sizeof l9, "        <gpu dev=\"1\" sm=\"90\" rank=\"%s\" gdr=\"1\"/>\n      </pci>\n", bad[i]);
+        snprintf(xml, sizeof xml, "%s%s%s%s%s%s%s%s%s%s%s%s", L1, L2, L3, L4, L5, L6, L7, L8, l9, L11, L12, TAIL);
+        lint(&r, xml);
+        if (count_code(&r, code[i]) != 1)
+            dump(&r);
+        assert_int_equal(count_code(&r, code[i]), 1);
+        done(&r);
+    }
+    lint(&r, CLEAN);
+    assert_int_equal(count_code(&r, "rank-range"), 0);
+    assert_int_equal(count_code(&r, "duplicate-id"), 0);
+    done(&r);
+}
+
 static void test_args(void **state)
 {
     tt_findings f;
@@ -395,7 +419,7 @@ int main(void)
         cmocka_unit_test(test_keeps_going), cmocka_unit_test(test_cpu_rules),
         cmocka_unit_test(test_pci_rules),  cmocka_unit_test(test_links),
         cmocka_unit_test(test_limits),     cmocka_unit_test(test_native_attrs_not_counted),
-        cmocka_unit_test(test_args),
+        cmocka_unit_test(test_args),       cmocka_unit_test(test_gpu_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
