@@ -7,8 +7,11 @@
  *    (it checks them and fills what an older writer left out), then exported
  *    again (format 2.0) and that export is mapped below;
  *  - "topotune": format 3.x (hwloc 2.x cannot import it), and any file the
- *    library refuses, is mapped straight from the file's own tree.
- * Both read through the hardened reader of xml/xml_read.c (no entities, no
+ *    library refuses, is mapped straight from the file's own tree;
+ *  - live: topo_scan_hwloc.c loads this machine, exports it to an XML buffer
+ *    and hands it to scan_hwloc_xml_live(): the same mapping (the hostname
+ *    stays the scan's own; when sysfs built the tree, only a cross-check).
+ * All read through the hardened reader of xml/xml_read.c (no entities, no
  * external DTD other than hwloc's own DOCTYPE, which is never loaded).
  * TOPOTUNE_DEBUG=INFO names the reader; the probe note says it too.
  *
@@ -42,6 +45,7 @@
 
 typedef struct {
     scan_ctx *c;
+    const char *name;            /* the file, or "live hwloc topology": for messages */
     tt_xml_node *top;            /* <topology> */
     int major;                   /* format version */
     tt_xml_node *chain_obj[SCAN_MAX_CHAIN];
@@ -660,7 +664,7 @@ static int find_matrix(hx_ctx *h, const char *name, hx_matrix *m)
             if (matrix_read(h, d, m) == 0)
                 return 0;
             TT_WARN(SCAN_SUBSYS, "%s:%d: %s matrix is incomplete or names unknown objects; ignored",
-                    h->c->opt->hwloc_xml, d->line, name);
+                    h->name, d->line, name);
             matrix_free(m);
             return -1;
         }
@@ -942,8 +946,39 @@ static int build_tree(hx_ctx *h)
     return ndev;
 }
 
-/* Maps a parsed <topology> document (our reader's tree) into c. */
-static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader)
+/* Live, after the sysfs probe built the tree: the devices of the classes the
+ * sysfs walk keeps that hwloc sees and that tree lacks. */
+static void cross_check(hx_ctx *h)
+{
+    scan_ctx *c = h->c;
+    int seen = 0, missing = 0;
+    for (tt_xml_node *o = next_of_type(h, NULL, "PCIDev"); o; o = next_of_type(h, o, "PCIDev")) {
+        hx_pci p;
+        long cls;
+        char b[16];
+        if (pci_of(o, &p))
+            continue;
+        cls = (long)p.cls << 8;
+        if (!scan_class_is_gpu(cls, p.vendor) && !scan_class_is_nic(cls) && !scan_class_is_nvswitch(cls))
+            continue;
+        seen++;
+        busid_str(&p, b, sizeof b);
+        if (!scan_find_pci(c, b)) {
+            missing++;
+            scan_unknown(c, NULL, "pci", "hwloc sees %s (class 0x%04x) that the sysfs walk did not place",
+                         b, p.cls);
+        }
+    }
+    c->probe->seen = seen;
+    scan_note(c, "cross-check: hwloc sees %d kept PCI device(s), %d missing from the sysfs tree", seen,
+              missing);
+}
+
+/* Maps a parsed <topology> document (our reader's tree) into c.  `live`: hwloc's
+ * export of this machine (the hostname is the scan's own; with the tree already
+ * built by sysfs only the cross-check runs). */
+static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader, const char *name,
+                              int live)
 {
     hx_ctx h;
     const char *hn;
@@ -953,16 +988,23 @@ static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader)
     void *saved_arg = c->cpu_fill_arg;
     memset(&h, 0, sizeof h);
     h.c = c;
+    h.name = name;
     h.top = doc->root;
     {
         const char *v = tt_xml_get(doc->root, "version");
         h.major = v ? atoi(v) : 1;
     }
+    if (live && c->tree_done) {
+        cross_check(&h);
+        return TT_PROBE_OK;
+    }
     read_cpu_ident(&h);
-    if ((hn = topo_info(&h, "HostName")))
-        tt_xml_set(c->sys, "hostname", hn);
-    else
-        scan_unknown(c, NULL, "hostname", "hwloc XML has no HostName info");
+    if (!live) { /* live, the scan set this machine's hostname itself */
+        if ((hn = topo_info(&h, "HostName")))
+            tt_xml_set(c->sys, "hostname", hn);
+        else
+            scan_unknown(c, NULL, "hostname", "hwloc XML has no HostName info");
+    }
     ndev = build_tree(&h);
     for (tt_xml_node *nn = next_of_type(&h, NULL, "NUMANode"); nn; nn = next_of_type(&h, nn, "NUMANode"))
         nnuma++;
@@ -971,10 +1013,37 @@ static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader)
     add_lone_nvswitches(&h);
     c->cpu_fill = saved_fill;
     c->cpu_fill_arg = saved_arg;
-    scan_note(c, "%s reader, format %s: %d NUMA node(s), %d kept PCI device(s); %s; %s", reader,
+    scan_note(c, "%s, format %s: %d NUMA node(s), %d kept PCI device(s); %s; %s", reader,
               tt_xml_get(doc->root, "version") ? tt_xml_get(doc->root, "version") : "1.x", nnuma,
               ndev, nv, xg);
     return TT_PROBE_OK;
+}
+
+/* Reader limits: files up to 64 MiB; an export of a live machine is hwloc's own
+ * output, bounded by the machine (thousands of PUs: more elements than a file). */
+static void hx_limits(tt_xml_limits *lim, int live)
+{
+    tt_xml_limits_default(lim);
+    lim->max_bytes = (size_t)64 << 20;
+    if (live && lim->max_nodes < 1 << 20)
+        lim->max_nodes = 1 << 20;
+}
+
+/* hwloc's own XML export (buf, len bytes) -> our reader's tree. */
+static int parse_export(const char *buf, size_t len, const char *name, int live, tt_xml_doc **out,
+                        char *why, size_t wl)
+{
+    tt_xml_limits lim;
+    hx_limits(&lim, live);
+    *out = NULL;
+    if (tt_xml_read_buffer_flags(buf, len, name, &lim, TT_XML_READ_KEEP_TEXT, out) == TT_OK &&
+        (*out)->root && !strcmp((*out)->root->name, "topology"))
+        return 0;
+    snprintf(why, wl, "hwloc's own export does not parse: %s",
+             *out ? "root is not <topology>" : tt_error_message());
+    tt_xml_doc_free(*out);
+    *out = NULL;
+    return -1;
 }
 
 /* hwloc 2.x loads `text` and exports it again (format 2.0) into *out. */
@@ -1001,11 +1070,8 @@ static int through_hwloc(const char *text, size_t len, const char *name, tt_xml_
         snprintf(why, wl, "hwloc_topology_load refused the file");
     else if (hwloc_topology_export_xmlbuffer(t, &buf, &blen, 0) != 0 || !buf || blen <= 0)
         snprintf(why, wl, "hwloc could not export the loaded topology");
-    else if (tt_xml_read_buffer_flags(buf, (size_t)blen - 1, name, NULL, TT_XML_READ_KEEP_TEXT, out) !=
-             TT_OK)
-        snprintf(why, wl, "hwloc's own export does not parse: %s", tt_error_message());
     else
-        rc = 0;
+        rc = parse_export(buf, (size_t)blen - 1, name, 0, out, why, wl);
     if (buf)
         hwloc_free_xmlbuffer(t, buf);
     hwloc_topology_destroy(t);
@@ -1022,8 +1088,7 @@ tt_probe_state scan_hwloc_xml_file(scan_ctx *c, const char *path)
     int major;
     tt_xml_limits lim;
 
-    tt_xml_limits_default(&lim);
-    lim.max_bytes = (size_t)64 << 20;
+    hx_limits(&lim, 0);
     if (tt_read_file(path, lim.max_bytes, &text, &len) != TT_OK) {
         scan_note(c, "%s", tt_error_message());
         return TT_PROBE_FAILED;
@@ -1053,24 +1118,39 @@ tt_probe_state scan_hwloc_xml_file(scan_ctx *c, const char *path)
     if (force && !strcmp(force, "topotune")) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by topotune's reader "
                              "(TOPOTUNE_HWLOC_READER=topotune)", path, ver ? ver : "1.x");
-        ps = map_doc(c, doc, "topotune");
+        ps = map_doc(c, doc, "topotune reader", path, 0);
     } else if (major > (int)(HWLOC_API_VERSION >> 16)) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by topotune's reader (the linked hwloc "
                              "%s reads formats up to %u.x)", path, ver, HWLOC_VERSION,
                 HWLOC_API_VERSION >> 16);
-        ps = map_doc(c, doc, "topotune");
+        ps = map_doc(c, doc, "topotune reader", path, 0);
     } else if (through_hwloc(text, len, path, &viahw, why, sizeof why) == 0) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by the hwloc library (%s, API %u.%u), "
                              "mapped from its export", path, ver ? ver : "1.x", HWLOC_VERSION,
                 hwloc_get_api_version() >> 16, (hwloc_get_api_version() >> 8) & 0xff);
-        ps = map_doc(c, viahw, "hwloc");
+        ps = map_doc(c, viahw, "hwloc reader", path, 0);
     } else {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: %s; read by topotune's reader", path,
                 ver ? ver : "1.x", why);
-        ps = map_doc(c, doc, "topotune");
+        ps = map_doc(c, doc, "topotune reader", path, 0);
     }
     tt_xml_doc_free(viahw);
     tt_xml_doc_free(doc);
     free(text);
+    return ps;
+}
+
+tt_probe_state scan_hwloc_xml_live(scan_ctx *c, const char *xml, size_t len)
+{
+    static const char name[] = "live hwloc topology";
+    tt_xml_doc *doc = NULL;
+    tt_probe_state ps;
+    char why[300];
+    if (parse_export(xml, len, name, 1, &doc, why, sizeof why)) {
+        scan_note(c, "%s", why);
+        return TT_PROBE_FAILED;
+    }
+    ps = map_doc(c, doc, "live topology exported by hwloc, mapped as hwloc XML", name, 1);
+    tt_xml_doc_free(doc);
     return ps;
 }

@@ -150,5 +150,9 @@ int scan_hwloc_xml_safe(const char *data, size_t size, char *why, size_t cap);
 /* Offline scan of an hwloc XML file, 2.x through hwloc, 3.0 (or refused by hwloc)
  * through topotune's own reader (topo_hwloc_xml.c). */
 tt_probe_state scan_hwloc_xml_file(scan_ctx *c, const char *path);
+/* Live scan: `xml` (len bytes, no NUL counted) is hwloc's own export of the loaded
+ * machine (topo_scan_hwloc.c); parsed by topotune's reader and mapped by the same
+ * code as a file: the whole tree, or only a cross-check when c->tree_done. */
+tt_probe_state scan_hwloc_xml_live(scan_ctx *c, const char *xml, size_t len);
 
 #endif

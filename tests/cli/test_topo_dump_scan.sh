@@ -64,6 +64,28 @@ expect_rc 0 "an hwloc XML given to --input is read"
 "$TD" --hwloc-xml "$FIX/hwloc/vm.xml" -q -o "$TMP/vm-alias.xml"
 cmp -s "$TMP/vm-input.xml" "$TMP/vm-alias.xml" && ok "--input and --hwloc-xml give the same document" || not_ok "--input and --hwloc-xml differ on vm.xml"
 
+# --- live hwloc probe on a fake machine (hwloc honours HWLOC_FSROOT; sysfs probe off so hwloc
+# builds the tree): hwloc's export of the loaded topology goes through the same XML mapper as a file
+FAKE_SYSFS_HWLOC=1 bash "$MK" hgx8 "$TMP/hw-hgx8" || not_ok "build fake hgx8 for hwloc"
+export HWLOC_THISSYSTEM=0 HWLOC_COMPONENTS=-x86,-pci
+HWLOC_FSROOT="$TMP/hw-hgx8" TOPOTUNE_SCAN_EXCLUDE=sysfs,nvml,cuda,ibv TOPOTUNE_DEBUG=INFO \
+  run "$TD" -f native --scan-report -o "$TMP/hw-live.xml"
+expect_rc 0 "live hwloc scan of the fake hgx8 (HWLOC_FSROOT)"
+expect_grep "$TMP/err" 'live hwloc topology .*mapped through the hwloc XML mapper' "INFO: the live topology is mapped through the XML mapper"
+expect_grep "$TMP/err" '^scan: hwloc .*live topology exported by hwloc, mapped as hwloc XML, format 2\.0: 2 NUMA node\(s\), 20 kept PCI device\(s\)' "live hwloc note: 2 NUMA nodes, 20 kept devices"
+"$TD" --hwloc-xml "$FIX/hwloc/hgx8.xml" -f native -q -o "$TMP/hw-file.xml"
+grep -o '<pci busid="[^"]*" class="[^"]*" vendor="[^"]*" device="[^"]*"' "$TMP/hw-live.xml" > "$TMP/hw-live.pci"
+grep -o '<pci busid="[^"]*" class="[^"]*" vendor="[^"]*" device="[^"]*"' "$TMP/hw-file.xml" > "$TMP/hw-file.pci"
+[ -s "$TMP/hw-live.pci" ] && cmp -s "$TMP/hw-live.pci" "$TMP/hw-file.pci" \
+  && ok "live hwloc and the lstopo file of the same machine give the same PCI tree" \
+  || not_ok "live hwloc vs file PCI tree: $(diff "$TMP/hw-live.pci" "$TMP/hw-file.pci" | head -5)"
+# the mapper's NVSwitch rule holds live too (no NVLink matrix on the fake: links 0)
+[ "$(grep -c '<nvswitch busid="0000:0[5-8]:00.0" visible="1" links="0"/>' "$TMP/hw-live.xml")" = 4 ] \
+  && ok "live hwloc: the 4 NVSwitches are listed" || not_ok "live hwloc: NVSwitches not listed"
+HWLOC_FSROOT="$TMP/hw-hgx8" TOPOTUNE_SCAN_EXCLUDE=nvml,cuda,ibv run "$TD" -f native --scan-report -q
+expect_grep "$TMP/err" '^scan: hwloc .*cross-check: hwloc sees 20 kept PCI device\(s\), [0-9]+ missing from the sysfs tree' "with sysfs on, live hwloc only cross-checks"
+unset HWLOC_THISSYSTEM HWLOC_COMPONENTS
+
 # --- --check
 run "$TD" --sysfs-root "$TMP/pcie4" --check
 expect_rc 1 "pcie4: --check exits 1 (warnings)"

@@ -1,6 +1,6 @@
 /* fuzz_scan_hwloc.c - the offline scan of an `lstopo --of xml` file
- * (tt_topo_scan with hwloc_xml set; topo_scan_hwloc.c turns hwloc's objects
- * into our native XML), then the native writer, the reader and the graph
+ * (tt_topo_scan with hwloc_xml set; topo_hwloc_xml.c maps hwloc's export of
+ * it into our native XML), then the native writer, the reader and the graph
  * builder on what the scan produced.
  *
  * hwloc parses the file (its own code, not instrumented); the target checks
