@@ -30,6 +30,13 @@ static const struct {
 static const char *perf_prog;     /* the drop-in's name, NULL for topo-exec */
 static int perf_extra;            /* --topotune: plan line, algorithm column */
 static char perf_note[320];       /* a header comment (how the ranks were chosen) */
+static char **perf_argv;          /* the translated command line, freed at exit */
+
+static void perf_argv_free(void)
+{
+    free(perf_argv);
+    perf_argv = NULL;
+}
 
 const char *tt_cli_perf_prog(void) { return perf_prog; }
 int tt_cli_perf_extra(void) { return perf_extra; }
@@ -88,7 +95,11 @@ int tt_cli_perf_translate(int *argc, char ***argv)
     char **av = *argv;
     /* the translated command line: at most two words per option, plus ours */
     char **out = calloc((size_t)ac * 2 + 24, sizeof *out);
+    if (!out) return tt_cli_bad("out of memory translating the command line");
+    perf_argv = out;
+    atexit(perf_argv_free);
     static char bufs[8][32];
+    static char switches[256][3]; /* "-b", "-e", ...: one per option letter, never freed */
     int n = 0, nb = 0;
     out[n++] = av[0];
     out[n++] = "--op-name";
@@ -113,7 +124,6 @@ int tt_cli_perf_translate(int *argc, char ***argv)
     opterr = 0;
     while ((ch = getopt_long(ac, av, ":t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:", lo, NULL)) !=
            -1) {
-        char sw[3] = {'-', (char)ch, 0};
         switch (ch) {
         case 't': if (tt_cli_int_option("-t (threads)", optarg, 1, 1024, &threads)) return EXIT_USAGE; break;
         case 'g': if (tt_cli_int_option("-g (GPUs per thread)", optarg, 0, 64, &gpus)) return EXIT_USAGE; break;
@@ -126,7 +136,9 @@ int tt_cli_perf_translate(int *argc, char ***argv)
         case 'b': case 'e': case 'i': case 'f': case 'n': case 'w': case 'c': case 'T': case 'J': case 'd':
             if (ch == 'd' && !strcmp(optarg, "all"))
                 return tt_cli_bad("-d all: one data type per run here; run once per type (-d float, -d half, ...)");
-            out[n++] = strdup(sw);
+            switches[(unsigned char)ch][0] = '-';
+            switches[(unsigned char)ch][1] = (char)ch;
+            out[n++] = switches[(unsigned char)ch];
             out[n++] = optarg;
             break;
         case 'o':
