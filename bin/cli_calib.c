@@ -351,76 +351,11 @@ static int calibrate_nccl_rows(const tt_cli_calib_args *a)
     tt_measure_set ms = {0};
     tt_strbuf r;
     tt_strbuf_init(&r);
-    int rc = TT_CLI_EXIT_ERROR, nused = 0, nskip = 0;
-    double *e[2][2] = {{NULL}}; /* [default, forced][raw, corrected] */
-    int ne[2] = {0};
+    int rc;
     tt_status st = load_all(a, &ms);
-    if (st != TT_OK) { rc = tt_cli_fail(st); goto out; }
-    for (int g = 0; g < 2; g++)
-        for (int k = 0; k < 2; k++)
-            if (!(e[g][k] = malloc(sizeof(double) * (size_t)ms.n))) { rc = tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory")); goto out; }
-    tt_strbuf_printf(&r, "# NCCL rows with NCCL's structure: its choice (rows without algorithm) or the forced candidate, "
-                         "NCCL's model time, and with the built-in absolute-time layer (docs/model.md)\n");
-    tt_strbuf_printf(&r, "%-14s %6s %-14s %-14s %12s %12s %12s %8s %12s %8s\n", "collective", "ranks", "row",
-                     "ran (model)", "bytes", "meas us", "nccl us", "err", "abs us", "err");
-    const char *part = NULL;
-    for (int i = 0; i < ms.n; i++) {
-        const tt_measurement *m = &ms.m[i];
-        char cb[48], rb[48];
-        tt_cluster c = a->cl;
-        int nodes = m->nodes > 0 ? m->nodes : c.nodes, nranks = m->nranks > 0 ? m->nranks : c.nodes * c.gpus_per_node;
-        tt_tune_ctx *ctx = NULL;
-        double us = 0;
-        tt_algo al = TT_ALGO_DEFAULT;
-        tt_proto pr = TT_PROTO_DEFAULT;
-        tt_tune_estimate raw;
-        c.nodes = nodes;
-        c.gpus_per_node = nodes > 0 && nranks % nodes == 0 ? nranks / nodes : 0;
-        st = !(m->time_us > 0) ? tt_error_set(TT_ERR_INVALID, "%s: no positive time", m->where)
-             : tt_tune_ctx_new(a->topo, &c, TT_MODEL_NCCL, NULL, &ctx);
-        if (st == TT_OK) st = tt_nccl_row_eval(ctx, m, &us, &al, &pr);
-        if (st == TT_OK) st = tt_tune_eval(ctx, m->coll, al, pr, m->bytes, &raw);
-        if (st == TT_OK && !part) part = tt_nccl_part_name(ctx, m->coll);
-        tt_tune_ctx_free(ctx);
-        if (st != TT_OK) {
-            tt_strbuf_printf(&r, "%-14s %6d %-14s %-14s %12llu %12.2f   skipped (%s)\n", tt_coll_name(m->coll), m->nranks,
-                             cand_name(m, cb, sizeof cb), "-", (unsigned long long)m->bytes, m->time_us, tt_error_message());
-            nskip++;
-            continue;
-        }
-        snprintf(rb, sizeof rb, "%s/%s", tt_algo_name(al), tt_proto_name(pr));
-        double er = fabs(raw.time_us - m->time_us) / m->time_us, ea = fabs(us - m->time_us) / m->time_us;
-        int g = m->algo >= 0 || m->proto >= 0;
-        e[g][0][ne[g]] = er;
-        e[g][1][ne[g]] = ea;
-        ne[g]++;
-        nused++;
-        tt_strbuf_printf(&r, "%-14s %6d %-14s %-14s %12llu %12.2f %12.2f %7.1f%% %12.2f %7.1f%%\n", tt_coll_name(m->coll),
-                         m->nranks, cand_name(m, cb, sizeof cb), rb, (unsigned long long)m->bytes, m->time_us, raw.time_us,
-                         er * 100, us, ea * 100);
-    }
-    if (nused == 0) {
-        rc = tt_cli_fail(tt_error_set(TT_ERR_INVALID, "--model nccl: none of the %d rows is an NCCL run it can evaluate", ms.n));
-        goto out;
-    }
-    tt_strbuf_printf(&r, "\n# NCCL rows: %d used, %d skipped; part: %s\n", nused, nskip, part ? part : "-");
-    static const char *const gname[2] = {"NCCL's own choice", "forced algorithm/protocol"};
-    for (int g = 0; g < 2; g++) {
-        if (!ne[g]) continue;
-        double w0 = 0, w1 = 0;
-        for (int k = 0; k < ne[g]; k++) {
-            if (e[g][0][k] > w0) w0 = e[g][0][k];
-            if (e[g][1][k] > w1) w1 = e[g][1][k];
-        }
-        double m0 = tt_median(e[g][0], (size_t)ne[g]), m1 = tt_median(e[g][1], (size_t)ne[g]);
-        tt_strbuf_printf(&r, "# error over %d rows (%s): NCCL's model median %.1f%%, worst %.1f%%; with the absolute-time "
-                             "layer median %.1f%%, worst %.1f%%\n", ne[g], gname[g], m0 * 100, w0 * 100, m1 * 100, w1 * 100);
-    }
-    rc = emit(NULL, &r);
-    if (rc == 0) rc = TT_CLI_EXIT_OK;
-out:
-    for (int g = 0; g < 2; g++)
-        for (int k = 0; k < 2; k++) free(e[g][k]);
+    if (st == TT_OK) st = tt_nccl_rows_report(a->topo, &a->cl, &ms, &r, NULL);
+    if (st != TT_OK) rc = tt_cli_fail(st);
+    else if ((rc = emit(NULL, &r)) == 0) rc = TT_CLI_EXIT_OK;
     tt_strbuf_free(&r);
     tt_measure_set_free(&ms);
     return rc;

@@ -412,6 +412,17 @@ tt_status tt_nccl_abs_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, t
  * NCCL would pick).  Rows of topotune's executor: TT_ERR_UNSUPPORTED. */
 tt_status tt_nccl_row_eval(const tt_tune_ctx *ctx, const tt_measurement *m, double *us, tt_algo *algo,
                            tt_proto *proto);
+/* How well NCCL's structure explains measured NCCL rows (tune_nccl_report.c; topo-tune
+ * --calibrate --model nccl): a per-row table and summary lines appended to r, and the figures
+ * in sum ([0] rows of NCCL's own choice, [1] forced rows; [..][0] NCCL's model, [..][1] with
+ * the absolute-time layer).  Nothing is fitted.  TT_ERR_INVALID when no row could be used. */
+typedef struct {
+    int used, skipped, rows[2];
+    double median[2][2], worst[2][2]; /* fractions */
+    const char *part;                 /* the part whose correction applied, NULL if none */
+} tt_nccl_rows_summary;
+tt_status tt_nccl_rows_report(const tt_topo *t, const tt_cluster *base, const tt_measure_set *ms, tt_strbuf *r,
+                              tt_nccl_rows_summary *sum);
 /* The one evaluation path of the measurement modes: TT_MODEL_NCCL -> tt_nccl_row_eval on the
  * row's cluster; TT_MODEL_TOPOTUNE -> tt_calib_predict. */
 tt_status tt_rows_predict(const tt_topo *t, const tt_cluster *base, tt_model_kind model, const tt_model_params *p,
