@@ -547,10 +547,11 @@ static void test_colls_one_rank(void **state)
     fix f;
     fix_init(&f, 1, 100000 * 8);
     size_t bad = 0;
+    size_t count = quick() ? 999 : 99999;
     for (int ci = 0; ci < 4; ci++)
         for (int t = 0; t < TT_NDTYPES; t++)
             for (int op = 0; op < TT_NREDOPS; op++)
-                bad += run_coll(&f, other_colls[ci], 99999, (tt_dtype)t, (tt_redop)op, 0, gpu_protos[op & 1], 1,
+                bad += run_coll(&f, other_colls[ci], count, (tt_dtype)t, (tt_redop)op, 0, gpu_protos[op & 1], 1,
                                 (t + op) & 1);
     fix_free(&f);
     assert_int_equal(bad, 0);
@@ -641,8 +642,17 @@ int main(void)
         cmocka_unit_test(test_colls_p2p),
         cmocka_unit_test(test_colls_stuck_rank_times_out),
     };
-    /* TT_GPU_TEST_COLL_ONLY=1: the tests of AllGather/ReduceScatter/Broadcast/Reduce and the plan errors */
-    if (getenv("TT_GPU_TEST_COLL_ONLY")) {
+    /* TT_GPU_TEST_COLL_ONLY=1: the tests of AllGather/ReduceScatter/Broadcast/Reduce and the plan
+     * errors; =small: one rank and three virtual ranks only (for compute-sanitizer) */
+    const char *only_env = getenv("TT_GPU_TEST_COLL_ONLY");
+    if (only_env && !strcmp(only_env, "small")) {
+        const struct CMUnitTest small[] = {
+            cmocka_unit_test(test_colls_one_rank),
+            cmocka_unit_test(test_colls_virtual_3),
+        };
+        return cmocka_run_group_tests(small, NULL, NULL);
+    }
+    if (only_env) {
         const struct CMUnitTest only[] = {
             cmocka_unit_test(test_plan_errors),
             cmocka_unit_test(test_colls_one_rank),
