@@ -85,7 +85,7 @@ san_verdict() { # NAME RC
 if [ -z "$UT" ]; then
   fail "unit-colls (test_exec_gpu not found in GTESTS, .devcarry/gtests or $BUILD/tests)"
 else
-  TT_GPU_TEST_COLL_ONLY=1 step unit-colls "$(limit 45)" "$UT"; unit_verdict unit-colls $?
+  TT_GPU_TEST_COLL_ONLY=1 step unit-colls "$(limit 60)" "$UT"; unit_verdict unit-colls $?
 fi
 
 # ---- 2. topo-exec sweeps on 4 (virtual) ranks ------------------------------------------------

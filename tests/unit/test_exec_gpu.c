@@ -492,6 +492,8 @@ static void coll_sweep(int n, const char *label)
                 for (int t = 0; t < TT_NDTYPES; t++) {
                     if (quick() && t != TT_INT8 && t != TT_HALF && t != TT_FLOAT && t != TT_UINT64) continue;
                     size_t count = all_sizes[si];
+                    /* the large counts on one type per element size (time) */
+                    if (count >= 70001 && t != TT_INT8 && t != TT_HALF && t != TT_FLOAT && t != TT_DOUBLE) continue;
                     int nch = (si & 1) ? 1 : (maxch < 3 ? maxch : 3);
                     if (count >= 70001) nch = maxch;
                     int inplace = (int)((si + t + pi) & 1);
@@ -551,6 +553,7 @@ static void test_colls_one_rank(void **state)
     for (int ci = 0; ci < 4; ci++)
         for (int t = 0; t < TT_NDTYPES; t++)
             for (int op = 0; op < TT_NREDOPS; op++)
+                if (!quick() || t == TT_INT8 || t == TT_BFLOAT16 || t == TT_INT64 || t == TT_FLOAT)
                 bad += run_coll(&f, other_colls[ci], count, (tt_dtype)t, (tt_redop)op, 0, gpu_protos[op & 1], 1,
                                 (t + op) & 1);
     fix_free(&f);
