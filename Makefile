@@ -124,7 +124,7 @@ $(BUILD)/obj/%.o: %.c
 
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -std=c++17 $(call mod_inc,$<) -DTT_HAVE_CUDA=1 -c $< -o $@
+	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -std=c++17 $(call mod_inc,$<) -DTT_HAVE_CUDA=1 -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS) $(CU_OBJS)
 	@mkdir -p $(dir $@)
@@ -222,7 +222,7 @@ help:
 # keep object files of tools and tests between runs (no relinking on every make)
 .SECONDARY:
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) $(CU_OBJS:.o=.d)
 
 # ---- hardening: fuzzing, sanitizers, valgrind (docs/reliability.md) ----
 #   make fuzz [FUZZ_SECONDS=60]   libFuzzer targets in tests/fuzz (clang, ASan+UBSan, build-fuzz/),

@@ -12,7 +12,8 @@
  *                                 OMPI_COMM_WORLD_* as tt_comm_init_env reads them)
  *
  * Output follows nccl-tests' table (size, count, type, redop, root, time,
- * algbw, busbw, #wrong out of place and in place).  AllReduce only.
+ * algbw, busbw, #wrong out of place and in place).  Every collective (-t all_reduce,
+ * all_gather, reduce_scatter, broadcast, reduce; -r root); the NCCL engine all_reduce only.
  */
 #include <math.h>
 #include <stdint.h>
@@ -37,6 +38,8 @@ typedef struct {
     int iters, warmup, check, ngpus, channels;
     tt_dtype dtype;
     tt_redop op;
+    tt_coll coll;
+    int root;
     tt_plan plan;
     int nccl;
     int predict;       /* --predict given: pred/err% columns and an error summary */
@@ -77,13 +80,14 @@ static int parse(int argc, char **argv, gopts *o)
     o->check_max = 256u << 20;
     o->dtype = TT_FLOAT;
     o->op = TT_SUM;
+    o->coll = TT_COLL_ALLREDUCE;
     o->plan = TT_PLAN_DEFAULT;
     enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
            O_RANK, O_NRANKS, O_MASTER };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
-        {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"ngpus", 1, 0, 'g'}, {"timeout", 1, 0, 'T'},
+        {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"root", 1, 0, 'r'}, {"ngpus", 1, 0, 'g'}, {"timeout", 1, 0, 'T'},
         {"output_file", 1, 0, 'J'}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"engine", 1, 0, O_ENGINE},
         {"channels", 1, 0, O_CHAN}, {"gpu-copy-bench", 1, 0, O_COPY}, {"check-max", 1, 0, O_CHKMAX},
         {"no-progress", 0, 0, O_NOPROG}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
@@ -99,15 +103,12 @@ static int parse(int argc, char **argv, gopts *o)
     o->argv = argv;
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:c:o:d:g:T:J:", lo, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:c:o:d:r:g:T:J:", lo, NULL)) != -1) {
         switch (ch) {
-        case 't': {
-            tt_coll c;
-            if (tt_coll_parse(optarg, &c) != TT_OK) return tt_cli_bad("-t: %s", tt_error_message());
-            if (c != TT_COLL_ALLREDUCE)
-                return tt_cli_bad("-t %s: GPU mode runs all_reduce only; use --host N for the other collectives", optarg);
+        case 't':
+            if (tt_coll_parse(optarg, &o->coll) != TT_OK) return tt_cli_bad("-t: %s", tt_error_message());
             break;
-        }
+        case 'r': if (tt_cli_int_option("-r", optarg, 0, 63, &v)) return GX_USAGE; o->root = (int)v; break;
         case 'b': case 'e': case 'i': case O_COPY: case O_CHKMAX:
             if (tt_parse_size(optarg, &u) != TT_OK || u == 0)
                 return tt_cli_bad("'%s' is not a positive size (number with optional K/M/G)", optarg);
@@ -182,6 +183,9 @@ static int parse(int argc, char **argv, gopts *o)
                               "process per rank", o->ngpus);
         if (o->nccl) return tt_cli_bad("--engine nccl runs every rank in one process; it cannot run with --rank");
     }
+    if (o->nccl && o->coll != TT_COLL_ALLREDUCE)
+        return tt_cli_bad("-t %s: --engine nccl runs all_reduce only here (topotune's GPU engine, the default, runs "
+                          "every collective)", tt_cli_coll_name(o->coll));
     return 0;
 }
 
@@ -247,7 +251,7 @@ static void gpu_row(void *user, const tt_sweep_row *m)
         if (m->wrong[ip] > 0) x->oob++;
         double pu;
         if (o->predict &&
-            topo_exec_predict_plan_us("all_reduce", (size_t)m->bytes, x->n, o->nccl ? "default" : tt_algo_label(eff->algo),
+            topo_exec_predict_plan_us(tt_cli_coll_name(o->coll), (size_t)m->bytes, x->n, o->nccl ? "default" : tt_algo_label(eff->algo),
                                       o->nccl ? "default" : tt_proto_name(eff->proto), o->nccl ? 0 : eff->channels,
                                       o->nccl ? TT_RANKS_NONE : x->virt ? TT_RANKS_VIRTUAL : TT_RANKS_GPU, &pu) == 0 && pu > 0 && m->time_us[ip] > 0) {
             r.pred_us[ip] = pu;
@@ -272,7 +276,7 @@ static void gpu_row(void *user, const tt_sweep_row *m)
     if (tt_cli_perf_prog() && !tt_cli_perf_extra()) tail[0] = '\0'; /* the drop-in: nccl-tests' columns only */
     else if (o->nccl) snprintf(tail, sizeof tail, "  nccl");
     else snprintf(tail, sizeof tail, "  %s/%s/%d", tt_algo_label(eff->algo), tt_proto_name(eff->proto), eff->channels);
-    tt_cli_exec_print_row(TT_COLL_ALLREDUCE, o->dtype, o->op, -1, &r, o->predict, tail);
+    tt_cli_exec_print_row(o->coll, o->dtype, o->op, o->root, &r, o->predict, tail);
 }
 
 int topo_exec_gpu_main(int argc, char **argv)
@@ -342,6 +346,11 @@ int topo_exec_gpu_main(int argc, char **argv)
         return GX_RUNTIME;
     }
     virt = tt_gpu_comm_is_virtual(g);
+    if ((o.coll == TT_COLL_BROADCAST || o.coll == TT_COLL_REDUCE) && o.root >= n) {
+        tt_gpu_comm_destroy(g);
+        tt_comm_destroy(hc);
+        return tt_cli_bad("-r %d: root must be below the number of ranks (%d)", o.root, n);
+    }
     if (o.table && !o.nccl) {
         tt_tune_table tab;
         if (tt_tune_table_load_for(o.table, n, 0, &tab) != TT_OK) {
@@ -379,7 +388,7 @@ int topo_exec_gpu_main(int argc, char **argv)
         }
     } else {
         tt_plan eff;
-        if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, (size_t)(o.maxb / es), o.dtype, &o.plan, &eff) != TT_OK) {
+        if (tt_gpu_comm_resolve_plan(g, o.coll, (size_t)(o.maxb / es), o.dtype, &o.plan, &eff) != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             tt_gpu_comm_destroy(g);
             tt_comm_destroy(hc);
@@ -394,10 +403,10 @@ int topo_exec_gpu_main(int argc, char **argv)
     }
     tt_sweep_opts so;
     memset(&so, 0, sizeof so);
-    so.coll = TT_COLL_ALLREDUCE;
+    so.coll = o.coll;
     so.dtype = o.dtype;
     so.op = o.op;
-    so.root = -1;
+    so.root = o.root;
     so.minb = o.minb;
     so.maxb = o.maxb;
     so.stepb = o.stepb;
@@ -416,7 +425,7 @@ int topo_exec_gpu_main(int argc, char **argv)
     char gstart[64];
     time_t t0 = time(NULL);
     strftime(gstart, sizeof gstart, "%Y-%m-%d %H:%M:%S", gmtime(&t0));
-    if (tt_sweep_prepare(&eng, &so, (size_t)(o.maxb / es)) != TT_OK) {
+    if (tt_sweep_prepare(&eng, &so, tt_sweep_count(&so, n, o.maxb)) != TT_OK) {
         fprintf(stderr, "topo-exec: %s\n", tt_error_message());
         rc = GX_RUNTIME;
         goto out;
@@ -443,7 +452,7 @@ int topo_exec_gpu_main(int argc, char **argv)
         printf("# engine %s; checked up to %llu bytes\n", o.nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor",
                (unsigned long long)o.check_max);
     } else {
-    printf("# topo-exec (topotune %s) collective: all_reduce, engine %s\n", TT_VERSION_STRING,
+    printf("# topo-exec (topotune %s) collective: %s, engine %s\n", TT_VERSION_STRING, tt_cli_coll_name(o.coll),
            o.nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor");
     printf("# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
            "validation: %d (sizes up to %llu bytes)\n", n, (unsigned long long)o.minb, (unsigned long long)o.maxb,
@@ -513,16 +522,16 @@ int topo_exec_gpu_main(int argc, char **argv)
             printf("# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
                    100 * med, 100 * rows.perr[rows.nperr - 1], rows.nperr);
         }
-        printf("#\n# Collective test concluded: %s\n", perf ? perf : "all_reduce");
+        printf("#\n# Collective test concluded: %s\n", perf ? perf : tt_cli_coll_name(o.coll));
     }
     if (me == 0 && o.json && (rc == GX_OK || rows.nrows)) {
         /* -J in GPU mode: the host writer's layout (nccl-tests' schema) */
         tt_cli_exec_opts jo;
         memset(&jo, 0, sizeof jo);
-        jo.coll = TT_COLL_ALLREDUCE;
+        jo.coll = o.coll;
         jo.dtype = o.dtype;
         jo.op = o.op;
-        jo.root = -1;
+        jo.root = o.root;
         jo.minb = o.minb;
         jo.maxb = o.maxb;
         jo.stepb = o.stepb;

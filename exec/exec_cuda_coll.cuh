@@ -1,8 +1,11 @@
 /*
  * exec_cuda_coll.cuh - the GPU executor's kernels: AllReduce (ring and
- * binary tree, Simple and LL protocols, several channels) and the
- * standalone reduce-copy.  One kernel per (data type, operation); the
- * algorithm and protocol are chosen at run time inside it.
+ * binary tree), AllGather, ReduceScatter, Broadcast and Reduce (ring /
+ * pipelined chain along the ring), Simple and LL protocols, several
+ * channels, and the standalone reduce-copy.  One kernel per (data type,
+ * operation); the collective, algorithm and protocol are chosen at run time
+ * inside it (AllGather and Broadcast run the sum kernel: they reduce
+ * nothing).
  *
  * Grid: one thread block per (local rank, channel); block b serves local
  * rank b / nch, channel b % nch.  All the blocks of one launch are resident
@@ -77,6 +80,129 @@ __device__ void ring_allreduce(const Ctx &x, const typename Tr<Tag>::S *in, type
     }
 }
 
+/* The other ring collectives, built from the same protocol steps (do_step) and
+ * connections (GPU_CONN_RING, r -> r+1) as ring_allreduce.  Each channel takes
+ * its 16-byte-multiple share of the per-rank count (chan_range) and walks it
+ * in chunks of one slot; every rank runs the same number of steps per chunk
+ * on each connection it uses, so the per-connection step numbers agree. */
+
+/* AllGather: the all-gather half of ring_allreduce over whole blocks.  Rank
+ * r stores its block in place and sends it; steps 1..n-2 receive block
+ * (r - s) mod n, store and forward it; the last step stores block
+ * (r + 1) mod n.  `in` may be out + r * count (in place). */
+template <class Tag, int OP, int PROTO>
+__device__ void ring_allgather(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out,
+                               size_t count, int nch, int n, int r)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    size_t lo, hi;
+    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const int R[1] = {GPU_CONN_RING};
+    for (size_t off = lo; off < hi; off += chunk) {
+        size_t len = min(chunk, hi - off);
+        if (!do_step<Tag, OP, PROTO>(x, 0, R, in + off, 1, R, out + (size_t)r * count + off, len, 0)) return;
+        for (int s = 1; s <= n - 2; s++) {
+            size_t b = (size_t)((r - s + n) % n);
+            if (!do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 1, R, out + b * count + off, len, 0)) return;
+        }
+        size_t b = (size_t)((r + 1) % n);
+        if (!do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 0, R, out + b * count + off, len, 0)) return;
+    }
+}
+
+/* ReduceScatter: the reduce-scatter half of ring_allreduce, shifted by one
+ * block so that rank r finishes block r.  Step s (0..n-1) of rank r handles
+ * block (r - 1 - s) mod n: step 0 sends its own input, steps 1..n-2 add
+ * their input to what arrives and send it on, step n-1 adds its input of
+ * block r and stores the result (avg divided once, here).  `out` may be
+ * in + r * count (in place: block r of the input is read only at that step). */
+template <class Tag, int OP, int PROTO>
+__device__ void ring_reducescatter(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out,
+                                   size_t count, int nch, int n, int r, int div)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    size_t lo, hi;
+    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const int R[1] = {GPU_CONN_RING};
+    for (size_t off = lo; off < hi; off += chunk) {
+        size_t len = min(chunk, hi - off);
+        size_t b = (size_t)((r - 1 + n) % n);
+        if (!do_step<Tag, OP, PROTO>(x, 0, R, in + b * count + off, 1, R, nullptr, len, 0)) return;
+        for (int s = 1; s <= n - 2; s++) {
+            b = (size_t)((r - 1 - s + 2 * n) % n);
+            if (!do_step<Tag, OP, PROTO>(x, 1, R, in + b * count + off, 1, R, nullptr, len, 0)) return;
+        }
+        if (!do_step<Tag, OP, PROTO>(x, 1, R, in + (size_t)r * count + off, 0, R, out + off, len, div)) return;
+    }
+}
+
+/* Broadcast: a pipelined chain along the ring from the root (position
+ * p = (r - root) mod n): the root sends its chunks (and copies them to its
+ * output when out of place), inner ranks store and forward, the last rank
+ * (root - 1) only stores.  The connection into the root stays unused. */
+template <class Tag, int OP, int PROTO>
+__device__ void ring_broadcast(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out,
+                               size_t count, int nch, int n, int r, int root)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    size_t lo, hi;
+    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const int R[1] = {GPU_CONN_RING};
+    int p = (r - root + n) % n;
+    for (size_t off = lo; off < hi; off += chunk) {
+        size_t len = min(chunk, hi - off);
+        bool ok;
+        if (p == 0) ok = do_step<Tag, OP, PROTO>(x, 0, R, in + off, 1, R, in == out ? nullptr : out + off, len, 0);
+        else if (p < n - 1) ok = do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 1, R, out + off, len, 0);
+        else ok = do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 0, R, out + off, len, 0);
+        if (!ok) return;
+    }
+}
+
+/* Reduce: a pipelined chain along the ring into the root (position
+ * p = (r - root - 1) mod n, the root last): the first rank (root + 1) sends
+ * its input, inner ranks add theirs and send on, the root adds its own and
+ * stores the result (avg divided once).  Only the root's `out` is written. */
+template <class Tag, int OP, int PROTO>
+__device__ void ring_reduce(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out, size_t count,
+                            int nch, int n, int r, int root, int div)
+{
+    typedef typename Tr<Tag>::S S;
+    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    size_t lo, hi;
+    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const int R[1] = {GPU_CONN_RING};
+    int p = (r - root - 1 + 2 * n) % n;
+    for (size_t off = lo; off < hi; off += chunk) {
+        size_t len = min(chunk, hi - off);
+        bool ok;
+        if (p == 0) ok = do_step<Tag, OP, PROTO>(x, 0, R, in + off, 1, R, nullptr, len, 0);
+        else if (p < n - 1) ok = do_step<Tag, OP, PROTO>(x, 1, R, in + off, 1, R, nullptr, len, 0);
+        else ok = do_step<Tag, OP, PROTO>(x, 1, R, in + off, 0, R, out + off, len, div);
+        if (!ok) return;
+    }
+}
+
+/* run one of the ring collectives above with protocol PROTO */
+template <class Tag, int OP, int PROTO>
+__device__ void ring_coll(const Ctx &x, const gpu_kargs &a, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out)
+{
+    switch (a.coll) {
+    case TT_COLL_ALLGATHER: ring_allgather<Tag, OP, PROTO>(x, in, out, a.count, a.nch, a.nranks, x.rank); break;
+    case TT_COLL_REDUCESCATTER:
+        ring_reducescatter<Tag, OP, PROTO>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
+        break;
+    case TT_COLL_BROADCAST: ring_broadcast<Tag, OP, PROTO>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.root); break;
+    case TT_COLL_REDUCE:
+        ring_reduce<Tag, OP, PROTO>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.root, a.avg_div);
+        break;
+    default: ring_allreduce<Tag, OP, PROTO>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div); break;
+    }
+}
+
 /* Binary tree in heap order (parent (r-1)/2, children 2r+1, 2r+2).  The
  * root reduces its children's chunks into its own and sends the result
  * straight down.  Other ranks split their warps: the first half sends
@@ -115,7 +241,7 @@ __device__ void tree_allreduce(Ctx x, const typename Tr<Tag>::S *in, typename Tr
 }
 
 template <class Tag, int OP>
-__global__ void __launch_bounds__(GPU_THREADS) allreduce_kernel(gpu_kargs a)
+__global__ void __launch_bounds__(GPU_THREADS) coll_kernel(gpu_kargs a)
 {
     typedef typename Tr<Tag>::S S;
     __shared__ ull ss[GPU_NCONN], rs[GPU_NCONN];
@@ -145,17 +271,18 @@ __global__ void __launch_bounds__(GPU_THREADS) allreduce_kernel(gpu_kargs a)
         /* testing aid (TOPOTUNE_GPU_TEST_STALL_RANK): behave like a rank that
          * never entered the collective, so its peers hit their deadline */
     } else if (a.nranks == 1) {
+        /* every collective of one rank is a copy (the avg division by 1 included) */
         size_t lo, hi;
         chan_range<S>(a.count, c, a.nch, &lo, &hi);
         const S *src[1] = {in + lo};
         S *dst[1] = {out + lo};
         if (hi > lo) reduce_copy<Tag, OP>(x.tid, x.nthr, 1, src, 0, 1, dst, hi - lo, a.avg_div);
-    } else if (a.algo == TT_ALGO_TREE) {
+    } else if (a.algo == TT_ALGO_TREE && a.coll == TT_COLL_ALLREDUCE) {
         if (a.proto == TT_PROTO_SIMPLE) tree_allreduce<Tag, OP, TT_PROTO_SIMPLE>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
         else tree_allreduce<Tag, OP, TT_PROTO_LL>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
     } else {
-        if (a.proto == TT_PROTO_SIMPLE) ring_allreduce<Tag, OP, TT_PROTO_SIMPLE>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
-        else ring_allreduce<Tag, OP, TT_PROTO_LL>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
+        if (a.proto == TT_PROTO_SIMPLE) ring_coll<Tag, OP, TT_PROTO_SIMPLE>(x, a, in, out);
+        else ring_coll<Tag, OP, TT_PROTO_LL>(x, a, in, out);
     }
     __syncthreads();
     if (threadIdx.x < GPU_NCONN) {
@@ -203,10 +330,10 @@ typedef void (*exec_rc_fn)(void *, const void *, const void *, size_t);
 /* the kernels of one type, ops sum prod min max (avg runs sum + division) */
 template <class Tag> static void exec_fill_row(exec_ar_fn *ar, exec_rc_fn *rc)
 {
-    ar[TT_SUM] = allreduce_kernel<Tag, TT_SUM>;
-    ar[TT_PROD] = allreduce_kernel<Tag, TT_PROD>;
-    ar[TT_MIN] = allreduce_kernel<Tag, TT_MIN>;
-    ar[TT_MAX] = allreduce_kernel<Tag, TT_MAX>;
+    ar[TT_SUM] = coll_kernel<Tag, TT_SUM>;
+    ar[TT_PROD] = coll_kernel<Tag, TT_PROD>;
+    ar[TT_MIN] = coll_kernel<Tag, TT_MIN>;
+    ar[TT_MAX] = coll_kernel<Tag, TT_MAX>;
     rc[TT_SUM] = reduce_copy_kernel<Tag, TT_SUM>;
     rc[TT_PROD] = reduce_copy_kernel<Tag, TT_PROD>;
     rc[TT_MIN] = reduce_copy_kernel<Tag, TT_MIN>;

@@ -432,7 +432,8 @@ static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t co
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     size_t bytes = count * tt_dtype_size(t);
     if (p.algo == TT_ALGO_DEFAULT)
-        p.algo = (bytes <= GPU_TREE_MAX_BYTES && g->nranks > 2) ? TT_ALGO_TREE : TT_ALGO_RING;
+        p.algo = (coll == TT_COLL_ALLREDUCE && bytes <= GPU_TREE_MAX_BYTES && g->nranks > 2) ? TT_ALGO_TREE
+                                                                                             : TT_ALGO_RING;
     if (!tt_exec_supports(TT_EXEC_GPU, coll, p.algo, TT_PROTO_DEFAULT, g->nranks, why, sizeof why))
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     if (p.proto == TT_PROTO_DEFAULT) p.proto = bytes <= GPU_LL_MAX_BYTES ? TT_PROTO_LL : TT_PROTO_SIMPLE;
@@ -469,16 +470,16 @@ extern "C" tt_status tt_gpu_comm_sync(tt_gpu_comm *g)
     for (auto &gr : g->groups) {
         cudaSetDevice(gr.device);
         cudaError_t e = cudaStreamSynchronize(gr.stream);
-        if (e != cudaSuccess && st == TT_OK) st = cuda_fail(e, "GPU AllReduce");
+        if (e != cudaSuccess && st == TT_OK) st = cuda_fail(e, "GPU collective");
     }
     if (st == TT_OK && *g->abort_word) {
         __sync_synchronize();
         const gpu_err *er = g->err;
         static const char *roles[] = {"ring", "tree parent", "tree child 0", "tree child 1"};
         st = tt_error_set(TT_ERR_TIMEOUT,
-                          "rank %d channel %d: AllReduce #%llu (%s, %s): timed out after %d ms %s rank %d "
+                          "rank %d channel %d: %s #%llu (%s, %s): timed out after %d ms %s rank %d "
                           "(%s connection, step %llu, seen %llu); every rank of the launch was stopped",
-                          er->rank, er->channel, (unsigned long long)g->seq, g->last_algo,
+                          er->rank, er->channel, g->last_coll, (unsigned long long)g->seq, g->last_algo,
                           er->proto == TT_PROTO_LL ? "ll" : "simple", g->timeout_ms,
                           er->what == 2 ? "waiting for a free slot at" : "waiting for data from", er->peer,
                           roles[er->role & 3], er->step, er->seen);
@@ -490,27 +491,43 @@ extern "C" tt_status tt_gpu_comm_sync(tt_gpu_comm *g)
     return st;
 }
 
-extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
-                                      size_t count, tt_dtype t, tt_redop op, const tt_plan *plan)
+/* Launch one collective on every local rank (thread mode: every rank; process mode: this
+ * process's).  count: the collective's count argument (AllGather: per rank sent; ReduceScatter:
+ * per rank received).  Buffers: one entry per local rank; Broadcast needs a send buffer on the
+ * root only, Reduce a receive buffer on the root only (NULL elsewhere is fine). */
+static tt_status gpu_coll(tt_gpu_comm *g, tt_coll coll, const void *const *sendbufs, void *const *recvbufs,
+                          size_t count, tt_dtype t, tt_redop op, int root, const tt_plan *plan)
 {
+    const char *cl = tt_coll_label(coll);
     if (g->sticky != TT_OK) return tt_error_set(g->sticky, "%s", g->sticky_msg);
     if ((int)t < 0 || t >= TT_NDTYPES || (int)op < 0 || op >= TT_NREDOPS)
-        return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: bad type %d or op %d", (int)t, (int)op);
+        return tt_error_set(TT_ERR_INVALID, "GPU %s: bad type %d or op %d", cl, (int)t, (int)op);
+    int rooted = coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE;
+    if (rooted && (root < 0 || root >= g->nranks))
+        return tt_error_set(TT_ERR_INVALID, "GPU %s: root %d out of range (0..%d)", cl, root, g->nranks - 1);
+    if (!sendbufs || !recvbufs) return tt_error_set(TT_ERR_INVALID, "GPU %s: NULL buffer array", cl);
     tt_plan p;
-    tt_status st = tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, count, t, plan, &p);
+    tt_status st = tt_gpu_comm_resolve_plan(g, coll, count, t, plan, &p);
     if (st != TT_OK) return st;
     size_t es = tt_dtype_size(t);
     /* one entry per rank of this process (tt_gpu_comm_local_rank order) */
     for (size_t i = 0; i < g->locals.size(); i++) {
         int r = g->locals[i];
-        if (!sendbufs[i] || !recvbufs[i])
-            return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: rank %d has a NULL buffer", r);
+        int need_send = !(coll == TT_COLL_BROADCAST && r != root);
+        int need_recv = !(coll == TT_COLL_REDUCE && r != root);
+        if ((need_send && !sendbufs[i]) || (need_recv && !recvbufs[i]))
+            return tt_error_set(TT_ERR_INVALID, "GPU %s: rank %d has a NULL %s buffer", cl, r,
+                                need_send && !sendbufs[i] ? "send" : "receive");
         if (((uintptr_t)sendbufs[i] | (uintptr_t)recvbufs[i]) % es)
-            return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: rank %d: buffers must be aligned to the element "
-                                                "size (%zu bytes for %s)", r, es, tt_dtype_name(t));
+            return tt_error_set(TT_ERR_INVALID, "GPU %s: rank %d: buffers must be aligned to the element "
+                                                "size (%zu bytes for %s)", cl, r, es, tt_dtype_name(t));
     }
+    /* AllGather and Broadcast reduce nothing: they run the sum kernel of the type */
+    int reduces = coll == TT_COLL_ALLREDUCE || coll == TT_COLL_REDUCESCATTER || coll == TT_COLL_REDUCE;
+    tt_redop kop = reduces ? op : TT_SUM;
     g->seq++;
     snprintf(g->last_algo, sizeof g->last_algo, "%s", tt_algo_label(p.algo));
+    snprintf(g->last_coll, sizeof g->last_coll, "%s", cl);
     for (auto &gr : g->groups) {
         gpu_kargs a;
         memset(&a, 0, sizeof a);
@@ -520,7 +537,9 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
         a.nranks = g->nranks;
         a.algo = p.algo;
         a.proto = p.proto;
-        a.avg_div = op == TT_AVG ? g->nranks : 0;
+        a.coll = (int)coll;
+        a.root = rooted ? root : 0;
+        a.avg_div = reduces && op == TT_AVG ? g->nranks : 0;
         for (int i = 0; i < a.nloc; i++) {
             int li = local_index(g, gr.ranks[i]);
             a.rank[i] = gr.ranks[i];
@@ -534,7 +553,7 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
         a.chstride = g->nch_max;
         a.stall_rank = g->stall_rank;
         cudaSetDevice(gr.device);
-        st = exec_gpu_launch_allreduce(&a, t, op, gr.stream);
+        st = exec_gpu_launch_coll(&a, t, kop, gr.stream);
         if (st != TT_OK) {
             g->sticky = st;
             snprintf(g->sticky_msg, sizeof g->sticky_msg, "%s", tt_error_message());
@@ -542,6 +561,39 @@ extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbuf
         }
     }
     return TT_OK;
+}
+
+extern "C" tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                                      size_t count, tt_dtype t, tt_redop op, const tt_plan *plan)
+{
+    return gpu_coll(g, TT_COLL_ALLREDUCE, sendbufs, recvbufs, count, t, op, -1, plan);
+}
+extern "C" tt_status tt_gpu_allgather(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                                      size_t sendcount, tt_dtype t, const tt_plan *plan)
+{
+    return gpu_coll(g, TT_COLL_ALLGATHER, sendbufs, recvbufs, sendcount, t, TT_SUM, -1, plan);
+}
+extern "C" tt_status tt_gpu_reducescatter(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                                          size_t recvcount, tt_dtype t, tt_redop op, const tt_plan *plan)
+{
+    return gpu_coll(g, TT_COLL_REDUCESCATTER, sendbufs, recvbufs, recvcount, t, op, -1, plan);
+}
+extern "C" tt_status tt_gpu_broadcast(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                                      size_t count, tt_dtype t, int root, const tt_plan *plan)
+{
+    return gpu_coll(g, TT_COLL_BROADCAST, sendbufs, recvbufs, count, t, TT_SUM, root, plan);
+}
+extern "C" tt_status tt_gpu_reduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                                   size_t count, tt_dtype t, tt_redop op, int root, const tt_plan *plan)
+{
+    return gpu_coll(g, TT_COLL_REDUCE, sendbufs, recvbufs, count, t, op, root, plan);
+}
+extern "C" tt_status tt_gpu_collective(tt_gpu_comm *g, tt_coll coll, const void *const *sendbufs,
+                                       void *const *recvbufs, size_t count, tt_dtype t, tt_redop op, int root,
+                                       const tt_plan *plan)
+{
+    if ((unsigned)coll >= TT_COLL_COUNT) return tt_error_set(TT_ERR_INVALID, "GPU collective: unknown collective %d", (int)coll);
+    return gpu_coll(g, coll, sendbufs, recvbufs, count, t, op, root, plan);
 }
 
 extern "C" tt_status tt_gpu_alloc(tt_gpu_comm *g, int rank, size_t bytes, void **ptr)

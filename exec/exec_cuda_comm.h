@@ -61,6 +61,7 @@ struct tt_gpu_comm {
     tt_status sticky;
     char sticky_msg[1024];
     char last_algo[32];
+    char last_coll[24];            /* label of the last collective launched (messages) */
     /* plans per size (tt_gpu_comm_set_plan_table) */
     std::vector<tt_tune_entry> rules;
     unsigned rule_flags;

@@ -30,16 +30,17 @@ static tt_status cuda_fail(cudaError_t e, const char *what)
     return tt_error_set(TT_ERR_SYSTEM, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-tt_status exec_gpu_launch_allreduce(const gpu_kargs *a, tt_dtype t, tt_redop op, cudaStream_t s)
+tt_status exec_gpu_launch_coll(const gpu_kargs *a, tt_dtype t, tt_redop op, cudaStream_t s)
 {
     table_init();
     if ((int)t < 0 || t >= TT_NDTYPES || (int)op < 0 || op >= TT_NREDOPS)
-        return tt_error_set(TT_ERR_INVALID, "GPU AllReduce: bad type %d or op %d", (int)t, (int)op);
+        return tt_error_set(TT_ERR_INVALID, "GPU %s: bad type %d or op %d", tt_coll_label((tt_coll)a->coll), (int)t,
+                            (int)op);
     ar_fn f = g_ar[t][op_index(op)];
     gpu_kargs copy = *a;
     void *args[] = {&copy};
     cudaError_t e = cudaLaunchKernel((const void *)f, dim3(a->nloc * a->nch), dim3(GPU_THREADS), args, 0, s);
-    return e == cudaSuccess ? TT_OK : cuda_fail(e, "GPU AllReduce kernel launch");
+    return e == cudaSuccess ? TT_OK : cuda_fail(e, "GPU collective kernel launch");
 }
 
 tt_status exec_gpu_launch_reduce_copy(void *dst, const void *src0, const void *src1, size_t count, tt_dtype t,

@@ -484,7 +484,7 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
         cudaError_t e = cudaStreamQuery(gr.stream);
         if (e == cudaSuccess) break;
         if (e != cudaErrorNotReady) {
-            st = exec_gpu_cuda_fail(e, "GPU AllReduce");
+            st = exec_gpu_cuda_fail(e, "GPU collective");
             break;
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -512,8 +512,8 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
     }
     if (st != TT_OK) {
         if (dead >= 0)
-            return tt_error_prefix(st, "rank %d: rank %d (pid %d) exited during AllReduce #%llu", g->me, dead,
-                                   (int)g->pids[dead], (unsigned long long)g->seq);
+            return tt_error_prefix(st, "rank %d: rank %d (pid %d) exited during %s #%llu", g->me, dead,
+                                   (int)g->pids[dead], g->last_coll, (unsigned long long)g->seq);
         return tt_error_prefix(st, "rank %d", g->me);
     }
     if (!*g->abort_word) return TT_OK;
@@ -521,22 +521,22 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
     const gpu_err *er = g->err;
     static const char *roles[] = {"ring", "tree parent", "tree child 0", "tree child 1"};
     if (er->what == 4)
-        return tt_error_set(TT_ERR_SYSTEM, "rank %d: AllReduce #%llu (%s): rank %d (pid %d) exited; seen by rank %d, "
-                                           "every rank was stopped", g->me, (unsigned long long)g->seq,
+        return tt_error_set(TT_ERR_SYSTEM, "rank %d: %s #%llu (%s): rank %d (pid %d) exited; seen by rank %d, "
+                                           "every rank was stopped", g->me, g->last_coll, (unsigned long long)g->seq,
                             g->last_algo, er->peer, er->peer >= 0 && er->peer < g->nranks ? (int)g->pids[er->peer] : -1,
                             er->rank);
     if (er->rank == g->me)
         return tt_error_set(TT_ERR_TIMEOUT,
-                            "rank %d channel %d: AllReduce #%llu (%s, %s): timed out after %d ms %s rank %d "
+                            "rank %d channel %d: %s #%llu (%s, %s): timed out after %d ms %s rank %d "
                             "(%s connection, step %llu, seen %llu); every rank was stopped",
-                            er->rank, er->channel, (unsigned long long)g->seq, g->last_algo,
+                            er->rank, er->channel, g->last_coll, (unsigned long long)g->seq, g->last_algo,
                             er->proto == TT_PROTO_LL ? "ll" : "simple", g->timeout_ms,
                             er->what == 2 ? "waiting for a free slot at" : "waiting for data from", er->peer,
                             roles[er->role & 3], er->step, er->seen);
     return tt_error_set(TT_ERR_TIMEOUT,
-                        "rank %d: AllReduce #%llu (%s, %s) was stopped because rank %d channel %d timed out %s "
+                        "rank %d: %s #%llu (%s, %s) was stopped because rank %d channel %d timed out %s "
                         "rank %d (%s connection, step %llu, seen %llu)",
-                        g->me, (unsigned long long)g->seq, g->last_algo, er->proto == TT_PROTO_LL ? "ll" : "simple",
+                        g->me, g->last_coll, (unsigned long long)g->seq, g->last_algo, er->proto == TT_PROTO_LL ? "ll" : "simple",
                         er->rank, er->channel, er->what == 2 ? "waiting for a free slot at" : "waiting for data from",
                         er->peer, roles[er->role & 3], er->step, er->seen);
 }

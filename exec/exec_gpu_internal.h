@@ -75,12 +75,15 @@ typedef struct {
     gpu_chan *chans;                     /* [nloc * chstride] on this device */
     int chstride;                        /* channels allocated per rank */
     int nloc, nch, nranks, algo, proto;
+    int coll;                            /* tt_coll: AllReduce, AllGather, ReduceScatter, Broadcast, Reduce */
+    int root;                            /* Broadcast / Reduce */
     int avg_div;                         /* > 0: divide the finished sum (avg) */
     int stall_rank;                      /* testing aid: this rank skips the collective (-1: none) */
     int rank[GPU_MAX_RANKS];             /* global rank of local index */
     const void *send[GPU_MAX_RANKS];
     void *recv[GPU_MAX_RANKS];
-    size_t count;
+    size_t count;                        /* the collective's count argument (per-rank block for AllGather /
+                                          * ReduceScatter) */
     unsigned long long timeout_ns;
     volatile int *abort;                 /* mapped host word shared by every device */
     gpu_err *err;
@@ -88,8 +91,8 @@ typedef struct {
 
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
-/* kernels (exec_cuda_kernels.cu) */
-tt_status exec_gpu_launch_allreduce(const gpu_kargs *a, tt_dtype t, tt_redop op, cudaStream_t s);
+/* kernels (exec_cuda_kernels.cu): the collective a->coll (one kernel per type and op for all of them) */
+tt_status exec_gpu_launch_coll(const gpu_kargs *a, tt_dtype t, tt_redop op, cudaStream_t s);
 /* dst = src0 op src1 (src1 may be NULL: copy) over `count` elements */
 tt_status exec_gpu_launch_reduce_copy(void *dst, const void *src0, const void *src1, size_t count, tt_dtype t,
                                       tt_redop op, int blocks, cudaStream_t s);

@@ -58,6 +58,37 @@ tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *co
     (void)g; (void)sendbufs; (void)recvbufs; (void)count; (void)t; (void)op; (void)plan;
     return tt_error_set(TT_ERR_UNSUPPORTED, "GPU AllReduce: %s", NO_CUDA);
 }
+tt_status tt_gpu_allgather(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                           size_t sendcount, tt_dtype t, const tt_plan *plan)
+{
+    (void)g; (void)sendbufs; (void)recvbufs; (void)sendcount; (void)t; (void)plan;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU AllGather: %s", NO_CUDA);
+}
+tt_status tt_gpu_reducescatter(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                               size_t recvcount, tt_dtype t, tt_redop op, const tt_plan *plan)
+{
+    (void)g; (void)sendbufs; (void)recvbufs; (void)recvcount; (void)t; (void)op; (void)plan;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU ReduceScatter: %s", NO_CUDA);
+}
+tt_status tt_gpu_broadcast(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                           size_t count, tt_dtype t, int root, const tt_plan *plan)
+{
+    (void)g; (void)sendbufs; (void)recvbufs; (void)count; (void)t; (void)root; (void)plan;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU Broadcast: %s", NO_CUDA);
+}
+tt_status tt_gpu_reduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                        size_t count, tt_dtype t, tt_redop op, int root, const tt_plan *plan)
+{
+    (void)g; (void)sendbufs; (void)recvbufs; (void)count; (void)t; (void)op; (void)root; (void)plan;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU Reduce: %s", NO_CUDA);
+}
+tt_status tt_gpu_collective(tt_gpu_comm *g, tt_coll coll, const void *const *sendbufs,
+                            void *const *recvbufs, size_t count, tt_dtype t, tt_redop op, int root,
+                            const tt_plan *plan)
+{
+    (void)g; (void)coll; (void)sendbufs; (void)recvbufs; (void)count; (void)t; (void)op; (void)root; (void)plan;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU collective: %s", NO_CUDA);
+}
 tt_status tt_gpu_comm_sync(tt_gpu_comm *g) { (void)g; return tt_error_set(TT_ERR_UNSUPPORTED, "%s", NO_CUDA); }
 tt_status tt_gpu_alloc(tt_gpu_comm *g, int rank, size_t bytes, void **ptr)
 {

@@ -1,10 +1,12 @@
 /*
  * exec_measure_gpu.c - the measuring engine of GPU ranks (docs/exec.md, "Measuring"): one
  * engine drives every local rank of a tt_gpu_comm (thread mode: all ranks; process mode: this
- * process's rank, times averaged and #wrong summed over the host communicator).  AllReduce
- * only.  Inputs are filled once per rank (seed 12345); in place starts from a copy of them; the
- * check runs on restored inputs.  The launcher is topotune's tt_gpu_allreduce, or NCCL
- * (exec_measure_nccl.c).
+ * process's rank, times averaged and #wrong summed over the host communicator).  Every
+ * collective (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce) with nccl-tests' in-place
+ * layouts, as the host engine (exec_measure_host.c).  Inputs are filled once per rank (seed
+ * 12345); in place starts from a copy of them; the check runs on restored inputs and compares
+ * with the host engine's expected values (tt_verify_*).  The launcher is topotune's
+ * tt_gpu_collective, or NCCL (exec_measure_nccl.c, AllReduce only).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +22,10 @@ typedef struct {
     int nloc;
     void *sb[GPU_MEASURE_MAX_RANKS], *rb[GPU_MEASURE_MAX_RANKS];
     unsigned char *h, *want, *got;
-    size_t cap;                /* prepared count, for inputs of this type and op */
+    size_t cap;                /* prepared count, for inputs of this type, op and collective */
     tt_dtype dtype;
     tt_redop op;
+    tt_coll coll;
     exec_measure_launcher l;
 } gpu_eng;
 
@@ -31,7 +34,7 @@ static tt_status tt_launch(void *ctx, tt_gpu_comm *g, const void *const *src, vo
                            const tt_sweep_opts *o)
 {
     (void)ctx;
-    return tt_gpu_allreduce(g, src, dst, count, o->dtype, o->op, &o->plan);
+    return tt_gpu_collective(g, o->coll, src, dst, count, o->dtype, o->op, o->root, &o->plan);
 }
 static tt_status tt_sync(void *ctx, tt_gpu_comm *g)
 {
@@ -54,31 +57,45 @@ static void gpu_free_bufs(gpu_eng *x)
     x->cap = 0;
 }
 
+/* elements of one rank's input / output for the collective's count */
+static size_t in_elems(const tt_sweep_opts *o, int n, size_t count)
+{
+    return o->coll == TT_COLL_REDUCESCATTER ? count * (size_t)n : count;
+}
+static size_t out_elems(const tt_sweep_opts *o, int n, size_t count)
+{
+    return o->coll == TT_COLL_ALLGATHER ? count * (size_t)n : count;
+}
+
 static tt_status gpu_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t maxcount)
 {
     gpu_eng *x = e->self;
     size_t es = tt_dtype_size(o->dtype);
-    if (x->cap && x->cap >= maxcount && x->dtype == o->dtype && x->op == o->op) return TT_OK; /* prepared already */
+    if (x->cap && x->cap >= maxcount && x->dtype == o->dtype && x->op == o->op && x->coll == o->coll)
+        return TT_OK; /* prepared already */
     gpu_free_bufs(x);
-    x->h = malloc(maxcount * es + 16);
-    x->want = malloc(maxcount * es + 16);
-    x->got = malloc(maxcount * es + 16);
+    size_t in_max = in_elems(o, e->nranks, maxcount), out_max = out_elems(o, e->nranks, maxcount);
+    /* the receive buffer also holds the in-place layouts (the whole input of ReduceScatter) */
+    size_t big = (in_max > out_max ? in_max : out_max) * es + 16;
+    x->h = malloc(in_max * es + 16);
+    x->want = malloc(out_max * es + 16);
+    x->got = malloc(out_max * es + 16);
     if (!x->h || !x->want || !x->got)
-        return tt_error_set(TT_ERR_NOMEM, "out of host memory for %zu-byte buffers", maxcount * es);
+        return tt_error_set(TT_ERR_NOMEM, "out of host memory for %zu-byte buffers", big);
     tt_status st;
     for (int i = 0; i < x->nloc; i++) {
         int r = tt_gpu_comm_local_rank(x->g, i);
-        if ((st = tt_gpu_alloc(x->g, r, maxcount * es + 16, &x->sb[i])) != TT_OK ||
-            (st = tt_gpu_alloc(x->g, r, maxcount * es + 16, &x->rb[i])) != TT_OK)
+        if ((st = tt_gpu_alloc(x->g, r, big, &x->sb[i])) != TT_OK || (st = tt_gpu_alloc(x->g, r, big, &x->rb[i])) != TT_OK)
             return st;
     }
     for (int i = 0; i < x->nloc; i++) {
-        tt_verify_fill(x->h, maxcount, o->dtype, o->op, tt_gpu_comm_local_rank(x->g, i), gpu_seed, 0);
-        if ((st = tt_gpu_memcpy(x->sb[i], x->h, maxcount * es)) != TT_OK) return st;
+        tt_verify_fill(x->h, in_max, o->dtype, o->op, tt_gpu_comm_local_rank(x->g, i), gpu_seed, 0);
+        if ((st = tt_gpu_memcpy(x->sb[i], x->h, in_max * es)) != TT_OK) return st;
     }
     x->cap = maxcount;
     x->dtype = o->dtype;
     x->op = o->op;
+    x->coll = o->coll;
     return TT_OK;
 }
 
@@ -88,12 +105,32 @@ static tt_status gpu_resolve(tt_sweep_engine *e, const tt_sweep_opts *o, size_t 
     return tt_gpu_comm_resolve_plan(x->g, o->coll, count, o->dtype, &o->plan, eff);
 }
 
-static void gpu_bufs(gpu_eng *x, int in_place, const void **src, void **dst)
+/* send/receive buffers of a placement; in place, the receive buffer holds both in nccl-tests'
+ * layouts (ReduceScatter: output = block `rank` of the input; AllGather: input = block `rank`
+ * of the output) */
+static void gpu_bufs(gpu_eng *x, const tt_sweep_opts *o, size_t count, int in_place, const void **src, void **dst)
 {
+    size_t es = tt_dtype_size(o->dtype);
     for (int i = 0; i < x->nloc; i++) {
-        dst[i] = x->rb[i];
-        src[i] = in_place ? x->rb[i] : x->sb[i];
+        size_t me_off = (size_t)tt_gpu_comm_local_rank(x->g, i) * count * es;
+        unsigned char *rb = x->rb[i];
+        dst[i] = rb;
+        src[i] = x->sb[i];
+        if (!in_place) continue;
+        src[i] = rb;
+        if (o->coll == TT_COLL_REDUCESCATTER) dst[i] = rb + me_off;
+        else if (o->coll == TT_COLL_ALLGATHER) src[i] = rb + me_off;
     }
+}
+
+/* in place: put the inputs where the collective reads them (src of gpu_bufs) */
+static tt_status gpu_restore(gpu_eng *x, const tt_sweep_opts *o, int n, size_t count, const void **src)
+{
+    size_t es = tt_dtype_size(o->dtype);
+    tt_status st;
+    for (int i = 0; i < x->nloc; i++)
+        if ((st = tt_gpu_memcpy((void *)src[i], x->sb[i], in_elems(o, n, count) * es)) != TT_OK) return st;
+    return TT_OK;
 }
 
 /* process mode: combine a value over the processes */
@@ -111,18 +148,12 @@ static tt_status gpu_combine(gpu_eng *x, int me, void *v, tt_dtype t)
 static tt_status gpu_time(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place, double *sec)
 {
     gpu_eng *x = e->self;
-    if (o->coll != TT_COLL_ALLREDUCE)
-        return tt_error_set(TT_ERR_UNSUPPORTED, "the GPU executor runs AllReduce only; %s was requested "
-                                                "(use --host for the other collectives)", tt_coll_label(o->coll));
     if (count > x->cap) return tt_error_set(TT_ERR_INVALID, "measure: %zu elements but buffers for %zu", count, x->cap);
-    size_t es = tt_dtype_size(o->dtype);
     const void *src[GPU_MEASURE_MAX_RANKS];
     void *dst[GPU_MEASURE_MAX_RANKS];
-    gpu_bufs(x, in_place, src, dst);
+    gpu_bufs(x, o, count, in_place, src, dst);
     tt_status st;
-    if (in_place)
-        for (int i = 0; i < x->nloc; i++)
-            if ((st = tt_gpu_memcpy(x->rb[i], x->sb[i], count * es)) != TT_OK) return st;
+    if (in_place && (st = gpu_restore(x, o, e->nranks, count, src)) != TT_OK) return st;
     for (int it = 0; it < o->warmup; it++)
         if ((st = x->l.launch(x->l.ctx, x->g, src, dst, count, o)) != TT_OK) return st;
     if ((st = x->l.sync(x->l.ctx, x->g)) != TT_OK) return st;
@@ -142,23 +173,43 @@ static tt_status gpu_check(tt_sweep_engine *e, const tt_sweep_opts *o, size_t co
 {
     gpu_eng *x = e->self;
     size_t es = tt_dtype_size(o->dtype);
+    int n = e->nranks;
+    size_t nin = in_elems(o, n, count), nout = out_elems(o, n, count);
     const void *src[GPU_MEASURE_MAX_RANKS];
     void *dst[GPU_MEASURE_MAX_RANKS];
-    gpu_bufs(x, in_place, src, dst);
+    gpu_bufs(x, o, count, in_place, src, dst);
     tt_status st;
     /* a fresh run on restored inputs */
-    for (int i = 0; i < x->nloc; i++) {
-        if ((st = tt_gpu_memset(x->rb[i], 0xEE, count * es)) != TT_OK) return st;
-        if (in_place && (st = tt_gpu_memcpy(x->rb[i], x->sb[i], count * es)) != TT_OK) return st;
-    }
+    for (int i = 0; i < x->nloc; i++)
+        if ((st = tt_gpu_memset(x->rb[i], 0xEE, (nin > nout ? nin : nout) * es)) != TT_OK) return st;
+    if (in_place && (st = gpu_restore(x, o, n, count, src)) != TT_OK) return st;
     if ((st = x->l.launch(x->l.ctx, x->g, src, dst, count, o)) != TT_OK ||
         (st = x->l.sync(x->l.ctx, x->g)) != TT_OK)
         return st;
-    tt_verify_expected(x->want, count, o->dtype, o->op, e->nranks, gpu_seed, 0);
+    /* expected values as the host engine computes them (exec_measure_host.c, host_check) */
     int64_t w = 0;
     for (int i = 0; i < x->nloc; i++) {
-        if ((st = tt_gpu_memcpy(x->got, x->rb[i], count * es)) != TT_OK) return st;
-        w += (int64_t)tt_verify_count_wrong(x->got, x->want, count, o->dtype);
+        int me = tt_gpu_comm_local_rank(x->g, i);
+        /* the same for every rank but ReduceScatter's (block `me`) and Reduce's (root only) */
+        int per_rank = o->coll == TT_COLL_REDUCESCATTER || o->coll == TT_COLL_REDUCE;
+        if (i == 0 || per_rank) switch (o->coll) {
+        case TT_COLL_ALLREDUCE: st = tt_verify_expected(x->want, count, o->dtype, o->op, n, gpu_seed, 0); break;
+        case TT_COLL_REDUCESCATTER:
+            st = tt_verify_expected(x->want, count, o->dtype, o->op, n, gpu_seed, (size_t)me * count);
+            break;
+        case TT_COLL_ALLGATHER:
+            for (int q = 0; q < n; q++)
+                tt_verify_fill(x->want + (size_t)q * count * es, count, o->dtype, o->op, q, gpu_seed, 0);
+            break;
+        case TT_COLL_BROADCAST: tt_verify_fill(x->want, count, o->dtype, o->op, o->root, gpu_seed, 0); break;
+        default:
+            if (me == o->root) st = tt_verify_expected(x->want, count, o->dtype, o->op, n, gpu_seed, 0);
+            break;
+        }
+        if (st != TT_OK) return st;
+        if (o->coll == TT_COLL_REDUCE && me != o->root) continue; /* only the root has a result */
+        if ((st = tt_gpu_memcpy(x->got, dst[i], nout * es)) != TT_OK) return st;
+        w += (int64_t)tt_verify_count_wrong(x->got, x->want, nout, o->dtype);
     }
     if ((st = gpu_combine(x, e->rank, &w, TT_INT64)) != TT_OK) return st; /* wrong elements of every process */
     *wrong = w;

@@ -67,6 +67,10 @@ static tt_status nccl_launch(void *ctx, tt_gpu_comm *g, const void *const *src, 
     (void)g;
     nccl_eng *n = ctx;
     tt_status st = TT_OK;
+    if (o->coll != TT_COLL_ALLREDUCE)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "the NCCL engine runs AllReduce only; %s was requested (topotune's "
+                                                "own GPU engine, the default, runs every collective)",
+                            tt_coll_label(o->coll));
     n->group_start();
     for (int r = 0; r < n->n; r++) {
         exec_gpu_set_device(n->dev[r]);

@@ -262,7 +262,8 @@ tt_status tt_group_end(void);
  * mapped pinned memory (TOPOTUNE_GPU_TRANSPORT=host forces it).  Process mode
  * (tt_gpu_comm_init_procs): one rank per process, CUDA IPC between processes
  * (IPC (same GPU), IPC/NVLink, IPC/PCIe) or host-staged through shared memory.  AllReduce
- * only (ring, tree; protocols simple and ll).  See docs/gpu-executor.md. */
+ * (ring, tree), AllGather, ReduceScatter, Broadcast and Reduce (ring; the rooted ones as a
+ * pipelined chain along the ring); protocols simple and ll.  See docs/gpu-executor.md. */
 typedef struct tt_gpu_comm tt_gpu_comm;
 /* Number of usable CUDA devices, or 0 with the reason in why. */
 int tt_gpu_available(char *why, size_t whylen);
@@ -281,7 +282,7 @@ tt_status tt_gpu_comm_destroy(tt_gpu_comm *g);
 tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, int device);
 int tt_gpu_comm_nranks(const tt_gpu_comm *g);
 /* Ranks of this process (thread mode: all, process mode: 1) and the global
- * rank of local index i.  The buffer arrays of tt_gpu_allreduce have one entry
+ * rank of local index i.  The buffer arrays of the collectives (tt_gpu_allreduce & co.) have one entry
  * per local rank in this order (thread mode: index = rank). */
 int tt_gpu_comm_nlocal(const tt_gpu_comm *g);
 int tt_gpu_comm_local_rank(const tt_gpu_comm *g, int i);
@@ -303,6 +304,25 @@ tt_status tt_gpu_comm_set_plan_table(tt_gpu_comm *g, const tt_tune_entry *entrie
 unsigned long tt_gpu_comm_plan_table_fallbacks(const tt_gpu_comm *g);
 tt_status tt_gpu_allreduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
                            size_t count, tt_dtype t, tt_redop op, const tt_plan *plan);
+/* The other collectives, with the host collectives' counts and in-place layouts (one buffer
+ * pair per local rank): AllGather sendcount per rank (in place: sendbufs[i] == recvbufs[i] +
+ * rank * sendcount * size), ReduceScatter recvcount per rank (in place: recvbufs[i] ==
+ * sendbufs[i] + rank * recvcount * size), Broadcast / Reduce in place when sendbufs[i] ==
+ * recvbufs[i].  Broadcast reads a send buffer on the root only and Reduce writes a receive
+ * buffer on the root only (the other entries may be NULL).  AllGather and Broadcast ignore the
+ * operation.  Ring algorithm only (a plan asking for tree is refused). */
+tt_status tt_gpu_allgather(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                           size_t sendcount, tt_dtype t, const tt_plan *plan);
+tt_status tt_gpu_reducescatter(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                               size_t recvcount, tt_dtype t, tt_redop op, const tt_plan *plan);
+tt_status tt_gpu_broadcast(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                           size_t count, tt_dtype t, int root, const tt_plan *plan);
+tt_status tt_gpu_reduce(tt_gpu_comm *g, const void *const *sendbufs, void *const *recvbufs,
+                        size_t count, tt_dtype t, tt_redop op, int root, const tt_plan *plan);
+/* Any of the five by tt_coll (op ignored by AllGather/Broadcast, root by the unrooted ones). */
+tt_status tt_gpu_collective(tt_gpu_comm *g, tt_coll coll, const void *const *sendbufs,
+                            void *const *recvbufs, size_t count, tt_dtype t, tt_redop op, int root,
+                            const tt_plan *plan);
 /* Wait for every launched collective; a stuck rank gives TT_ERR_TIMEOUT
  * naming rank, channel, peer and step.  Failures are sticky. */
 tt_status tt_gpu_comm_sync(tt_gpu_comm *g);

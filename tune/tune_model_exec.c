@@ -99,8 +99,10 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
         snprintf(why, wl, "host ranks run only the simple protocol");
         return -1;
     }
-    if (!host && (proto == TT_PROTO_LL128 || !ar || (algo != TT_ALGO_RING && algo != TT_ALGO_TREE))) {
-        snprintf(why, wl, "our GPU executor runs AllReduce ring/tree with LL or simple");
+    if (!host && (proto == TT_PROTO_LL128 || (algo != TT_ALGO_RING && algo != TT_ALGO_TREE) ||
+                  (!ar && algo != TT_ALGO_RING))) {
+        snprintf(why, wl, "our GPU executor runs AllReduce ring/tree and AllGather, ReduceScatter, Broadcast, "
+                          "Reduce ring, with LL or simple");
         return -1;
     }
     f[0] = 1; /* launch */
@@ -114,8 +116,40 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
         double chunk = proto == TT_PROTO_SIMPLE ? GPU_SIMPLE_CHUNK : GPU_LL_CHUNK;
         double cmax = GPU_BLOCKS / (kind == TT_RANKS_VIRTUAL ? n : 1);
         if (cmax > 64) cmax = 64;
-        double c = m->channels > 0 ? m->channels : fmin(cmax, cdiv(S, GPU_CHANNEL_BYTES));
+        /* the executor picks channels from the bytes of the count argument: per rank for
+         * AllGather / ReduceScatter (S is their total, nccl-tests' size column) */
+        int blocks = m->coll == TT_COLL_ALLGATHER || m->coll == TT_COLL_REDUCESCATTER;
+        double B = blocks ? S / n : S;
+        double c = m->channels > 0 ? m->channels : fmin(cmax, cdiv(B, GPU_CHANNEL_BYTES));
         double Sc = S / c;
+        /* buffers of one rank (input + output) for the L2 term below */
+        double F1 = blocks ? S + S / n : 2.0 * S;
+        if (!ar) {
+            /* exec_cuda_coll.cuh, ring_allgather / ring_reducescatter / ring_broadcast / ring_reduce:
+             * each channel walks its share of the per-rank count B / c in chunks of one slot,
+             * k = ceil(B / c / chunk) chunks.
+             * AllGather / ReduceScatter: n - 1 synchronised hops per chunk, (n - 1) k steps.  Per
+             * element of a block: AllGather first step read input, write slot + output (3), n - 2
+             * forwards read slot, write slot + output (3), last read slot, write output (2);
+             * ReduceScatter first read input, write slot (2), n - 2 read input + slot, write slot
+             * (3), last read input + slot, write output (3): 3n - 1 accesses per block element on
+             * every rank, i.e. (3n - 1) / n of S per rank and (3n - 1) S over all ranks.
+             * Broadcast / Reduce: a chain of n - 1 hops with the chunks pipelined, n - 2 + k steps
+             * on the critical path; the busiest rank (an inner one, or the root: 3 accesses per
+             * byte) moves 3 B / c; all ranks together 3 + 3(n - 2) + 2 = 3n - 1 per byte. */
+            double k = cdiv(B / c, chunk);
+            if (blocks) {
+                f[1] = (n - 1.0) * k;
+                f[3] = (3.0 * n - 1) / n * Sc;
+            } else {
+                f[1] = n - 2.0 + k;
+                f[3] = 3.0 * Sc;
+            }
+            f[4] = (3.0 * n - 1) * S * share;
+            double F = F1 * (kind == TT_RANKS_VIRTUAL ? n : 1);
+            f[4] *= F / (F + GPU_L2_BYTES); /* the L2 assumption below */
+            return 0;
+        }
         if (algo == TT_ALGO_RING) {
             /* per channel: loops of n segments of at most one chunk, 2(n-1) steps each; reduce-scatter
              * step: read input + slot, write slot (first: 2, last: 4 with the output); all-gather:

@@ -16,9 +16,11 @@ expect_grep "$TMP/out" "Out of bounds values : 0 OK" "host sweep still validated
 run "$TE" -g 2 -b 1K -e 4K -x
 expect_rc 2 "unknown option in GPU mode is a usage error"
 
-run "$TE" -g 2 -t all_gather
-expect_rc 2 "GPU mode refuses collectives other than all_reduce"
+run "$TE" -g 2 --engine nccl -t all_gather
+expect_rc 2 "the NCCL engine refuses collectives other than all_reduce"
 expect_grep "$TMP/err" "all_reduce only" "... and says so"
+run "$TE" -g 2 -t broadcast -r 64
+expect_rc 2 "-r out of range is a usage error"
 
 run "$TE" -g 2 --rank 0 --nranks 2 --master 127.0.0.1:1
 expect_rc 2 "process ranks with -g 2 are a usage error"
@@ -62,6 +64,18 @@ else
   if [ "${ngpu:-1}" -lt 3 ]; then
     expect_grep "$TMP/out" "VIRTUAL RANKS" "... marked as virtual ranks"
   fi
+  # the other collectives on GPU ranks (ring; Broadcast/Reduce as a chain from/to the root)
+  for c in "all_gather" "reduce_scatter" "broadcast -r 1" "reduce -r 2 -o max" "reduce_scatter -o avg -d int32"; do
+    run "$TE" -g 3 -t $c -b 8 -e 1M -f 8 -n 2
+    expect_rc 0 "3 GPU ranks, -t $c"
+    expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+  done
+  run "$TE" -g 4 -t all_gather -b 100K -e 100K -n 2 --proto ll
+  expect_rc 0 "4 GPU ranks, all_gather on LL"
+  expect_grep "$TMP/out" "ring/ll" "... ring/ll ran"
+  run "$TE" -g 3 -t all_gather --algo tree
+  expect_rc 2 "tree for all_gather on GPU ranks is refused"
+  expect_grep "$TMP/err" "available: ring" "... listing what is available"
   run "$TE" -g 2 --proto ll128
   expect_rc 2 "LL128 is refused, not replaced"
   expect_grep "$TMP/err" "available: simple, ll" "... listing what is available"
@@ -78,6 +92,12 @@ else
     expect_grep "$TMP/err" "rank 0 -> 1 via IPC" "... transport logged under TOPOTUNE_DEBUG=INFO"
   fi
   if [ -s "$TMP/out1" ]; then not_ok "... only rank 0 prints (rank 1: $(head -c 200 "$TMP/out1"))"; else ok "... only rank 0 prints"; fi
+  run_pair -t reduce_scatter -b 8 -e 1M -f 8 -n 2
+  expect_rc 0 "2 process ranks on GPUs, reduce_scatter"
+  expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+  run_pair -t broadcast -r 1 -b 8 -e 1M -f 8 -n 2
+  expect_rc 0 "2 process ranks on GPUs, broadcast from rank 1"
+  expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
   TOPOTUNE_GPU_TRANSPORT=host TOPOTUNE_DEBUG=INFO run_pair -b 1K -e 64K -f 8 -n 2 --algo tree --proto ll
   expect_rc 0 "2 process ranks host-staged through shared memory"
   expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"

@@ -75,10 +75,16 @@ static void test_gpu(void **state)
     assert_int_equal(tt_exec_protos(TT_EXEC_GPU, p, 4), 2);
     assert_int_equal(p[0], TT_PROTO_SIMPLE);
     assert_int_equal(p[1], TT_PROTO_LL);
-    assert_int_equal(tt_exec_algos(TT_EXEC_GPU, TT_COLL_ALLGATHER, 4, a, 8), 0);
-    assert_false(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLGATHER, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 2, why, sizeof why));
-    assert_string_equal(why, "the GPU executor runs AllReduce only; AllGather was requested (use --host for the "
-                             "other collectives)");
+    /* the other collectives: ring only (Broadcast / Reduce as a chain along the ring) */
+    for (int c = 0; c < TT_COLL_COUNT; c++) {
+        if (c == TT_COLL_ALLREDUCE) continue;
+        assert_int_equal(tt_exec_algos(TT_EXEC_GPU, (tt_coll)c, 4, a, 8), 1);
+        assert_int_equal(a[0], TT_ALGO_RING);
+        assert_true(tt_exec_supports(TT_EXEC_GPU, (tt_coll)c, TT_ALGO_DEFAULT, TT_PROTO_LL, 3, why, sizeof why));
+        assert_true(tt_exec_supports(TT_EXEC_GPU, (tt_coll)c, TT_ALGO_RING, TT_PROTO_SIMPLE, 3, why, sizeof why));
+        assert_false(tt_exec_supports(TT_EXEC_GPU, (tt_coll)c, TT_ALGO_TREE, TT_PROTO_DEFAULT, 3, why, sizeof why));
+        assert_non_null(strstr(why, "available: ring"));
+    }
     assert_false(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLREDUCE, TT_ALGO_RHD, TT_PROTO_DEFAULT, 2, why, sizeof why));
     assert_non_null(strstr(why, "available: ring, tree"));
     assert_false(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLREDUCE, TT_ALGO_RING, TT_PROTO_LL128, 2, why, sizeof why));

@@ -3,7 +3,11 @@
  * reductions; AllReduce on virtual ranks of one GPU for every algorithm,
  * protocol and type, several channels, in and out of place, bit-exact
  * against tt_verify_expected; host-staged transport; P2P when the machine
- * has 2+ GPUs; plan errors.  Every GPU test is skipped (cmocka skip) with
+ * has 2+ GPUs; plan errors.  AllGather, ReduceScatter, Broadcast and Reduce
+ * (ring) on 1/2/3/4 (8) virtual ranks: every type and op, both protocols,
+ * in and out of place, every root, odd counts, bit-exact against the host
+ * engine's expected values (tt_verify_*); host-staged and P2P too.
+ * TT_GPU_TEST_COLL_ONLY=1 runs only those (and the plan errors).  Every GPU test is skipped (cmocka skip) with
  * the reason printed when no GPU is usable.  Without CUDA the API must
  * answer TT_ERR_UNSUPPORTED (checked everywhere). */
 #include <setjmp.h>
@@ -342,7 +346,16 @@ static void test_plan_errors(void **state)
     p = TT_PLAN_DEFAULT;
     p.channels = 1000;
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLGATHER, 100, TT_FLOAT, NULL, &e), TT_ERR_UNSUPPORTED);
+    /* the other collectives: ring only (default ring also where AllReduce picks tree) */
+    for (int c = 0; c < TT_COLL_COUNT; c++) {
+        if (c == TT_COLL_ALLREDUCE) continue;
+        assert_int_equal(tt_gpu_comm_resolve_plan(g, (tt_coll)c, 100, TT_FLOAT, NULL, &e), TT_OK);
+        assert_int_equal(e.algo, TT_ALGO_RING);
+        p = TT_PLAN_DEFAULT;
+        p.algo = TT_ALGO_TREE;
+        assert_int_equal(tt_gpu_comm_resolve_plan(g, (tt_coll)c, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+        assert_non_null(strstr(tt_error_message(), "available: ring"));
+    }
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, NULL, &e), TT_OK);
     assert_int_equal(e.proto, TT_PROTO_LL);
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 1 << 24, TT_FLOAT, NULL, &e), TT_OK);
@@ -355,8 +368,256 @@ static void test_plan_errors(void **state)
     void *d[2] = {(char *)b + 1, (char *)b + 1};
     assert_int_equal(tt_gpu_allreduce(g, s, d, 4, TT_FLOAT, TT_SUM, NULL), TT_ERR_INVALID);
     assert_non_null(strstr(tt_error_message(), "aligned"));
+    assert_int_equal(tt_gpu_allgather(g, s, d, 4, TT_FLOAT, NULL), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "aligned"));
+    /* roots out of range, a missing buffer where one is needed, an unknown collective */
+    const void *s2[2] = {b, b};
+    void *d2[2] = {b, b}, *dn[2] = {NULL, NULL};
+    assert_int_equal(tt_gpu_broadcast(g, s2, d2, 4, TT_FLOAT, 2, NULL), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "root 2"));
+    assert_int_equal(tt_gpu_reduce(g, s2, d2, 4, TT_FLOAT, TT_SUM, -1, NULL), TT_ERR_INVALID);
+    assert_int_equal(tt_gpu_reduce(g, s2, dn, 4, TT_FLOAT, TT_SUM, 1, NULL), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "rank 1 has a NULL receive buffer"));
+    assert_int_equal(tt_gpu_collective(g, (tt_coll)99, s2, d2, 4, TT_FLOAT, TT_SUM, 0, NULL), TT_ERR_INVALID);
     tt_gpu_free(g, 0, b);
     tt_gpu_comm_destroy(g);
+}
+
+/* ---- AllGather, ReduceScatter, Broadcast, Reduce ---------------------- */
+/* One collective, checked bit for bit as the host engine checks it (exec_measure_host.c):
+ * returns the number of wrong elements.  Buffers of the fixture hold n x count elements.
+ * In place: nccl-tests' layouts (AllGather input = block `rank` of the output; ReduceScatter
+ * output = block `rank` of the input; Broadcast/Reduce send == receive).  Out of place,
+ * Broadcast passes NULL send buffers off the root and Reduce NULL receive buffers off the
+ * root on odd counts (allowed), else real ones that must stay untouched. */
+static size_t run_coll(fix *f, tt_coll coll, size_t count, tt_dtype t, tt_redop op, int root, tt_proto proto,
+                       int nch, int inplace)
+{
+    int n = f->n;
+    size_t es = tt_dtype_size(t);
+    size_t nin = coll == TT_COLL_REDUCESCATTER ? count * n : count;
+    size_t nout = coll == TT_COLL_ALLGATHER ? count * n : count;
+    assert_true((nin > nout ? nin : nout) * es <= f->cap);
+    const void *s[64];
+    void *d[64];
+    uint64_t seed = 2000 + count * 3 + (uint64_t)t * 7 + (uint64_t)op * 11 + (uint64_t)coll * 13 + (uint64_t)root;
+    int nulls = !inplace && (count & 1);
+    for (int r = 0; r < n; r++) {
+        unsigned char *sp = f->sb[r], *rp = f->rb[r];
+        size_t me = (size_t)r * count * es;
+        tt_verify_fill(f->h, nin, t, op, r, seed, 0);
+        assert_int_equal(tt_gpu_memset(f->rb[r], 0xEE, f->cap + 64), TT_OK);
+        if (!inplace) {
+            assert_int_equal(tt_gpu_memcpy(sp, f->h, nin * es), TT_OK);
+            s[r] = sp;
+            d[r] = rp;
+        } else if (coll == TT_COLL_ALLGATHER) {
+            assert_int_equal(tt_gpu_memcpy(rp + me, f->h, nin * es), TT_OK);
+            s[r] = rp + me;
+            d[r] = rp;
+        } else if (coll == TT_COLL_REDUCESCATTER) {
+            assert_int_equal(tt_gpu_memcpy(rp, f->h, nin * es), TT_OK);
+            s[r] = rp;
+            d[r] = rp + me;
+        } else {
+            assert_int_equal(tt_gpu_memcpy(rp, f->h, nin * es), TT_OK);
+            s[r] = rp;
+            d[r] = rp;
+        }
+        if (nulls && coll == TT_COLL_BROADCAST && r != root) s[r] = NULL;
+        if (nulls && coll == TT_COLL_REDUCE && r != root) d[r] = NULL;
+    }
+    tt_plan p = TT_PLAN_DEFAULT;
+    p.algo = TT_ALGO_RING;
+    p.proto = proto;
+    p.channels = nch;
+    if (tt_gpu_collective(f->g, coll, s, d, count, t, op, root, &p) != TT_OK || tt_gpu_comm_sync(f->g) != TT_OK)
+        fail_msg("%s n=%d count=%zu %s %s root %d %s ch=%d inplace=%d: %s", tt_coll_label(coll), n, count,
+                 tt_dtype_name(t), tt_redop_name(op), root, tt_proto_name(proto), nch, inplace, tt_error_message());
+    size_t bad = 0;
+    for (int r = 0; r < n; r++) {
+        switch (coll) {
+        case TT_COLL_REDUCESCATTER:
+            assert_int_equal(tt_verify_expected(f->want, count, t, op, n, seed, (size_t)r * count), TT_OK);
+            break;
+        case TT_COLL_ALLGATHER:
+            for (int q = 0; q < n; q++) tt_verify_fill(f->want + (size_t)q * count * es, count, t, op, q, seed, 0);
+            break;
+        case TT_COLL_BROADCAST: tt_verify_fill(f->want, count, t, op, root, seed, 0); break;
+        default: assert_int_equal(tt_verify_expected(f->want, count, t, op, n, seed, 0), TT_OK); break;
+        }
+        size_t b = 0;
+        if (coll == TT_COLL_REDUCE && r != root) {
+            /* off the root the receive buffer is not written (in place: the input stays) */
+            if (d[r]) {
+                assert_int_equal(tt_gpu_memcpy(f->got, d[r], count * es), TT_OK);
+                if (inplace) tt_verify_fill(f->want, count, t, op, r, seed, 0);
+                else memset(f->want, 0xEE, count * es);
+                b = tt_verify_count_wrong(f->got, f->want, count, t);
+            }
+        } else {
+            assert_int_equal(tt_gpu_memcpy(f->got, d[r], nout * es), TT_OK);
+            b = tt_verify_count_wrong(f->got, f->want, nout, t);
+        }
+        if (b)
+            printf("# rank %d: %zu wrong (%s n=%d count=%zu %s %s root %d %s ch=%d inplace=%d)\n", r, b,
+                   tt_coll_label(coll), n, count, tt_dtype_name(t), tt_redop_name(op), root, tt_proto_name(proto),
+                   nch, inplace);
+        bad += b;
+        /* nothing written past the end of the output (in-place ReduceScatter: the input follows) */
+        if (d[r] && !(inplace && coll == TT_COLL_REDUCESCATTER) && !(coll == TT_COLL_REDUCE && r != root)) {
+            unsigned char after[8];
+            assert_int_equal(tt_gpu_memcpy(after, (char *)d[r] + nout * es, 8), TT_OK);
+            for (int k = 0; k < 8; k++) assert_int_equal(after[k], 0xEE);
+        }
+    }
+    return bad;
+}
+
+static const tt_coll other_colls[4] = {TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER, TT_COLL_BROADCAST, TT_COLL_REDUCE};
+
+static void coll_sweep(int n, const char *label)
+{
+    const size_t all_sizes[] = {0, 1, 13, 1003, 4096 + 5, 70001, 300007};
+    /* quick (under compute-sanitizer): sizes up to 4101, four types */
+    size_t nsizes = quick() ? 5 : sizeof all_sizes / sizeof *all_sizes;
+    fix f;
+    fix_init(&f, n, (size_t)n * 300007 * 8 + 64);
+    int maxch = tt_gpu_comm_max_channels(f.g);
+    size_t bad = 0;
+    int runs = 0;
+    for (int ci = 0; ci < 4; ci++)
+        for (int pi = 0; pi < 2; pi++)
+            for (size_t si = 0; si < nsizes; si++)
+                for (int t = 0; t < TT_NDTYPES; t++) {
+                    if (quick() && t != TT_INT8 && t != TT_HALF && t != TT_FLOAT && t != TT_UINT64) continue;
+                    size_t count = all_sizes[si];
+                    /* the large counts on one type per element size (time) */
+                    if (count >= 70001 && t != TT_INT8 && t != TT_HALF && t != TT_FLOAT && t != TT_DOUBLE) continue;
+                    int nch = (si & 1) ? 1 : (maxch < 3 ? maxch : 3);
+                    if (count >= 70001) nch = maxch;
+                    int inplace = (int)((si + t + pi) & 1);
+                    int root = (int)((si + t + ci) % n);
+                    bad += run_coll(&f, other_colls[ci], count, (tt_dtype)t, TT_SUM, root, gpu_protos[pi], nch,
+                                    inplace);
+                    runs++;
+                }
+    /* every op of the reducing ones on a few types; every root of the rooted ones */
+    const tt_dtype ts[] = {TT_INT8, TT_UINT8, TT_INT32, TT_UINT64, TT_HALF, TT_BFLOAT16, TT_FLOAT, TT_DOUBLE};
+    for (int ci = 0; ci < 4; ci++)
+        for (int pi = 0; pi < 2; pi++)
+            for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++)
+                for (int op = 0; op < TT_NREDOPS; op++) {
+                    int reduces = other_colls[ci] == TT_COLL_REDUCESCATTER || other_colls[ci] == TT_COLL_REDUCE;
+                    if (!reduces && op != TT_SUM) continue;
+                    if (quick() && ts[ti] != TT_INT32 && ts[ti] != TT_FLOAT) continue;
+                    bad += run_coll(&f, other_colls[ci], 5003, ts[ti], (tt_redop)op, (int)(op + ti) % n,
+                                    gpu_protos[pi], 2, (int)(op + ti) & 1);
+                    runs++;
+                }
+    for (int root = 0; root < n; root++)
+        for (int pi = 0; pi < 2; pi++) {
+            bad += run_coll(&f, TT_COLL_BROADCAST, 77777, TT_FLOAT, TT_SUM, root, gpu_protos[pi], 0, root & 1);
+            bad += run_coll(&f, TT_COLL_REDUCE, 77777, TT_INT32, TT_AVG, root, gpu_protos[pi], 0, !(root & 1));
+            runs += 2;
+        }
+    printf("# %s: %d ranks, %d AllGather/ReduceScatter/Broadcast/Reduce runs, %zu wrong elements (channels up to %d)\n",
+           label, n, runs, bad, maxch);
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+static void test_colls_virtual_2(void **state) { (void)state; if (need_gpu()) coll_sweep(2, "virtual"); }
+static void test_colls_virtual_3(void **state) { (void)state; if (need_gpu()) coll_sweep(3, "virtual"); }
+static void test_colls_virtual_4(void **state) { (void)state; if (need_gpu()) coll_sweep(4, "virtual"); }
+static void test_colls_virtual_8(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    if (quick()) {
+        printf("# SKIP TT_GPU_TEST_QUICK: the 8-rank sweep is left out\n");
+        skip();
+        return;
+    }
+    coll_sweep(8, "virtual");
+}
+
+static void test_colls_one_rank(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    fix f;
+    fix_init(&f, 1, 100000 * 8);
+    size_t bad = 0;
+    size_t count = quick() ? 999 : 99999;
+    for (int ci = 0; ci < 4; ci++)
+        for (int t = 0; t < TT_NDTYPES; t++)
+            for (int op = 0; op < TT_NREDOPS; op++)
+                if (!quick() || t == TT_INT8 || t == TT_BFLOAT16 || t == TT_INT64 || t == TT_FLOAT)
+                bad += run_coll(&f, other_colls[ci], count, (tt_dtype)t, (tt_redop)op, 0, gpu_protos[op & 1], 1,
+                                (t + op) & 1);
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+static void test_colls_host_staged(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    setenv("TOPOTUNE_GPU_TRANSPORT", "host", 1);
+    fix f;
+    fix_init(&f, 3, 3 * 200003 * 4 + 64);
+    unsetenv("TOPOTUNE_GPU_TRANSPORT");
+    size_t bad = 0;
+    for (int ci = 0; ci < 4; ci++)
+        for (int pi = 0; pi < 2; pi++) {
+            bad += run_coll(&f, other_colls[ci], 200003, TT_FLOAT, TT_SUM, 1, gpu_protos[pi], 2, 0);
+            bad += run_coll(&f, other_colls[ci], 77, TT_HALF, TT_MAX, 2, gpu_protos[pi], 1, 1);
+        }
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+static void test_colls_p2p(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    if (g_ngpu < 2) {
+        printf("# SKIP P2P needs 2+ GPUs (this machine has %d)\n", g_ngpu);
+        skip();
+        return;
+    }
+    fix f;
+    fix_init(&f, g_ngpu, (size_t)g_ngpu * 300007 * 4 + 64);
+    size_t bad = 0;
+    for (int ci = 0; ci < 4; ci++)
+        for (int pi = 0; pi < 2; pi++) {
+            bad += run_coll(&f, other_colls[ci], 300007, TT_FLOAT, TT_SUM, g_ngpu - 1, gpu_protos[pi], 0, 0);
+            bad += run_coll(&f, other_colls[ci], 1001, TT_BFLOAT16, TT_AVG, 0, gpu_protos[pi], 0, 1);
+        }
+    fix_free(&f);
+    assert_int_equal(bad, 0);
+}
+
+/* a stalled rank in a Broadcast chain: the deadline names the collective */
+static void test_colls_stuck_rank_times_out(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    setenv("TOPOTUNE_GPU_TEST_STALL_RANK", "1", 1);
+    fix f;
+    fix_init(&f, 3, 3 * 4096 * 4 + 64);
+    unsetenv("TOPOTUNE_GPU_TEST_STALL_RANK");
+    tt_gpu_comm_set_timeout(f.g, 300);
+    const void *s[3] = {f.sb[0], f.sb[1], f.sb[2]};
+    void *d[3] = {f.rb[0], f.rb[1], f.rb[2]};
+    assert_int_equal(tt_gpu_broadcast(f.g, s, d, 4096, TT_FLOAT, 0, NULL), TT_OK);
+    assert_int_equal(tt_gpu_comm_sync(f.g), TT_ERR_TIMEOUT);
+    printf("# %s\n", tt_error_message());
+    assert_non_null(strstr(tt_error_message(), "Broadcast #1"));
+    assert_non_null(strstr(tt_error_message(), "timed out after 300 ms"));
+    assert_int_equal(tt_gpu_allgather(f.g, s, d, 16, TT_FLOAT, NULL), TT_ERR_TIMEOUT); /* sticky */
+    fix_free(&f);
 }
 
 int main(void)
@@ -375,6 +636,38 @@ int main(void)
         cmocka_unit_test(test_allreduce_host_staged),
         cmocka_unit_test(test_allreduce_p2p),
         cmocka_unit_test(test_stuck_rank_times_out),
+        cmocka_unit_test(test_colls_one_rank),
+        cmocka_unit_test(test_colls_virtual_2),
+        cmocka_unit_test(test_colls_virtual_3),
+        cmocka_unit_test(test_colls_virtual_4),
+        cmocka_unit_test(test_colls_virtual_8),
+        cmocka_unit_test(test_colls_host_staged),
+        cmocka_unit_test(test_colls_p2p),
+        cmocka_unit_test(test_colls_stuck_rank_times_out),
     };
+    /* TT_GPU_TEST_COLL_ONLY=1: the tests of AllGather/ReduceScatter/Broadcast/Reduce and the plan
+     * errors; =small: one rank and three virtual ranks only (for compute-sanitizer) */
+    const char *only_env = getenv("TT_GPU_TEST_COLL_ONLY");
+    if (only_env && !strcmp(only_env, "small")) {
+        const struct CMUnitTest small[] = {
+            cmocka_unit_test(test_colls_one_rank),
+            cmocka_unit_test(test_colls_virtual_3),
+        };
+        return cmocka_run_group_tests(small, NULL, NULL);
+    }
+    if (only_env) {
+        const struct CMUnitTest only[] = {
+            cmocka_unit_test(test_plan_errors),
+            cmocka_unit_test(test_colls_one_rank),
+            cmocka_unit_test(test_colls_virtual_2),
+            cmocka_unit_test(test_colls_virtual_3),
+            cmocka_unit_test(test_colls_virtual_4),
+            cmocka_unit_test(test_colls_virtual_8),
+            cmocka_unit_test(test_colls_host_staged),
+            cmocka_unit_test(test_colls_p2p),
+            cmocka_unit_test(test_colls_stuck_rank_times_out),
+        };
+        return cmocka_run_group_tests(only, NULL, NULL);
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

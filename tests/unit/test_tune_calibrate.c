@@ -450,6 +450,45 @@ static void test_tree_shape_per_engine(void **state)
     unload(&f);
 }
 
+/* GPU rows of the ring collectives other than AllReduce (exec_cuda_coll.cuh): modelled, growing
+ * with size; AllGather of S bytes total on n ranks moves about half of what an AllReduce of S moves
+ * ((3n-1) vs (6n-4) accesses per rank block); tree for them is refused with the reason. */
+static void test_gpu_ring_collectives(void **state)
+{
+    (void)state;
+    tt_model_params p;
+    tt_model_params_default(&p);
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.nranks = 4;
+    m.exec_kind = TT_RANKS_VIRTUAL;
+    m.algo = TT_ALGO_RING;
+    m.proto = TT_PROTO_SIMPLE;
+    m.channels = 4;
+    m.time_us = 1;
+    const tt_coll cs[4] = {TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER, TT_COLL_BROADCAST, TT_COLL_REDUCE};
+    for (int i = 0; i < 4; i++) {
+        double a, b;
+        m.coll = cs[i];
+        m.bytes = 1 << 20;
+        if (tt_exec_predict(&p, &m, &a) != TT_OK) fail_msg("%s: %s", tt_coll_label(cs[i]), tt_error_message());
+        m.bytes = 256 << 20;
+        assert_int_equal(tt_exec_predict(&p, &m, &b), TT_OK);
+        if (!(a > 0 && b > 4 * a)) fail_msg("%s: 1 MiB %.1f us, 256 MiB %.1f us", tt_coll_label(cs[i]), a, b);
+    }
+    double ag, ar;
+    m.bytes = 256 << 20;
+    m.coll = TT_COLL_ALLGATHER;
+    assert_int_equal(tt_exec_predict(&p, &m, &ag), TT_OK);
+    m.coll = TT_COLL_ALLREDUCE;
+    assert_int_equal(tt_exec_predict(&p, &m, &ar), TT_OK);
+    if (!(ag < 0.8 * ar && ag > 0.3 * ar)) fail_msg("256 MiB: AllGather %.1f us, AllReduce %.1f us", ag, ar);
+    m.coll = TT_COLL_BROADCAST;
+    m.algo = TT_ALGO_TREE;
+    assert_int_equal(tt_exec_predict(&p, &m, &ag), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "Broadcast, Reduce ring"));
+}
+
 static void test_unusable_rows(void **state)
 {
     (void)state;
@@ -509,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_tree_two_gpus),
         cmocka_unit_test(test_gpu_run_b_heldout),
         cmocka_unit_test(test_tree_shape_per_engine),
+        cmocka_unit_test(test_gpu_ring_collectives),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
     };
