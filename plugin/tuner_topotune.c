@@ -129,8 +129,9 @@ static tp_result do_init(void **ctxp, uint64_t comm, size_t nRanks, size_t nNode
             tp_warn_once(logf, "topotune tuner: %s; keeping NCCL's choices", tt_error_message());
         } else {
             c->active = 1;
-            tp_log(logf, TP_LOG_INFO, "topotune tuner: %d rules from %s (%s%s) for %zu ranks on %zu nodes", c->n, path,
-                   t.csv ? "CSV" : "model ", t.csv ? "" : (t.model[0] ? t.model : "?"), nRanks, nNodes);
+            tp_log(logf, TP_LOG_INFO, "topotune tuner: %d rules from %s (%s%s) for %zu ranks on %zu nodes (shape %dx%d)",
+                   c->n, path, t.csv ? "CSV" : "model ", t.csv ? "" : (t.model[0] ? t.model : "?"), nRanks, nNodes,
+                   use.nranks, use.nnodes);
         }
     }
     tp_table_free(&t);
