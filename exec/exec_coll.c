@@ -39,12 +39,16 @@ static tt_status resolve(const tt_comm *comm, tt_coll coll, size_t count, tt_dty
     eff->channels = maxch;
     eff->chunk_bytes = req->chunk_bytes ? req->chunk_bytes : env_chunk_bytes();
     if (req->algo == TT_ALGO_DEFAULT) {
-        /* Assumption (docs/exec.md): tree (2 log n latency steps) wins for
-         * small AllReduce, ring (bandwidth-optimal) above 64 KiB. */
+        /* Assumption (docs/exec.md): small AllReduce is latency-bound: recursive
+         * doubling (log2 n messages per rank) on a power-of-two rank count, else
+         * the tree (2 log n latency steps); ring (bandwidth-optimal) above 64 KiB. */
         size_t bytes = count * tt_dtype_size(t);
-        eff->algo = (coll == TT_COLL_ALLREDUCE && comm->nranks > 2 && bytes <= EXEC_TREE_MAX_BYTES)
-                        ? TT_ALGO_TREE
-                        : TT_ALGO_RING;
+        int n = comm->nranks, small = coll == TT_COLL_ALLREDUCE && bytes <= EXEC_TREE_MAX_BYTES;
+        eff->algo = TT_ALGO_RING;
+        if (small && tt_exec_supports(TT_EXEC_HOST, coll, TT_ALGO_RD, TT_PROTO_DEFAULT, n, NULL, 0))
+            eff->algo = TT_ALGO_RD;
+        else if (small && n > 2)
+            eff->algo = TT_ALGO_TREE;
         return TT_OK;
     }
     if ((unsigned)req->algo >= TT_ALGO_COUNT)
@@ -251,6 +255,8 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op)
             return exec_tree_allreduce(&ctx);
         if (op->plan.algo == TT_ALGO_RHD)
             return exec_rhd_allreduce(&ctx);
+        if (op->plan.algo == TT_ALGO_RD)
+            return exec_rd_allreduce(&ctx);
         if (op->plan.algo == TT_ALGO_HIER)
             return exec_hier_allreduce(&ctx);
         return exec_ring_allreduce(&ctx);

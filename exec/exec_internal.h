@@ -13,7 +13,8 @@
 /* Model/engineering assumptions (documented in docs/exec.md): */
 #define EXEC_DEFAULT_TIMEOUT_MS 30000      /* per-wait deadline without progress */
 #define EXEC_DEFAULT_CHUNK (512u * 1024u)  /* pipeline chunk */
-#define EXEC_TREE_MAX_BYTES (64u * 1024u)  /* default: tree AllReduce up to 64 KiB, ring above */
+#define EXEC_TREE_MAX_BYTES (64u * 1024u)  /* default AllReduce up to 64 KiB: recursive doubling on a
+                                              power-of-two rank count, else tree (> 2 ranks); ring above */
 
 /* State shared by the ranks of one process-local (threads) communicator. */
 typedef struct exec_world {
@@ -125,6 +126,7 @@ tt_status exec_ring_broadcast(exec_ctx *ctx);
 tt_status exec_ring_reduce(exec_ctx *ctx);
 tt_status exec_tree_allreduce(exec_ctx *ctx);
 tt_status exec_rhd_allreduce(exec_ctx *ctx);
+tt_status exec_rd_allreduce(exec_ctx *ctx);
 tt_status exec_hier_allreduce(exec_ctx *ctx);
 tt_status exec_ring_allreduce_members(exec_ctx *ctx, unsigned char *buf, const int *members, int m,
                                       int pos, int avg_div);

@@ -47,7 +47,7 @@ w=$(grep -v '^#' "$TMP/ar.txt" | awk '{print length($0)}' | sort -u | tr '\n' ' 
 [ "$w" = "118 " ] && ok "every row is 118 characters wide, as nccl-tests' row format gives (52 + 2 x 33)" || not_ok "row widths: $w"
 run "$BIN/all_reduce_perf" -b 1K -e 1K -g 0 -t 2 --topotune
 expect_grep "$TMP/out" '^# plan:' "--topotune adds the plan line"
-grep -v '^#' "$TMP/out" | grep -Eq '  (ring|tree|halving-doubling|hierarchical)$' && ok "--topotune adds the algorithm column" || not_ok "no algorithm column: $(grep -v '^#' "$TMP/out")"
+grep -v '^#' "$TMP/out" | grep -Eq '  (ring|tree|halving-doubling|recursive-doubling|hierarchical)$' && ok "--topotune adds the algorithm column" || not_ok "no algorithm column: $(grep -v '^#' "$TMP/out")"
 
 # 3. AllGather / ReduceScatter: each rank's part a multiple of 16 bytes (nccl-tests' sizes)
 run "$BIN/all_gather_perf" -b 100 -e 100 -g 0 -t 3

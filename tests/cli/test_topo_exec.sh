@@ -237,7 +237,7 @@ for r in 0 1 3; do
   wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
   if [ $rc -ne 0 ] && [ $dt -lt 4000 ]; then ok "$tr: kill -9 rank 2: rank $r exits $rc after ${dt} ms (< deadline)"; else not_ok "$tr: kill -9: rank $r rc=$rc after ${dt} ms"; fi
   expect_grep "$TMP/k$r.err" 'rank 2' "$tr: kill -9: rank $r names rank 2"
-  expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree)\) step' "$tr: kill -9: rank $r names collective and step"
+  expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree|recursive-doubling)\) step' "$tr: kill -9: rank $r names collective and step"
 done
 wait ${pids[2]} 2>/dev/null
 expect_grep "$TMP/k0.out" '^# Collective test FAILED' "$tr: kill -9: rank 0's table ends with FAILED"
