@@ -513,6 +513,40 @@ static void test_gpu_ring_collectives(void **state)
     assert_non_null(strstr(tt_error_message(), "Broadcast, Reduce ring"));
 }
 
+/* host rows of recursive doubling (tune_model_exec_rd.c): log2 n exchange steps, so at 1 KiB on 8
+ * ranks it is predicted well below the ring (14 steps); the default plan of 1 KiB on 8 ranks is rd
+ * (exec_coll.c), of 1 KiB on 6 ranks the tree; 6 ranks cannot run rd (the reason is given) */
+static void test_host_rd_rows(void **state)
+{
+    (void)state;
+    tt_model_params p;
+    tt_model_params_default(&p);
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.coll = TT_COLL_ALLREDUCE;
+    m.exec_kind = TT_RANKS_HOST;
+    m.proto = TT_PROTO_SIMPLE;
+    m.nranks = 8;
+    m.bytes = 1024;
+    m.time_us = 1;
+    double rd, ring, def, tree;
+    m.algo = TT_ALGO_RD;
+    assert_int_equal(tt_exec_predict(&p, &m, &rd), TT_OK);
+    m.algo = TT_ALGO_RING;
+    assert_int_equal(tt_exec_predict(&p, &m, &ring), TT_OK);
+    m.algo = TT_ALGO_DEFAULT;
+    assert_int_equal(tt_exec_predict(&p, &m, &def), TT_OK);
+    if (!(rd > 0 && rd < ring && def == rd)) fail_msg("8 ranks 1 KiB: rd %.2f us, ring %.2f, default %.2f", rd, ring, def);
+    m.nranks = 6;
+    assert_int_equal(tt_exec_predict(&p, &m, &def), TT_OK);
+    m.algo = TT_ALGO_TREE;
+    assert_int_equal(tt_exec_predict(&p, &m, &tree), TT_OK);
+    assert_true(def == tree);
+    m.algo = TT_ALGO_RD;
+    assert_int_equal(tt_exec_predict(&p, &m, &rd), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "recursive doubling needs a power-of-two rank count"));
+}
+
 static void test_unusable_rows(void **state)
 {
     (void)state;
@@ -574,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_gpu_builtin_out_of_box),
         cmocka_unit_test(test_tree_shape_per_engine),
         cmocka_unit_test(test_gpu_ring_collectives),
+        cmocka_unit_test(test_host_rd_rows),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
     };
