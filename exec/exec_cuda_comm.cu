@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "exec_cuda_comm.h"
+#include "exec_gpu_net.h"
 #include "exec_gpu_internal.h"
 #include "tt_common.h"
 #include "tt_exec.h"
@@ -38,6 +39,7 @@ const char *exec_gpu_link_name(int l)
     case LINK_IPC_NVLINK: return "IPC/NVLink";
     case LINK_IPC_PCIE: return "IPC/PCIe";
     case LINK_HOST_SHM: return "host-staged (shm)";
+    case LINK_NET: return "NET";
     default: return "host-staged (pinned host memory)";
     }
 }
@@ -150,14 +152,18 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
     const char *sr = getenv("TOPOTUNE_GPU_TEST_STALL_RANK");
     long long srv;
     if (sr && *sr && tt_parse_ll(sr, &srv) == TT_OK && srv >= 0 && srv < nranks) g->stall_rank = (int)srv;
-    const char *tp = getenv("TOPOTUNE_GPU_TRANSPORT");
-    if (tp && *tp && strcmp(tp, "auto") != 0) {
-        if (strcmp(tp, "host") == 0) g->force_host = 1;
-        else {
-            delete g;
-            return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_GPU_TRANSPORT='%s': valid values are auto, host", tp);
-        }
+    int tmode;
+    if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK) {
+        delete g;
+        return TT_ERR_INVALID;
     }
+    if (tmode == GPU_TP_NET) {
+        delete g;
+        return tt_error_set(TT_ERR_UNSUPPORTED, "TOPOTUNE_GPU_TRANSPORT=net needs GPU ranks in processes (one "
+                                                "rank per process: tt_gpu_comm_init_procs, topo-exec -g 1 --rank "
+                                                "R); the ranks of one process use local, P2P or host links");
+    }
+    g->force_host = tmode == GPU_TP_HOST;
     g->dev.resize(nranks);
     for (int r = 0; r < nranks; r++) {
         g->dev[r] = devices ? devices[r] : r % ndev;
@@ -415,7 +421,9 @@ extern "C" int tt_gpu_comm_max_channels(const tt_gpu_comm *g) { return g->nch_ma
 extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
 {
     if (from < 0 || to < 0 || from >= g->nranks || to >= g->nranks) return "none";
-    return link_name(g->link[(size_t)from * g->nranks + to]);
+    int l = g->link[(size_t)from * g->nranks + to];
+    if (l == LINK_NET && g->net_name[0]) return g->net_name; /* "NET/tcp": with its host transport */
+    return link_name(l);
 }
 extern "C" void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms)
 {
