@@ -422,7 +422,10 @@ extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
 {
     if (from < 0 || to < 0 || from >= g->nranks || to >= g->nranks) return "none";
     int l = g->link[(size_t)from * g->nranks + to];
-    if (l == LINK_NET && g->net_name[0]) return g->net_name; /* "NET/tcp": with its host transport */
+    if (l == LINK_NET && g->net_name[0]) /* "NET/tcp": with its host transport */
+        return g->same_gpu.size() == (size_t)g->nranks * g->nranks && g->same_gpu[(size_t)from * g->nranks + to]
+                   ? g->net_name_same
+                   : g->net_name;
     return link_name(l);
 }
 extern "C" void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms)

@@ -80,6 +80,8 @@ struct tt_gpu_comm {
     int shm_registered;
     gpu_net *net;                  /* net transport (process mode across hosts, or forced), else NULL */
     char net_name[48];             /* "NET/tcp": the pairs' link name */
+    char net_name_same[64];        /* "NET/tcp (same GPU)": pairs whose ranks share a GPU */
+    std::vector<unsigned char> same_gpu; /* process mode: [a * n + b] = 1 when both ranks use one GPU (UUID) */
 };
 
 tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what);

@@ -180,10 +180,12 @@ tt_status exec_gpu_net_connect(tt_gpu_comm *g)
     std::vector<st_msg> sts;
     if ((st = net_gather(g->host, sm, sts, "connections")) != TT_OK) return st;
     snprintf(g->net_name, sizeof g->net_name, "NET/%s", tt_comm_transport(net->comm));
-    for (int r = 0; r < n; r++)
-        if (r != me)
-            TT_INFO(SUBSYS, "rank %d <-> %d via %s (%s; host-staged: pinned FIFOs, proxy thread)", me, r,
-                    g->net_name, net->reason);
+    snprintf(g->net_name_same, sizeof g->net_name_same, "%s (same GPU)", g->net_name);
+    static const char *roles[] = {"ring", "tree down", "tree up", "tree up"};
+    for (const exec_gpu_netconn &c : net->conns)
+        if (c.is_send && c.channel == 0)
+            TT_INFO(SUBSYS, "rank %d -> %d via %s (%s, %zu channel(s); %s; host-staged: pinned FIFOs, proxy thread)",
+                    me, c.peer, tt_gpu_comm_link(g, me, c.peer), roles[c.role & 3], g->hchans.size(), net->reason);
     TT_INFO(SUBSYS, "net transport: GPUDirect RDMA not used (not implemented: every step is staged in pinned "
                     "host memory)");
     return TT_OK;

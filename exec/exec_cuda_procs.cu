@@ -261,6 +261,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
         std::vector<p2p_msg> p2p;
         if ((st = gather(host, pm, p2p, "peer access")) != TT_OK) goto fail;
         g->link.assign((size_t)n * n, LINK_IPC_SAME);
+        g->same_gpu.assign((size_t)n * n, 0);
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
                 if (a == b) continue;
@@ -272,7 +273,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
                     l = p2p[a].can[b] == 2 && p2p[b].can[a] == 2 ? LINK_IPC_NVLINK : LINK_IPC_PCIE;
                 else l = LINK_HOST_SHM;
                 g->link[(size_t)a * n + b] = l;
-                if (!memcmp(devs[a].uuid, devs[b].uuid, 16)) g->is_virtual = 1;
+                if (!memcmp(devs[a].uuid, devs[b].uuid, 16)) g->is_virtual = g->same_gpu[(size_t)a * n + b] = 1;
             }
         if (std::count(g->link.begin(), g->link.end(), (int)LINK_HOST_SHM))
             g->nch_max = std::min(g->nch_max, GPU_HOST_STAGED_CHANNELS);
