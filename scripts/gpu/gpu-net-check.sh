@@ -12,12 +12,14 @@
 #   4. a killed peer in a topo-exec pair: the survivor names it within the deadline
 #   5. nothing left in /dev/shm
 # Usage (binaries built elsewhere and carried, scripts/gpu/devcarry.sh):
-#   BUILD=.devcarry/build OUT=results-dir bash scripts/gpu/gpu-net-check.sh
+#   BUILD=.devcarry/build GTESTS=.devcarry/gtests OUT=results-dir bash scripts/gpu/gpu-net-check.sh
+# (UNIT_TIMEOUT, PAIR_TIMEOUT: seconds of the unit tests and of each topo-exec pair)
 # Prints PASS/FAIL lines; exit 0 when every check passed.
 set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-gpu-net-results}
 GT=${GTESTS:-$BUILD/tests}
+[ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 TE="$BUILD/bin/topo-exec"
@@ -32,7 +34,7 @@ nvidia-smi -L 2>&1 | tee -a "$summary"
 shm_before=$(ls /dev/shm 2>/dev/null | grep -c topotune)
 
 # 1. unit tests (net only)
-TT_GPU_TEST_FILTER='*net*' step net-unit ${UNIT_TIMEOUT:-150} "$GT/test_exec_gpu_ipc"
+TT_GPU_TEST_FILTER='*net*' step net-unit ${UNIT_TIMEOUT:-100} "$GT/test_exec_gpu_ipc"
 rc=$?
 grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/net-unit.log" | head -40 | tee -a "$summary"
 if [ $rc -eq 0 ] && grep -q 'PASSED  \] 4 test' "$OUT/net-unit.log"; then pass "net unit tests (4)"
@@ -42,10 +44,10 @@ else fail "net unit tests (rc $rc)"; fi
 pair() {
   local name=$1 tp=$2; shift 2
   local port=$(( 20000 + (RANDOM % 20000) ))
-  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO timeout 90 "$TE" -g 1 --gpu-transport "$tp" --rank 1 --nranks 2 \
+  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO timeout ${PAIR_TIMEOUT:-40} "$TE" -g 1 --gpu-transport "$tp" --rank 1 --nranks 2 \
     --master 127.0.0.1:$port "$@" > "$OUT/$name-rank1.log" 2>&1 &
   local p1=$!
-  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO step "$name-rank0" 90 "$TE" -g 1 --gpu-transport "$tp" --rank 0 \
+  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO step "$name-rank0" ${PAIR_TIMEOUT:-40} "$TE" -g 1 --gpu-transport "$tp" --rank 0 \
     --nranks 2 --master 127.0.0.1:$port "$@"
   local r0=$?
   wait $p1
@@ -79,11 +81,11 @@ grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/all_gather-net-rank0.log" | tail -2 | tee -a
 
 # 4. killed peer: rank 1 is killed during a long sweep; rank 0 must fail naming rank 1 within the deadline
 port=$(( 20000 + (RANDOM % 20000) ))
-TOPOTUNE_TRANSPORT=tcp timeout 60 "$TE" -g 1 --gpu-transport net --rank 1 --nranks 2 --master 127.0.0.1:$port \
+TOPOTUNE_TRANSPORT=tcp timeout 40 "$TE" -g 1 --gpu-transport net --rank 1 --nranks 2 --master 127.0.0.1:$port \
   -b 64M -e 64M -n 100000 -w 0 -c 0 -T 5 > "$OUT/kill-rank1.log" 2>&1 &
 p1=$!
 t0=$(date +%s.%N)
-TOPOTUNE_TRANSPORT=tcp timeout 60 "$TE" -g 1 --gpu-transport net --rank 0 --nranks 2 --master 127.0.0.1:$port \
+TOPOTUNE_TRANSPORT=tcp timeout 40 "$TE" -g 1 --gpu-transport net --rank 0 --nranks 2 --master 127.0.0.1:$port \
   -b 64M -e 64M -n 100000 -w 0 -c 0 -T 5 > "$OUT/kill-rank0.log" 2>&1 &
 p0=$!
 sleep 6
