@@ -33,21 +33,14 @@ say "# gpu-net-check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
 nvidia-smi -L 2>&1 | tee -a "$summary"
 shm_before=$(ls /dev/shm 2>/dev/null | grep -c topotune)
 
-# 1. unit tests (net only)
-TT_GPU_TEST_FILTER='*net*' step net-unit ${UNIT_TIMEOUT:-100} "$GT/test_exec_gpu_ipc"
-rc=$?
-grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/net-unit.log" | head -40 | tee -a "$summary"
-if [ $rc -eq 0 ] && grep -q 'PASSED  \] 4 test' "$OUT/net-unit.log"; then pass "net unit tests (4)"
-else fail "net unit tests (rc $rc)"; fi
-
 # pair NAME TRANSPORT EXTRA...: a topo-exec pair on one GPU, rank 0's output in $OUT/NAME-rank0.log
 pair() {
   local name=$1 tp=$2; shift 2
   local port=$(( 20000 + (RANDOM % 20000) ))
-  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO timeout ${PAIR_TIMEOUT:-40} "$TE" -g 1 --gpu-transport "$tp" --rank 1 --nranks 2 \
+  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO timeout ${PAIR_TIMEOUT:-30} "$TE" -g 1 --gpu-transport "$tp" --rank 1 --nranks 2 \
     --master 127.0.0.1:$port "$@" > "$OUT/$name-rank1.log" 2>&1 &
   local p1=$!
-  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO step "$name-rank0" ${PAIR_TIMEOUT:-40} "$TE" -g 1 --gpu-transport "$tp" --rank 0 \
+  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO step "$name-rank0" ${PAIR_TIMEOUT:-30} "$TE" -g 1 --gpu-transport "$tp" --rank 0 \
     --nranks 2 --master 127.0.0.1:$port "$@"
   local r0=$?
   wait $p1
@@ -67,25 +60,18 @@ grep -E ' via ' "$OUT/ar-net-rank0.log" "$OUT/ar-net-rank1.log" | head -6 | tee 
 grep -qE 'via NET/tcp' "$OUT/ar-net-rank0.log" && pass "transport logged: NET/tcp" || fail "no 'via NET/tcp' line"
 if pair ar-ipc auto $SWEEP && wrong_ok "$OUT/ar-ipc-rank0.log"; then pass "all_reduce over IPC: #wrong 0"
 else fail "all_reduce over IPC"; fi
+grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/ar-net-rank0.log" | head -12 | tee -a "$summary"
 say "# size(B)  busbw net (GB/s)  busbw IPC (GB/s)  net/IPC"
 join <(rows "$OUT/ar-net-rank0.log" | awk '{print $1, $2}') <(rows "$OUT/ar-ipc-rank0.log" | awk '{print $1, $2}') |
   awk '{printf "%10s %12s %12s %8s\n", $1, $2, $3, ($3 > 0 ? sprintf("%.2f", $2 / $3) : "-")}' | tee -a "$summary"
 
-# 3. the other collectives over net
-for t in all_gather reduce_scatter broadcast reduce; do
-  if pair "$t-net" net -t $t -b 8 -e 4M -f 16 -n 3 -w 1 && wrong_ok "$OUT/$t-net-rank0.log"; then
-    pass "$t over net: #wrong 0"
-  else fail "$t over net"; fi
-done
-grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/all_gather-net-rank0.log" | tail -2 | tee -a "$summary"
-
-# 4. killed peer: rank 1 is killed during a long sweep; rank 0 must fail naming rank 1 within the deadline
+# 3. killed peer: rank 1 is killed during a long sweep; rank 0 must fail naming rank 1 within the deadline
 port=$(( 20000 + (RANDOM % 20000) ))
-TOPOTUNE_TRANSPORT=tcp timeout 40 "$TE" -g 1 --gpu-transport net --rank 1 --nranks 2 --master 127.0.0.1:$port \
+TOPOTUNE_TRANSPORT=tcp "$TE" -g 1 --gpu-transport net --rank 1 --nranks 2 --master 127.0.0.1:$port \
   -b 64M -e 64M -n 100000 -w 0 -c 0 -T 5 > "$OUT/kill-rank1.log" 2>&1 &
 p1=$!
 t0=$(date +%s.%N)
-TOPOTUNE_TRANSPORT=tcp timeout 40 "$TE" -g 1 --gpu-transport net --rank 0 --nranks 2 --master 127.0.0.1:$port \
+TOPOTUNE_TRANSPORT=tcp timeout 25 "$TE" -g 1 --gpu-transport net --rank 0 --nranks 2 --master 127.0.0.1:$port \
   -b 64M -e 64M -n 100000 -w 0 -c 0 -T 5 > "$OUT/kill-rank0.log" 2>&1 &
 p0=$!
 sleep 6
@@ -95,13 +81,29 @@ wait $p0
 r0=$?
 t1=$(date +%s.%N)
 wait $p1 2>/dev/null
+kill -9 $p0 2>/dev/null
 el=$(awk "BEGIN{printf \"%.2f\", $t1 - $tk}")
 grep -iE 'rank 1|error|fail' "$OUT/kill-rank0.log" | head -3 | tee -a "$summary"
 if [ $r0 -ne 0 ] && [ $r0 -ne 124 ] && grep -q 'rank 1' "$OUT/kill-rank0.log"; then
   pass "killed peer named by the survivor (exit $r0) ${el} s after the kill (deadline 5 s)"
 else fail "killed peer: survivor exit $r0 after ${el} s"; fi
 
-# 5. nothing left behind
+# 4. unit tests (net only)
+TT_GPU_TEST_FILTER='*net*' step net-unit ${UNIT_TIMEOUT:-70} "$GT/test_exec_gpu_ipc"
+rc=$?
+grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/net-unit.log" | head -40 | tee -a "$summary"
+if [ $rc -eq 0 ] && grep -q 'PASSED  \] 4 test' "$OUT/net-unit.log"; then pass "net unit tests (4)"
+else fail "net unit tests (rc $rc)"; fi
+
+# 5. the other collectives over net
+for t in all_gather reduce_scatter broadcast reduce; do
+  if pair "$t-net" net -t $t -b 8 -e 4M -f 16 -n 3 -w 1 && wrong_ok "$OUT/$t-net-rank0.log"; then
+    pass "$t over net: #wrong 0"
+  else fail "$t over net"; fi
+done
+grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/all_gather-net-rank0.log" | tail -2 | tee -a "$summary"
+
+# 6. nothing left behind
 shm_after=$(ls /dev/shm 2>/dev/null | grep -c topotune)
 if [ "$shm_after" -le "$shm_before" ]; then pass "/dev/shm: no topotune segment left ($shm_after)"
 else fail "/dev/shm: $shm_after topotune segment(s) left"; ls -la /dev/shm | tee -a "$summary"; fi
