@@ -511,6 +511,14 @@ static tt_status gpu_coll(tt_gpu_comm *g, tt_coll coll, const void *const *sendb
 {
     const char *cl = tt_coll_label(coll);
     if (g->sticky != TT_OK) return tt_error_set(g->sticky, "%s", g->sticky_msg);
+    /* the abort word is already up (a deadline, a peer that died): fail this call now rather than
+     * queue more kernels that only leave again, each after its first abort poll - a long queue of
+     * back-to-back calls (topo-exec -n) would otherwise take minutes to drain.  The sync waits for
+     * what is queued (bounded) and gives the failure its message; it is sticky from then on. */
+    if (g->abort_word && *g->abort_word) {
+        tt_status ast = tt_gpu_comm_sync(g);
+        if (ast != TT_OK) return ast;
+    }
     if ((int)t < 0 || t >= TT_NDTYPES || (int)op < 0 || op >= TT_NREDOPS)
         return tt_error_set(TT_ERR_INVALID, "GPU %s: bad type %d or op %d", cl, (int)t, (int)op);
     int rooted = coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE;
