@@ -5,7 +5,7 @@
  * steps of every size, both directions, two channels, bytes exact; over the
  * shared-memory transport (thread ranks) and TCP (forked processes); an
  * abort raised on one side stops the other; a dead peer is named by the
- * survivor's proxy within the deadline. */
+ * survivor's proxy within the deadline; bytes that are no message are refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "exec_gpu_net.h"
+#include "exec_internal.h" /* the host communicator's connections (junk test) */
 #include "tt_exec.h"
 
 static double now_s(void)
@@ -520,6 +521,53 @@ static void test_proxy_abort_and_dead_peer(void **state)
     if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
 }
 
+/* A peer that sends something that is no message of the protocol is named as
+ * a failed net connection (what 5), not trusted. */
+static int garbage_child(tt_comm *c, int rank, char *msg, size_t ml)
+{
+    static int ctrl[64];
+    gpu_err err;
+    memset(&err, 0, sizeof err);
+    if (rank == 1) {
+        exec_conn *k = c->conns[0];
+        uint64_t junk[4] = {0x77, 0x1234, 99, 5};
+        size_t off = 0, moved;
+        double t0 = now_s();
+        while (off < sizeof junk && now_s() - t0 < 5) {
+            if (k->tp->send_some(k, (char *)junk + off, sizeof junk - off, &moved) != TT_OK) break;
+            off += moved;
+        }
+        pipe_barrier(NULL); /* rank 0 has seen it */
+        snprintf(msg, ml, "sent %zu bytes of junk", off);
+        return off == sizeof junk ? 0 : 1;
+    }
+    exec_gpu_proxy *p = NULL;
+    if (exec_gpu_proxy_start(&p, c, NULL, 0, ctrl, &err, 3000) != TT_OK) {
+        snprintf(msg, ml, "rank 0: proxy: %s", tt_error_message());
+        return 1;
+    }
+    double t0 = now_s();
+    while (!ctrl[0] && now_s() - t0 < 10) usleep(1000);
+    exec_gpu_proxy_stop(p);
+    pipe_barrier(NULL);
+    if (!ctrl[0] || err.what != 5 || err.peer != 1 || err.rank != 0) {
+        snprintf(msg, ml, "rank 0: junk not refused (word %d, what %d, peer %d)", ctrl[0], err.what, err.peer);
+        return 1;
+    }
+    snprintf(msg, ml, "junk from rank 1 refused after %.2f s", now_s() - t0);
+    return 0;
+}
+
+static void test_proxy_refuses_junk(void **state)
+{
+    (void)state;
+    int rc[2];
+    char msg[2][512];
+    run_pair(garbage_child, 30, rc, msg);
+    for (int r = 0; r < 2; r++)
+        if (rc[r]) fail_msg("rank %d exited %d: %s", r, rc[r], msg[r]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_proxy_threads_shm),
         cmocka_unit_test(test_proxy_processes_tcp),
         cmocka_unit_test(test_proxy_abort_and_dead_peer),
+        cmocka_unit_test(test_proxy_refuses_junk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
