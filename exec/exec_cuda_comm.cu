@@ -452,6 +452,10 @@ static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t co
         return tt_error_set(TT_ERR_INVALID, "protocol %d unknown", (int)p.proto);
     if (!tt_exec_supports(TT_EXEC_GPU, coll, p.algo, p.proto, g->nranks, why, sizeof why))
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
+    /* the net proxy forwards the steps it can describe: the kernels write their size only for these */
+    if (g->net && p.proto != TT_PROTO_SIMPLE && p.proto != TT_PROTO_LL)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "protocol %s over the net transport: available: simple, ll",
+                            tt_proto_name(p.proto));
     if (p.channels < 0 || p.channels > g->nch_max)
         return tt_error_set(TT_ERR_UNSUPPORTED, "%d channels were requested; this GPU communicator has 1..%d "
                                                 "(resident blocks of %d rank(s) per GPU)", p.channels, g->nch_max,

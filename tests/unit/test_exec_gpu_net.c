@@ -31,6 +31,16 @@
 #include "exec_internal.h" /* the host communicator's connections (junk test) */
 #include "tt_exec.h"
 
+typedef unsigned long long ull;
+
+/* timing bounds scale with TOPOTUNE_TEST_SLOWDOWN (valgrind, sanitizers) */
+static double slowdown(void)
+{
+    const char *s = getenv("TOPOTUNE_TEST_SLOWDOWN");
+    double v = s ? atof(s) : 1.0;
+    return v >= 1.0 ? v : 1.0;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -96,12 +106,13 @@ static void test_selection(void **state)
 
 /* ---- the proxy with threads as kernels ------------------------------------ */
 #define NCH 2
-#define STEPS 240
+#define STEPS_FULL 240
+static ull g_steps = STEPS_FULL; /* fewer under valgrind (TOPOTUNE_TEST_SLOWDOWN) */
+#define STEPS g_steps
 #define LL_BYTES ((size_t)GPU_LL_SLOT_LINES * 16)
 #define BLOCK ((size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES + (size_t)GPU_LL_SLOTS * LL_BYTES + 1024)
-#define WAIT_S 20.0
+#define WAIT_S (20.0 * slowdown())
 
-typedef unsigned long long ull;
 
 /* step k: protocol and size (bytes for Simple, lines for LL) */
 static int step_ll(ull k) { return k % 3 == 2; }
@@ -448,7 +459,7 @@ static void test_proxy_processes_tcp(void **state)
     (void)state;
     int rc[2];
     char msg[2][512];
-    run_pair(data_child, 60, rc, msg);
+    run_pair(data_child, (int)(60 * slowdown()), rc, msg);
     for (int r = 0; r < 2; r++)
         if (rc[r]) fail_msg("rank %d exited %d: %s", r, rc[r], msg[r]);
     assert_non_null(strstr(msg[0], "tcp"));
@@ -483,7 +494,7 @@ static int abort_child(tt_comm *c, int rank, char *msg, size_t ml)
         _exit(0);           /* no goodbye: the peer must notice */
     }
     double t0 = now_s();
-    while (!ctrl[0] && now_s() - t0 < 10) usleep(1000);
+    while (!ctrl[0] && now_s() - t0 < 10 * slowdown()) usleep(1000);
     double t_abort = now_s() - t0;
     if (!ctrl[0] || err.rank != 1 || err.channel != 3 || err.step != 42 || err.what != 1) {
         snprintf(msg, ml, "rank 0: abort not received (word %d, rank %d channel %d step %llu what %d)", ctrl[0],
@@ -500,7 +511,7 @@ static int abort_child(tt_comm *c, int rank, char *msg, size_t ml)
         return 1;
     }
     t0 = now_s();
-    while (!ctrl[0] && now_s() - t0 < 10) usleep(1000);
+    while (!ctrl[0] && now_s() - t0 < 10 * slowdown()) usleep(1000);
     double t_dead = now_s() - t0;
     exec_gpu_proxy_stop(p);
     if (!ctrl[0] || err.what != 4 || err.peer != 1 || err.rank != 0) {
@@ -516,7 +527,7 @@ static void test_proxy_abort_and_dead_peer(void **state)
     (void)state;
     int rc[2];
     char msg[2][512];
-    run_pair(abort_child, 40, rc, msg);
+    run_pair(abort_child, (int)(40 * slowdown()), rc, msg);
     if (rc[1]) fail_msg("rank 1 exited %d: %s", rc[1], msg[1]);
     if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
 }
@@ -547,7 +558,7 @@ static int garbage_child(tt_comm *c, int rank, char *msg, size_t ml)
         return 1;
     }
     double t0 = now_s();
-    while (!ctrl[0] && now_s() - t0 < 10) usleep(1000);
+    while (!ctrl[0] && now_s() - t0 < 10 * slowdown()) usleep(1000);
     exec_gpu_proxy_stop(p);
     pipe_barrier(NULL);
     if (!ctrl[0] || err.what != 5 || err.peer != 1 || err.rank != 0) {
@@ -563,13 +574,14 @@ static void test_proxy_refuses_junk(void **state)
     (void)state;
     int rc[2];
     char msg[2][512];
-    run_pair(garbage_child, 30, rc, msg);
+    run_pair(garbage_child, (int)(30 * slowdown()), rc, msg);
     for (int r = 0; r < 2; r++)
         if (rc[r]) fail_msg("rank %d exited %d: %s", r, rc[r], msg[r]);
 }
 
 int main(void)
 {
+    if (slowdown() > 1.0) g_steps = 48; /* still every size and both protocols (the tables cycle within 15) */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transport_values),
         cmocka_unit_test(test_selection),
