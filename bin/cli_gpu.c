@@ -83,7 +83,7 @@ static int parse(int argc, char **argv, gopts *o)
     o->coll = TT_COLL_ALLREDUCE;
     o->plan = TT_PLAN_DEFAULT;
     enum { O_ALGO = 1000, O_PROTO, O_ENGINE, O_CHAN, O_COPY, O_CHKMAX, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
-           O_RANK, O_NRANKS, O_MASTER };
+           O_RANK, O_NRANKS, O_MASTER, O_GPUTP };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
         {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"check", 1, 0, 'c'},
@@ -92,7 +92,7 @@ static int parse(int argc, char **argv, gopts *o)
         {"channels", 1, 0, O_CHAN}, {"gpu-copy-bench", 1, 0, O_COPY}, {"check-max", 1, 0, O_CHKMAX},
         {"no-progress", 0, 0, O_NOPROG}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
         {"table", 1, 0, O_TABLE}, {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS},
-        {"master", 1, 0, O_MASTER}, {0, 0, 0, 0}};
+        {"master", 1, 0, O_MASTER}, {"gpu-transport", 1, 0, O_GPUTP}, {0, 0, 0, 0}};
     o->rank = -1;
     int have_nranks = 0;
     const char *algo_s = NULL, *proto_s = NULL;
@@ -152,6 +152,11 @@ static int parse(int argc, char **argv, gopts *o)
             have_nranks = 1;
             break;
         case O_MASTER: snprintf(o->master, sizeof o->master, "%s", optarg); break;
+        case O_GPUTP: /* read by the library (tt_gpu_comm_init_procs), as the environment variable */
+            if (strcmp(optarg, "auto") && strcmp(optarg, "host") && strcmp(optarg, "net"))
+                return tt_cli_bad("--gpu-transport '%s': valid values are auto, host, net", optarg);
+            setenv("TOPOTUNE_GPU_TRANSPORT", optarg, 1);
+            break;
         case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
         default:
             return tt_cli_bad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
@@ -464,8 +469,10 @@ int topo_exec_gpu_main(int argc, char **argv)
            o.warmup, o.iters, o.check, (unsigned long long)o.check_max);
     }
     if (hc)
-        printf("# process ranks on GPUs: %d processes, one GPU rank each (CUDA IPC or shared memory between them)\n",
-               n);
+        printf("# process ranks on GPUs: %d processes, one GPU rank each (%s between them)\n", n,
+               n > 1 && !strncmp(tt_gpu_comm_link(g, 0, 1), "NET", 3)
+                   ? "net transport: pinned host FIFOs and a proxy thread over the host connections"
+                   : "CUDA IPC or shared memory");
     if (virt)
         printf("# VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real kernels; "
                "bandwidths are NOT those of %d GPUs\n", n, ndev == 1 ? "1" : "some", n);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "exec_cuda_comm.h"
+#include "exec_gpu_net.h"
 #include "exec_gpu_internal.h"
 #include "tt_common.h"
 #include "tt_exec.h"
@@ -38,6 +39,7 @@ const char *exec_gpu_link_name(int l)
     case LINK_IPC_NVLINK: return "IPC/NVLink";
     case LINK_IPC_PCIE: return "IPC/PCIe";
     case LINK_HOST_SHM: return "host-staged (shm)";
+    case LINK_NET: return "NET";
     default: return "host-staged (pinned host memory)";
     }
 }
@@ -150,14 +152,18 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
     const char *sr = getenv("TOPOTUNE_GPU_TEST_STALL_RANK");
     long long srv;
     if (sr && *sr && tt_parse_ll(sr, &srv) == TT_OK && srv >= 0 && srv < nranks) g->stall_rank = (int)srv;
-    const char *tp = getenv("TOPOTUNE_GPU_TRANSPORT");
-    if (tp && *tp && strcmp(tp, "auto") != 0) {
-        if (strcmp(tp, "host") == 0) g->force_host = 1;
-        else {
-            delete g;
-            return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_GPU_TRANSPORT='%s': valid values are auto, host", tp);
-        }
+    int tmode;
+    if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK) {
+        delete g;
+        return TT_ERR_INVALID;
     }
+    if (tmode == GPU_TP_NET) {
+        delete g;
+        return tt_error_set(TT_ERR_UNSUPPORTED, "TOPOTUNE_GPU_TRANSPORT=net needs GPU ranks in processes (one "
+                                                "rank per process: tt_gpu_comm_init_procs, topo-exec -g 1 --rank "
+                                                "R); the ranks of one process use local, P2P or host links");
+    }
+    g->force_host = tmode == GPU_TP_HOST;
     g->dev.resize(nranks);
     for (int r = 0; r < nranks; r++) {
         g->dev[r] = devices ? devices[r] : r % ndev;
@@ -415,7 +421,12 @@ extern "C" int tt_gpu_comm_max_channels(const tt_gpu_comm *g) { return g->nch_ma
 extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
 {
     if (from < 0 || to < 0 || from >= g->nranks || to >= g->nranks) return "none";
-    return link_name(g->link[(size_t)from * g->nranks + to]);
+    int l = g->link[(size_t)from * g->nranks + to];
+    if (l == LINK_NET && g->net_name[0]) /* "NET/tcp": with its host transport */
+        return g->same_gpu.size() == (size_t)g->nranks * g->nranks && g->same_gpu[(size_t)from * g->nranks + to]
+                   ? g->net_name_same
+                   : g->net_name;
+    return link_name(l);
 }
 extern "C" void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms)
 {
@@ -441,6 +452,10 @@ static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t co
         return tt_error_set(TT_ERR_INVALID, "protocol %d unknown", (int)p.proto);
     if (!tt_exec_supports(TT_EXEC_GPU, coll, p.algo, p.proto, g->nranks, why, sizeof why))
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
+    /* the net proxy forwards the steps it can describe: the kernels write their size only for these */
+    if (g->net && p.proto != TT_PROTO_SIMPLE && p.proto != TT_PROTO_LL)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "protocol %s over the net transport: available: simple, ll",
+                            tt_proto_name(p.proto));
     if (p.channels < 0 || p.channels > g->nch_max)
         return tt_error_set(TT_ERR_UNSUPPORTED, "%d channels were requested; this GPU communicator has 1..%d "
                                                 "(resident blocks of %d rank(s) per GPU)", p.channels, g->nch_max,
@@ -500,6 +515,14 @@ static tt_status gpu_coll(tt_gpu_comm *g, tt_coll coll, const void *const *sendb
 {
     const char *cl = tt_coll_label(coll);
     if (g->sticky != TT_OK) return tt_error_set(g->sticky, "%s", g->sticky_msg);
+    /* the abort word is already up (a deadline, a peer that died): fail this call now rather than
+     * queue more kernels that only leave again, each after its first abort poll - a long queue of
+     * back-to-back calls (topo-exec -n) would otherwise take minutes to drain.  The sync waits for
+     * what is queued (bounded) and gives the failure its message; it is sticky from then on. */
+    if (g->abort_word && *g->abort_word) {
+        tt_status ast = tt_gpu_comm_sync(g);
+        if (ast != TT_OK) return ast;
+    }
     if ((int)t < 0 || t >= TT_NDTYPES || (int)op < 0 || op >= TT_NREDOPS)
         return tt_error_set(TT_ERR_INVALID, "GPU %s: bad type %d or op %d", cl, (int)t, (int)op);
     int rooted = coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE;

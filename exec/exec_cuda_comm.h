@@ -28,9 +28,12 @@ enum {
     LINK_IPC_SAME,      /* same GPU, another process */
     LINK_IPC_NVLINK,    /* another GPU in another process, peer access over IPC */
     LINK_IPC_PCIE,
-    LINK_HOST_SHM       /* POSIX shared memory mapped by both processes (cudaHostRegister) */
+    LINK_HOST_SHM,      /* POSIX shared memory mapped by both processes (cudaHostRegister) */
+    LINK_NET            /* processes joined only by a host communicator: pinned FIFOs + proxy (exec_cuda_net.cu) */
 };
 const char *exec_gpu_link_name(int l);
+
+struct gpu_net; /* exec_cuda_net.cu */
 
 struct dev_group {
     int device;
@@ -75,6 +78,10 @@ struct tt_gpu_comm {
     void *shm;                     /* shared segment: control words + host-staged buffers */
     size_t shm_len;
     int shm_registered;
+    gpu_net *net;                  /* net transport (process mode across hosts, or forced), else NULL */
+    char net_name[48];             /* "NET/tcp": the pairs' link name */
+    char net_name_same[64];        /* "NET/tcp (same GPU)": pairs whose ranks share a GPU */
+    std::vector<unsigned char> same_gpu; /* process mode: [a * n + b] = 1 when both ranks use one GPU (UUID) */
 };
 
 tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what);
@@ -90,5 +97,15 @@ int exec_gpu_channel_cap(int device, int per_gpu);
 void exec_gpu_procs_destroy(tt_gpu_comm *g);
 /* Process mode: the failure text of a collective stopped by the shared abort word, or a dead peer. */
 tt_status exec_gpu_procs_sync(tt_gpu_comm *g);
+
+/* Net transport (exec_cuda_net.cu).  wire: pinned memory, control words and
+ * this rank's channel pointers (g->hchans) for nch channels, every pair on
+ * the net (local, no communication).  connect: the proxies' host
+ * communicator and thread (collective over g->host, with status exchanges).
+ * stop: the thread and that communicator; free: also the pinned memory. */
+tt_status exec_gpu_net_wire(tt_gpu_comm *g, int nch, int span_hosts, const char *reason);
+tt_status exec_gpu_net_connect(tt_gpu_comm *g);
+void exec_gpu_net_stop(tt_gpu_comm *g);
+void exec_gpu_net_free(tt_gpu_comm *g);
 
 #endif

@@ -287,6 +287,8 @@ __device__ __noinline__ bool simple_step(const Ctx &x, int nr, const int *rroles
     if (x.tid == 0) {
         for (int k = 0; k < ns; k++) {
             ull st = ++x.ss[sroles[k]];
+            ull *info = x.ch->send[sroles[k]].info; /* net transport: the proxy needs the step's size */
+            if (info) info[(st - 1) % GPU_NET_INFO_SLOTS] = (ull)(n * sizeof(S)) | ((ull)TT_PROTO_SIMPLE << 32);
             st_release(x.ch->send[sroles[k]].head, st, x.ch->send[sroles[k]].sys);
         }
         for (int k = 0; k < nr; k++) {
@@ -385,7 +387,14 @@ __device__ __noinline__ bool ll_step(const Ctx &x, int nr, const int *rroles, co
     (void)sf;
     if (group_bar_or(x.bar, x.nthr, give_up)) return false;
     if (x.tid == 0) {
-        for (int k = 0; k < ns; k++) ++x.ss[sroles[k]];
+        for (int k = 0; k < ns; k++) {
+            ull st = ++x.ss[sroles[k]];
+            ull *info = x.ch->send[sroles[k]].info; /* net transport: size, then head for the proxy */
+            if (info) {
+                info[(st - 1) % GPU_NET_INFO_SLOTS] = (ull)(nlines * 16) | ((ull)TT_PROTO_LL << 32);
+                st_release(x.ch->send[sroles[k]].head, st, 1);
+            }
+        }
         for (int k = 0; k < nr; k++) {
             ull st = ++x.rs[rroles[k]];
             st_release(x.ch->recv[rroles[k]].tail, st, x.ch->recv[rroles[k]].sys);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "exec_cuda_comm.h"
+#include "exec_gpu_net.h"
 
 #define SUBSYS "gpu"
 /* head of the shared segment: abort word at 0, error record at 256 */
@@ -51,7 +52,7 @@
 namespace {
 
 struct ident_msg {
-    int32_t st, pid;
+    int32_t st, pid, mode;
     char host[64], boot[40], pidns[48];
     char err[256];
 };
@@ -142,6 +143,7 @@ static void procs_free(tt_gpu_comm *g)
         if (gr.dchans) cudaFree(gr.dchans);
         if (gr.pool) cudaFree(gr.pool);
     }
+    exec_gpu_net_free(g); /* proxy stopped before its pinned memory goes */
     if (g->shm_registered) cudaHostUnregister(g->shm);
     if (g->shm) munmap(g->shm, g->shm_len);
     cudaGetLastError();
@@ -179,32 +181,39 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
     if (nl < 0) im.pidns[0] = '\0';
     char why[200];
     int ndev = tt_gpu_available(why, sizeof why);
-    const char *tp = getenv("TOPOTUNE_GPU_TRANSPORT");
+    int tmode = GPU_TP_AUTO, net = 0;
+    char net_why[256] = "";
     if (!ndev) {
         im.st = TT_ERR_UNSUPPORTED;
         snprintf(im.err, sizeof im.err, "%s", why);
-    } else if (tp && *tp && strcmp(tp, "auto") != 0 && strcmp(tp, "host") != 0) {
-        im.st = TT_ERR_INVALID;
-        snprintf(im.err, sizeof im.err, "TOPOTUNE_GPU_TRANSPORT='%s': valid values are auto, host", tp);
+    } else if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK) {
+        set_fail(im, TT_ERR_INVALID);
     }
+    im.mode = tmode;
     std::vector<ident_msg> ids;
     if ((st = gather(host, im, ids, "identity")) != TT_OK) goto fail;
-    for (int r = 1; r < n; r++)
-        if (strcmp(ids[r].host, ids[0].host) || strcmp(ids[r].boot, ids[0].boot)) {
-            st = tt_error_set(TT_ERR_UNSUPPORTED, "GPU communicator: process ranks must share one machine (CUDA IPC "
-                                                  "and shared memory): rank %d runs on '%s', rank 0 on '%s'; use "
-                                                  "host ranks across machines", r, ids[r].host, ids[0].host);
-            goto fail;
+    {
+        /* net transport when the ranks span hosts or a rank forces it (exec_gpu_select.c) */
+        std::vector<exec_gpu_where> w(n);
+        for (int r = 0; r < n; r++) {
+            ids[r].host[sizeof ids[r].host - 1] = ids[r].boot[sizeof ids[r].boot - 1] = '\0';
+            w[r] = {ids[r].mode, ids[r].host, ids[r].boot};
         }
+        if ((st = exec_gpu_net_select(n, w.data(), &net, net_why, sizeof net_why)) != TT_OK) goto fail;
+    }
     g->pids.resize(n);
-    for (int r = 0; r < n; r++) g->pids[r] = strcmp(ids[r].pidns, im.pidns) ? 0 : (pid_t)ids[r].pid;
+    /* a pid means something only on this host and in this pid namespace (0: not watched) */
+    for (int r = 0; r < n; r++)
+        g->pids[r] = strcmp(ids[r].pidns, im.pidns) || strcmp(ids[r].host, im.host) || strcmp(ids[r].boot, im.boot)
+                         ? 0
+                         : (pid_t)ids[r].pid;
 
     {
         /* 2. device: the given one, or the local rank (all ranks share this host) modulo the GPU count */
         dev_msg dm;
         memset(&dm, 0, sizeof dm);
         dm.device = device >= 0 ? device : me % ndev;
-        dm.force_host = tp && !strcmp(tp, "host");
+        dm.force_host = tmode == GPU_TP_HOST;
         if (dm.device >= ndev) {
             dm.st = tt_error_set(TT_ERR_INVALID, "device %d requested but this process sees %d GPU(s)", device, ndev);
             set_fail(dm, (tt_status)dm.st);
@@ -252,20 +261,23 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
         std::vector<p2p_msg> p2p;
         if ((st = gather(host, pm, p2p, "peer access")) != TT_OK) goto fail;
         g->link.assign((size_t)n * n, LINK_IPC_SAME);
+        g->same_gpu.assign((size_t)n * n, 0);
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
                 if (a == b) continue;
                 int l;
-                if (g->force_host) l = LINK_HOST_SHM;
+                if (net) l = LINK_NET;
+                else if (g->force_host) l = LINK_HOST_SHM;
                 else if (!memcmp(devs[a].uuid, devs[b].uuid, 16)) l = LINK_IPC_SAME;
                 else if (p2p[a].can[b] && p2p[b].can[a])
                     l = p2p[a].can[b] == 2 && p2p[b].can[a] == 2 ? LINK_IPC_NVLINK : LINK_IPC_PCIE;
                 else l = LINK_HOST_SHM;
                 g->link[(size_t)a * n + b] = l;
-                if (!memcmp(devs[a].uuid, devs[b].uuid, 16)) g->is_virtual = 1;
+                if (!memcmp(devs[a].uuid, devs[b].uuid, 16)) g->is_virtual = g->same_gpu[(size_t)a * n + b] = 1;
             }
         if (std::count(g->link.begin(), g->link.end(), (int)LINK_HOST_SHM))
             g->nch_max = std::min(g->nch_max, GPU_HOST_STAGED_CHANNELS);
+        if (net) g->nch_max = std::min(g->nch_max, GPU_NET_CHANNELS);
     }
     {
         const int nch = g->nch_max;
@@ -277,7 +289,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
         for (int r = 0; r < n; r++)
             for (int role = 0; role < GPU_NCONN; role++) {
                 int srole, s = exec_gpu_sender_of(n, r, role, &srole);
-                if (s < 0) continue;
+                if (s < 0 || net) continue; /* net pairs: each process lays out its own pinned memory */
                 int shm = g->link[(size_t)s * n + r] == LINK_HOST_SHM;
                 for (int c = 0; c < nch; c++) {
                     slot_rec q = {s, r, role, srole, c, shm, 0, 0};
@@ -321,7 +333,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
             set_fail(mm, exec_gpu_cuda_fail(e, "cudaMalloc(channels)"));
         else if ((e = cudaIpcGetMemHandle(&mm.h, G.pool)) != cudaSuccess)
             set_fail(mm, exec_gpu_cuda_fail(e, "cudaIpcGetMemHandle"));
-        else if (me == 0) {
+        else if (me == 0 && !net) { /* net: no segment (another host could not map it) */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             snprintf(shm_name, sizeof shm_name, "/topotune-gpu-%d-%lx", (int)getpid(),
@@ -373,7 +385,15 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
             g->opened.push_back(p);
             base[peer] = (char *)p;
         }
-        if (dn.st == TT_OK && me != 0) {
+        if (dn.st == TT_OK && net) {
+            /* control words and every connection of this rank in its own pinned memory */
+            if (exec_gpu_net_wire(g, nch, strstr(net_why, "hosts differ") != NULL, net_why) != TT_OK)
+                set_fail(dn, TT_ERR_NOMEM);
+            else if ((e = cudaMemcpy(G.dchans, g->hchans.data(), sizeof(gpu_chan) * nch, cudaMemcpyHostToDevice)) !=
+                     cudaSuccess)
+                set_fail(dn, exec_gpu_cuda_fail(e, "cudaMemcpy(channels)"));
+        }
+        if (dn.st == TT_OK && me != 0 && !net) {
             mems[0].shm[sizeof mems[0].shm - 1] = '\0';
             int fd = shm_open(mems[0].shm, O_RDWR, 0600);
             struct stat sb;
@@ -396,7 +416,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
                 }
             }
         }
-        if (dn.st == TT_OK) {
+        if (dn.st == TT_OK && !net) {
             if ((e = cudaHostRegister(g->shm, g->shm_len, cudaHostRegisterMapped | cudaHostRegisterPortable)) !=
                 cudaSuccess)
                 set_fail(dn, exec_gpu_cuda_fail(e, "cudaHostRegister(shared segment)"));
@@ -406,7 +426,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
                     set_fail(dn, exec_gpu_cuda_fail(e, "cudaHostGetDevicePointer(shared segment)"));
             }
         }
-        if (dn.st == TT_OK) {
+        if (dn.st == TT_OK && !net) {
             g->abort_word = (volatile int *)g->shm;
             g->err = (gpu_err *)((char *)g->shm + ERR_OFFSET);
             g->abort_dev = (volatile int *)shm_dev;
@@ -456,6 +476,8 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
             shm_name[0] = '\0';
         }
         if (st != TT_OK) goto fail;
+        /* net: the proxies' host communicator and thread (collective, with its own status exchanges) */
+        if (net && (st = exec_gpu_net_connect(g)) != TT_OK) goto fail;
     }
     TT_INFO(SUBSYS, "GPU communicator: rank %d of %d process rank(s) on device %d%s, up to %d channel(s)", me, n,
             g->dev[me], g->is_virtual ? " (VIRTUAL: ranks share a GPU)" : "", g->nch_max);
@@ -520,11 +542,19 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
     __sync_synchronize();
     const gpu_err *er = g->err;
     static const char *roles[] = {"ring", "tree parent", "tree child 0", "tree child 1"};
-    if (er->what == 4)
-        return tt_error_set(TT_ERR_SYSTEM, "rank %d: %s #%llu (%s): rank %d (pid %d) exited; seen by rank %d, "
+    if (er->what == 4) {
+        char pid[32] = "";
+        if (er->peer >= 0 && er->peer < g->nranks && g->pids[er->peer] > 0)
+            snprintf(pid, sizeof pid, " (pid %d)", (int)g->pids[er->peer]);
+        return tt_error_set(TT_ERR_SYSTEM, "rank %d: %s #%llu (%s): rank %d%s exited%s; seen by rank %d, "
                                            "every rank was stopped", g->me, g->last_coll, (unsigned long long)g->seq,
-                            g->last_algo, er->peer, er->peer >= 0 && er->peer < g->nranks ? (int)g->pids[er->peer] : -1,
-                            er->rank);
+                            g->last_algo, er->peer, pid, g->net ? " (its net connection closed)" : "", er->rank);
+    }
+    if (er->what == 5)
+        return tt_error_set(TT_ERR_REMOTE, "rank %d: %s #%llu (%s): the net connection to rank %d failed, seen by "
+                                           "rank %d (it accepted no data within the deadline, or sent a malformed "
+                                           "message); every rank was stopped", g->me, g->last_coll,
+                            (unsigned long long)g->seq, g->last_algo, er->peer, er->rank);
     if (er->rank == g->me)
         return tt_error_set(TT_ERR_TIMEOUT,
                             "rank %d channel %d: %s #%llu (%s, %s): timed out after %d ms %s rank %d "

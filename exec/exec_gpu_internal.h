@@ -34,6 +34,7 @@
 #define GPU_LL_SLOTS 8
 #define GPU_LL_SLOT_LINES 2048u        /* 16-byte lines: 8 data bytes + 2 flags */
 #define GPU_LL_SLOT_DATA (GPU_LL_SLOT_LINES * 8u)
+#define GPU_NET_INFO_SLOTS 8           /* net transport: step-info ring (>= both protocols' slot counts) */
 
 /* Connection roles of one (rank, channel). */
 enum { GPU_CONN_RING = 0, GPU_CONN_PARENT = 1, GPU_CONN_CHILD0 = 2, GPU_CONN_CHILD1 = 3, GPU_NCONN = 4 };
@@ -43,6 +44,9 @@ typedef struct {
     char *ll;                            /* peer's LL slots (remote) */
     unsigned long long *head;            /* peer's head word (remote) */
     volatile unsigned long long *tail;   /* credit word (written by the peer) */
+    unsigned long long *info;            /* net transport only (else NULL): [GPU_NET_INFO_SLOTS], step s's
+                                          * bytes | protocol << 32 at s % GPU_NET_INFO_SLOTS, written before
+                                          * head (LL steps then publish head too); exec_gpu_net.h */
     int peer;                            /* -1: not connected */
     int sys;                             /* 1: the peer is another GPU or host memory (system scope) */
 } gpu_send;

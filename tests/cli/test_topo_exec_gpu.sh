@@ -26,6 +26,11 @@ run "$TE" -g 1 --rank 0 --master 127.0.0.1:1
 expect_rc 2 "process ranks without --nranks are a usage error"
 run "$TE" -g 2 --engine nccl --rank 0 --nranks 2 --master 127.0.0.1:1
 expect_rc 2 "--engine nccl with process ranks and -g 2 is a usage error"
+run "$TE" -g 1 --gpu-transport wires --rank 0 --nranks 2 --master 127.0.0.1:1
+expect_rc 2 "--gpu-transport with an unknown value is a usage error"
+expect_grep "$TMP/err" "valid values are auto, host, net" "... listing the values"
+run "$TE" --host 2 --gpu-transport net
+expect_rc 2 "--gpu-transport belongs to GPU mode (host ranks refuse it)"
 
 # two process ranks on GPUs, rank 0 and rank 1 in the background; prints
 # rank 1's exit code into $TMP/rc1 and its output into $TMP/out1/err1

@@ -6,6 +6,9 @@
  * bit-exact against tt_verify_expected.  Failures: a killed peer process makes
  * the survivor fail within the deadline naming the rank; a stuck rank's
  * deadline in one process stops the kernels of the others (shared abort word).
+ * The same sweeps and failures over the net transport (TOPOTUNE_GPU_TRANSPORT=net:
+ * pinned host FIFOs and proxy threads over TCP loopback; aborts travel through
+ * the proxies, a killed peer is seen by the survivor's proxy).
  *
  * CUDA must not be initialised in the parent before fork(): the parent probes
  * the GPU in a child and never calls CUDA itself.  Every GPU test is a cmocka
@@ -303,6 +306,42 @@ static void test_host_staged_shm_3_procs(void **state)
     expect_all_ok(3, &r);
 }
 
+/* ---- net transport: processes forced apart on one GPU, TCP over loopback ---- */
+static void net_env(int on)
+{
+    if (on) {
+        setenv("TOPOTUNE_GPU_TRANSPORT", "net", 1);
+        setenv("TOPOTUNE_TRANSPORT", "tcp", 1); /* the proxies' host connections: TCP, not shared memory */
+    } else {
+        unsetenv("TOPOTUNE_GPU_TRANSPORT");
+        unsetenv("TOPOTUNE_TRANSPORT");
+    }
+}
+
+static void test_net_2_procs(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    net_env(1);
+    sweep_arg a = {"NET/tcp", !quick()};
+    results r;
+    run_procs(2, sweep_child, &a, 240, &r);
+    net_env(0);
+    expect_all_ok(2, &r);
+}
+
+static void test_net_3_procs(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    net_env(1);
+    sweep_arg a = {"NET/tcp", 0};
+    results r;
+    run_procs(3, sweep_child, &a, 240, &r);
+    net_env(0);
+    expect_all_ok(3, &r);
+}
+
 /* ---- failures ------------------------------------------------------------ */
 #define KILL_TIMEOUT_MS 3000
 
@@ -345,19 +384,34 @@ out:
     return rc;
 }
 
-static void test_killed_peer_process(void **state)
+static void killed_peer(int net)
 {
-    (void)state;
-    if (!need_gpu()) return;
     char old[32] = "";
     if (getenv("TOPOTUNE_TIMEOUT_MS")) snprintf(old, sizeof old, "%s", getenv("TOPOTUNE_TIMEOUT_MS"));
     setenv("TOPOTUNE_TIMEOUT_MS", "5000", 1); /* host communicator: setup and tear-down with a dead peer */
     results r;
+    net_env(net);
     run_procs(2, killed_child, NULL, 60, &r);
+    net_env(0);
     if (old[0]) setenv("TOPOTUNE_TIMEOUT_MS", old, 1);
     else unsetenv("TOPOTUNE_TIMEOUT_MS");
     assert_int_equal(r.rc[1], 128 + SIGKILL);
     if (r.rc[0] != 0) fail_msg("survivor: exit %d: %s", r.rc[0], r.msg[0]);
+}
+
+static void test_killed_peer_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    killed_peer(0);
+}
+
+/* over the net transport the survivor's proxy sees the connection close */
+static void test_net_killed_peer_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    killed_peer(1);
 }
 
 /* rank 2 never enters (testing aid); rank 0 has a 1 s deadline, rank 1 a 60 s
@@ -406,20 +460,35 @@ out:
     return rc;
 }
 
-static void test_stuck_rank_stops_every_process(void **state)
+static void stuck_rank(int net)
 {
-    (void)state;
-    if (!need_gpu()) return;
     for (int pi = 0; pi < 2; pi++) {
+        net_env(net);
         setenv("TOPOTUNE_GPU_TEST_STALL_RANK", "2", 1);
         setenv("TOPOTUNE_TIMEOUT_MS", "10000", 1);
         results r;
         run_procs(3, stuck_child, &protos[pi], 90, &r);
         unsetenv("TOPOTUNE_GPU_TEST_STALL_RANK");
         unsetenv("TOPOTUNE_TIMEOUT_MS");
+        net_env(0);
         expect_all_ok(3, &r);
         assert_true(r.secs[1] < 30);
     }
+}
+
+static void test_stuck_rank_stops_every_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    stuck_rank(0);
+}
+
+/* over the net transport rank 0's abort reaches the others through the proxies */
+static void test_net_stuck_rank_stops_every_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    stuck_rank(1);
 }
 
 /* A setup error in one process fails every process at the same point, naming
@@ -531,6 +600,13 @@ int main(void)
         cmocka_unit_test(test_setup_error_fails_every_process),
         cmocka_unit_test(test_killed_peer_process),
         cmocka_unit_test(test_stuck_rank_stops_every_process),
+        cmocka_unit_test(test_net_2_procs),
+        cmocka_unit_test(test_net_3_procs),
+        cmocka_unit_test(test_net_killed_peer_process),
+        cmocka_unit_test(test_net_stuck_rank_stops_every_process),
     };
+    /* TT_GPU_TEST_FILTER=*net*: only those tests (scripts/gpu/gpu-net-check.sh) */
+    const char *f = getenv("TT_GPU_TEST_FILTER");
+    if (f && *f) cmocka_set_test_filter(f);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

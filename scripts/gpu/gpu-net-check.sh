@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# gpu-net-check.sh - the GPU executor's net transport on a GPU machine, in one
+# command (about 2-3 minutes on one GPU): two (and three) processes on one GPU
+# forced onto the net transport (TOPOTUNE_GPU_TRANSPORT=net; the proxies' host
+# connections over TCP loopback: TOPOTUNE_TRANSPORT=tcp):
+#   1. the net unit tests of test_exec_gpu_ipc (AllReduce sweeps bit-exact,
+#      ring and tree, simple and ll; killed peer named; stuck rank stops all)
+#   2. a topo-exec pair over net and the same sweep over IPC in the same run
+#      (busbw of both, ratio per size), results checked (#wrong)
+#   3. the other collectives over net (all_gather, reduce_scatter, broadcast,
+#      reduce) with #wrong
+#   4. a killed peer in a topo-exec pair: the survivor names it within the deadline
+#   5. nothing left in /dev/shm
+# Usage (binaries built elsewhere and carried, scripts/gpu/devcarry.sh):
+#   BUILD=.devcarry/build GTESTS=.devcarry/gtests OUT=results-dir bash scripts/gpu/gpu-net-check.sh
+# (UNIT_TIMEOUT, PAIR_TIMEOUT: seconds of the unit tests and of each topo-exec pair)
+# Prints PASS/FAIL lines; exit 0 when every check passed.
+set -u
+BUILD=${BUILD:-build}
+OUT=${OUT:-gpu-net-results}
+GT=${GTESTS:-$BUILD/tests}
+[ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0
+TE="$BUILD/bin/topo-exec"
+summary="$OUT/summary.txt"
+: > "$summary"
+. "$(dirname "$0")/gpu-lib.sh"   # say, step
+fails=0
+pass() { say "PASS $*"; }
+fail() { say "FAIL $*"; fails=$((fails + 1)); }
+say "# gpu-net-check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
+nvidia-smi -L 2>&1 | tee -a "$summary"
+shm_before=$(ls /dev/shm 2>/dev/null | grep -c topotune)
+
+# pair NAME TRANSPORT EXTRA...: a topo-exec pair on one GPU, rank 0's output in $OUT/NAME-rank0.log
+pair() {
+  local name=$1 tp=$2; shift 2
+  local port=$(( 20000 + (RANDOM % 20000) ))
+  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO timeout ${PAIR_TIMEOUT:-30} "$TE" -g 1 --gpu-transport "$tp" --rank 1 --nranks 2 \
+    --master 127.0.0.1:$port "$@" > "$OUT/$name-rank1.log" 2>&1 &
+  local p1=$!
+  TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO step "$name-rank0" ${PAIR_TIMEOUT:-30} "$TE" -g 1 --gpu-transport "$tp" --rank 0 \
+    --nranks 2 --master 127.0.0.1:$port "$@"
+  local r0=$?
+  wait $p1
+  local r1=$?
+  say "== $name: rank0 rc=$r0 rank1 rc=$r1"
+  [ $r0 -eq 0 ] && [ $r1 -eq 0 ]
+}
+# rows: size busbw #wrong of an nccl-tests style table (out-of-place columns)
+rows() { grep -E '^ +[0-9]+ +[0-9]+ ' "$1" | awk '{print $1, $8, $9}'; }
+wrong_ok() { local w; w=$(grep -E '^ +[0-9]+ +[0-9]+ ' "$1" | awk '{s += $9 + $13} END {print s + 0}'); [ "$w" = 0 ]; }
+
+# 2. AllReduce over net and over IPC, same sweep, same run
+SWEEP="-b 8 -e 64M -f 8 -n 5 -w 1"
+if pair ar-net net $SWEEP && wrong_ok "$OUT/ar-net-rank0.log"; then pass "all_reduce over net: #wrong 0"
+else fail "all_reduce over net"; fi
+grep -E ' via ' "$OUT/ar-net-rank0.log" "$OUT/ar-net-rank1.log" | head -6 | tee -a "$summary"
+grep -qE 'via NET/tcp' "$OUT/ar-net-rank0.log" && pass "transport logged: NET/tcp" || fail "no 'via NET/tcp' line"
+if pair ar-ipc auto $SWEEP && wrong_ok "$OUT/ar-ipc-rank0.log"; then pass "all_reduce over IPC: #wrong 0"
+else fail "all_reduce over IPC"; fi
+grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/ar-net-rank0.log" | head -12 | tee -a "$summary"
+say "# size(B)  busbw net (GB/s)  busbw IPC (GB/s)  net/IPC"
+join <(rows "$OUT/ar-net-rank0.log" | awk '{print $1, $2}') <(rows "$OUT/ar-ipc-rank0.log" | awk '{print $1, $2}') |
+  awk '{printf "%10s %12s %12s %8s\n", $1, $2, $3, ($3 > 0 ? sprintf("%.2f", $2 / $3) : "-")}' | tee -a "$summary"
+
+# 3. killed peer: rank 1 is killed during a long sweep; rank 0 must fail naming rank 1 within the deadline
+port=$(( 20000 + (RANDOM % 20000) ))
+TOPOTUNE_TRANSPORT=tcp "$TE" -g 1 --gpu-transport net --rank 1 --nranks 2 --master 127.0.0.1:$port \
+  -b 64M -e 64M -n 100000 -w 0 -c 0 -T 5 > "$OUT/kill-rank1.log" 2>&1 &
+p1=$!
+t0=$(date +%s.%N)
+TOPOTUNE_TRANSPORT=tcp timeout 25 "$TE" -g 1 --gpu-transport net --rank 0 --nranks 2 --master 127.0.0.1:$port \
+  -b 64M -e 64M -n 100000 -w 0 -c 0 -T 5 > "$OUT/kill-rank0.log" 2>&1 &
+p0=$!
+sleep 6
+kill -9 $p1
+tk=$(date +%s.%N)
+wait $p0
+r0=$?
+t1=$(date +%s.%N)
+wait $p1 2>/dev/null
+kill -9 $p0 2>/dev/null
+el=$(awk "BEGIN{printf \"%.2f\", $t1 - $tk}")
+grep -iE 'rank 1|error|fail' "$OUT/kill-rank0.log" | head -3 | tee -a "$summary"
+if [ $r0 -ne 0 ] && [ $r0 -ne 124 ] && grep -q 'rank 1' "$OUT/kill-rank0.log"; then
+  pass "killed peer named by the survivor (exit $r0) ${el} s after the kill (deadline 5 s)"
+else fail "killed peer: survivor exit $r0 after ${el} s"; fi
+
+# 4. unit tests (net only)
+TT_GPU_TEST_FILTER='*net*' step net-unit ${UNIT_TIMEOUT:-70} "$GT/test_exec_gpu_ipc"
+rc=$?
+grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/net-unit.log" | head -40 | tee -a "$summary"
+if [ $rc -eq 0 ] && grep -q 'PASSED  \] 4 test' "$OUT/net-unit.log"; then pass "net unit tests (4)"
+else fail "net unit tests (rc $rc)"; fi
+
+# 5. the other collectives over net
+for t in all_gather reduce_scatter broadcast reduce; do
+  if pair "$t-net" net -t $t -b 8 -e 4M -f 16 -n 3 -w 1 && wrong_ok "$OUT/$t-net-rank0.log"; then
+    pass "$t over net: #wrong 0"
+  else fail "$t over net"; fi
+done
+grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/all_gather-net-rank0.log" | tail -2 | tee -a "$summary"
+
+# 6. nothing left behind
+shm_after=$(ls /dev/shm 2>/dev/null | grep -c topotune)
+if [ "$shm_after" -le "$shm_before" ]; then pass "/dev/shm: no topotune segment left ($shm_after)"
+else fail "/dev/shm: $shm_after topotune segment(s) left"; ls -la /dev/shm | tee -a "$summary"; fi
+say "# done $(date -u '+%H:%M:%S UTC'): $fails failure(s)"
+[ $fails -eq 0 ]
