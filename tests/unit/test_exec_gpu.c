@@ -4,10 +4,12 @@
  * protocol and type, several channels, in and out of place, bit-exact
  * against tt_verify_expected; host-staged transport; P2P when the machine
  * has 2+ GPUs; plan errors.  AllGather, ReduceScatter, Broadcast and Reduce
- * (ring) on 1/2/3/4 (8) virtual ranks: every type and op, both protocols,
+ * (ring) on 1/2/3/4 (8) virtual ranks: every type and op, every protocol (LL128 where the pairs
+ * allow it, refused with the reason on host-staged / PCIe pairs),
  * in and out of place, every root, odd counts, bit-exact against the host
  * engine's expected values (tt_verify_*); host-staged and P2P too.
- * TT_GPU_TEST_COLL_ONLY=1 runs only those (and the plan errors).  Every GPU test is skipped (cmocka skip) with
+ * TT_GPU_TEST_COLL_ONLY=1 runs only those (and the plan errors); TT_GPU_TEST_PROTOS=ll128 runs the
+ * sweeps of the listed protocols only.  Every GPU test is skipped (cmocka skip) with
  * the reason printed when no GPU is usable.  Without CUDA the API must
  * answer TT_ERR_UNSUPPORTED (checked everywhere). */
 #include <setjmp.h>
@@ -147,6 +149,23 @@ static void fix_free(fix *f)
 /* the protocols the GPU executor runs; LL128 only between ranks of one GPU or NVLink peers */
 #define NPROTOS 3
 static const tt_proto gpu_protos[NPROTOS] = {TT_PROTO_SIMPLE, TT_PROTO_LL, TT_PROTO_LL128};
+/* TT_GPU_TEST_PROTOS=ll128 (a comma list of protocol names): the sweeps run those protocols only
+ * (scripts/gpu/gpu-ll128-check.sh); unset: all three */
+static int g_proto_on[NPROTOS] = {1, 1, 1};
+static int proto_wanted(int pi) { return g_proto_on[pi]; }
+static int parse_protos(const char *env)
+{
+    int any = 0;
+    for (int pi = 0; pi < NPROTOS; pi++) {
+        const char *nm = tt_proto_name(gpu_protos[pi]);
+        size_t l = strlen(nm);
+        g_proto_on[pi] = 0;
+        for (const char *q = env; (q = strstr(q, nm)) != NULL; q += l)
+            if ((q == env || q[-1] == ',') && (q[l] == '\0' || q[l] == ',')) g_proto_on[pi] = 1;
+        any |= g_proto_on[pi];
+    }
+    return any;
+}
 /* may this communicator's pairs run protocol gpu_protos[pi]?  (LL128: not over PCIe or host memory) */
 static int proto_runs_here(tt_gpu_comm *g, int pi)
 {
@@ -224,7 +243,7 @@ static void sweep(int n, const char *label)
     int runs = 0;
     for (int algo = 0; algo < 2; algo++)
         for (int pi = 0; pi < NPROTOS; pi++)
-            for (size_t si = 0; si < nsizes; si++)
+            for (size_t si = 0; si < nsizes && proto_wanted(pi); si++)
                 for (int t = 0; t < TT_NDTYPES; t++) {
                     int nch = (si & 1) ? 1 : (maxch < 4 ? maxch : 4);
                     if (sizes[si] >= 70001) nch = maxch;
@@ -238,7 +257,7 @@ static void sweep(int n, const char *label)
     const tt_dtype ts[] = {TT_INT8, TT_UINT32, TT_INT64, TT_HALF, TT_BFLOAT16, TT_FLOAT, TT_DOUBLE};
     for (int algo = 0; algo < 2; algo++)
         for (int pi = 0; pi < NPROTOS; pi++)
-            for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++)
+            for (size_t ti = 0; ti < sizeof ts / sizeof *ts && proto_wanted(pi); ti++)
                 for (int op = 0; op < TT_NREDOPS; op++) {
                     bad += run_one(&f, 5003, ts[ti], (tt_redop)op, (tt_algo)algo, gpu_protos[pi], 2, op & 1, 0);
                     runs++;
@@ -289,7 +308,7 @@ static void test_allreduce_host_staged(void **state)
     size_t bad = 0;
     for (int algo = 0; algo < 2; algo++) {
         for (int pi = 0; pi < NPROTOS; pi++) {
-            if (!proto_runs_here(f.g, pi)) continue;
+            if (!proto_wanted(pi) || !proto_runs_here(f.g, pi)) continue;
             bad += run_one(&f, 200003, TT_FLOAT, TT_SUM, (tt_algo)algo, gpu_protos[pi], 2, 0, 0);
             bad += run_one(&f, 77, TT_HALF, TT_MAX, (tt_algo)algo, gpu_protos[pi], 1, 1, 0);
         }
@@ -316,6 +335,7 @@ static void test_allreduce_p2p(void **state)
     size_t bad = 0;
     for (int algo = 0; algo < 2; algo++)
         for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi)) continue;
             if (!proto_runs_here(f.g, pi)) { /* P2P over PCIe */
                 expect_ll128_refused(f.g, TT_COLL_ALLREDUCE, (tt_algo)algo);
                 continue;
@@ -334,6 +354,7 @@ static void test_stuck_rank_times_out(void **state)
     (void)state;
     if (!need_gpu()) return;
     for (int pi = 0; pi < NPROTOS; pi++) {
+        if (!proto_wanted(pi)) continue;
         setenv("TOPOTUNE_GPU_TEST_STALL_RANK", "1", 1);
         fix f;
         fix_init(&f, 3, 4096 * 4 + 64);
@@ -521,7 +542,7 @@ static void coll_sweep(int n, const char *label)
     int runs = 0;
     for (int ci = 0; ci < 4; ci++)
         for (int pi = 0; pi < NPROTOS; pi++)
-            for (size_t si = 0; si < nsizes; si++)
+            for (size_t si = 0; si < nsizes && proto_wanted(pi); si++)
                 for (int t = 0; t < TT_NDTYPES; t++) {
                     if (quick() && t != TT_INT8 && t != TT_HALF && t != TT_FLOAT && t != TT_UINT64) continue;
                     size_t count = all_sizes[si];
@@ -539,7 +560,7 @@ static void coll_sweep(int n, const char *label)
     const tt_dtype ts[] = {TT_INT8, TT_UINT8, TT_INT32, TT_UINT64, TT_HALF, TT_BFLOAT16, TT_FLOAT, TT_DOUBLE};
     for (int ci = 0; ci < 4; ci++)
         for (int pi = 0; pi < NPROTOS; pi++)
-            for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++)
+            for (size_t ti = 0; ti < sizeof ts / sizeof *ts && proto_wanted(pi); ti++)
                 for (int op = 0; op < TT_NREDOPS; op++) {
                     int reduces = other_colls[ci] == TT_COLL_REDUCESCATTER || other_colls[ci] == TT_COLL_REDUCE;
                     if (!reduces && op != TT_SUM) continue;
@@ -550,6 +571,7 @@ static void coll_sweep(int n, const char *label)
                 }
     for (int root = 0; root < n; root++)
         for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi)) continue;
             bad += run_coll(&f, TT_COLL_BROADCAST, 77777, TT_FLOAT, TT_SUM, root, gpu_protos[pi], 0, root & 1);
             bad += run_coll(&f, TT_COLL_REDUCE, 77777, TT_INT32, TT_AVG, root, gpu_protos[pi], 0, !(root & 1));
             runs += 2;
@@ -604,7 +626,7 @@ static void test_colls_host_staged(void **state)
     size_t bad = 0;
     for (int ci = 0; ci < 4; ci++) {
         for (int pi = 0; pi < NPROTOS; pi++) {
-            if (!proto_runs_here(f.g, pi)) continue;
+            if (!proto_wanted(pi) || !proto_runs_here(f.g, pi)) continue;
             bad += run_coll(&f, other_colls[ci], 200003, TT_FLOAT, TT_SUM, 1, gpu_protos[pi], 2, 0);
             bad += run_coll(&f, other_colls[ci], 77, TT_HALF, TT_MAX, 2, gpu_protos[pi], 1, 1);
         }
@@ -628,6 +650,7 @@ static void test_colls_p2p(void **state)
     size_t bad = 0;
     for (int ci = 0; ci < 4; ci++)
         for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi)) continue;
             if (!proto_runs_here(f.g, pi)) { /* P2P over PCIe */
                 expect_ll128_refused(f.g, other_colls[ci], TT_ALGO_RING);
                 continue;
@@ -664,6 +687,15 @@ int main(void)
 {
     g_ngpu = tt_gpu_available(g_why, sizeof g_why);
     printf("# GPU: %s\n", g_why);
+    const char *pe = getenv("TT_GPU_TEST_PROTOS");
+    if (pe && *pe) {
+        if (!parse_protos(pe)) {
+            fprintf(stderr, "TT_GPU_TEST_PROTOS='%s': no protocol named (use simple, ll, ll128, comma-separated)\n", pe);
+            return 2;
+        }
+        printf("# protocols: %s%s%s\n", g_proto_on[0] ? "simple " : "", g_proto_on[1] ? "ll " : "",
+               g_proto_on[2] ? "ll128" : "");
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_gpu_is_a_clear_error),
         cmocka_unit_test(test_reduce_copy_every_type_op_alignment),
