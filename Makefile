@@ -167,16 +167,34 @@ $(BUILD)/.mpi-setting: mpi-setting-check
 mpi-setting-check:
 	@mkdir -p $(BUILD) && { echo "MPI=$(MPI)" | cmp -s - $(BUILD)/.mpi-setting || echo "MPI=$(MPI)" >$(BUILD)/.mpi-setting; }
 
-# NCCL tuner plugin (plugin/tuner_topotune.c): self-contained .so, libtopotune linked in statically.
+# NCCL tuner plugin (plugin/*.c): a .so that needs nothing but libc at run time (NCCL dlopens it
+# on machines without libcjson/libxml2/hwloc), so it links only the common module (no cJSON, no
+# libxml2): libtopotune-common.a.  plugin/tuner.map exports the ncclTunerPlugin_v* symbols only;
+# --no-undefined makes a missing symbol a link error, not a dlopen failure on the GPU machine.
+# tests/plugin/tuner_harness.c dlopens it through our own declarations (tests/cli/test_tuner_plugin.sh).
+INC_plugin   := -Icommon -Iplugin
+COMMON_LIB   := $(BUILD)/lib/libtopotune-common.a
+COMMON_OBJS  := $(filter $(BUILD)/obj/common/%,$(LIB_OBJS))
+PLUGIN_SRCS  := $(wildcard plugin/*.c)
+PLUGIN_OBJS  := $(PLUGIN_SRCS:%.c=$(BUILD)/obj/%.o)
 TUNER_PLUGIN := $(BUILD)/lib/libnccl-tuner-topotune.so
+TUNER_HARNESS := $(BUILD)/tests/plugin/tuner_harness
 .PHONY: tuner-plugin
 tuner-plugin: $(TUNER_PLUGIN)
-$(TUNER_PLUGIN): plugin/tuner_topotune.c $(STATIC_LIB)
+$(COMMON_LIB): $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC_tune) -fvisibility=hidden -shared -Wl,--exclude-libs,ALL -Wl,--as-needed $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
+	rm -f $@
+	ar rcs $@ $^
+$(TUNER_PLUGIN): $(PLUGIN_OBJS) $(COMMON_LIB) plugin/tuner.map
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -Wl,--version-script=plugin/tuner.map -Wl,--no-undefined -Wl,--exclude-libs,ALL -Wl,--as-needed \
+	    $(LDFLAGS) -o $@ $(PLUGIN_OBJS) $(COMMON_LIB) -lm
+$(TUNER_HARNESS): tests/plugin/tuner_harness.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
 $(BUILD)/tests/test_tune_plugin: $(TUNER_PLUGIN)
 
-tests: $(TESTS)
+tests: $(TESTS) $(TUNER_HARNESS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -222,7 +240,7 @@ help:
 # keep object files of tools and tests between runs (no relinking on every make)
 .SECONDARY:
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) $(CU_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PLUGIN_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) $(CU_OBJS:.o=.d)
 
 # ---- hardening: fuzzing, sanitizers, valgrind (docs/reliability.md) ----
 #   make fuzz [FUZZ_SECONDS=60]   libFuzzer targets in tests/fuzz (clang, ASan+UBSan, build-fuzz/),

@@ -148,6 +148,7 @@ int tt_cli_calibrate(const tt_cli_calib_args *a)
                                  tt_exec_kind_name((tt_exec_kind)l->kind), l->nranks, l->fit_on, l->predicted, l->nrows,
                                  l->median * 100, l->worst * 100, l->med_start * 100, l->worst_start * 100,
                                  l->extrapolated);
+                if (l->worst_row[0]) tt_strbuf_printf(&r, "#   worst held-out row: %s\n", l->worst_row);
             }
             tt_strbuf_printf(&r, "# extrap: held-out rows outside the fitted sizes or rank counts (an extrapolation)\n");
         }

@@ -181,11 +181,7 @@ static int parse(int argc, char **argv, gopts *o)
         if (o->ngpus != 1)
             return tt_cli_bad("-g %d with process ranks: each process drives one GPU rank; use -g 1 and start one "
                               "process per rank", o->ngpus);
-        if (o->nccl) return tt_cli_bad("--engine nccl runs every rank in one process; it cannot run with --rank");
     }
-    if (o->nccl && o->coll != TT_COLL_ALLREDUCE)
-        return tt_cli_bad("-t %s: --engine nccl runs all_reduce only here (topotune's GPU engine, the default, runs "
-                          "every collective)", tt_cli_coll_name(o->coll));
     return 0;
 }
 
@@ -371,19 +367,27 @@ int topo_exec_gpu_main(int argc, char **argv)
         }
     }
     if (o.nccl) {
-        if (virt) {
+        if (virt && !hc) {
             fprintf(stderr, "topo-exec: --engine nccl: NCCL runs one rank per GPU; -g %d needs %d GPUs but this "
                             "machine has %d\n", n, n, ndev);
             tt_gpu_comm_destroy(g);
             return GX_USAGE;
         }
+        if (virt) {
+            fprintf(stderr, "topo-exec: rank %d: --engine nccl: NCCL runs one rank per GPU, but the %d processes "
+                            "share a GPU (give each process its own GPU, e.g. CUDA_VISIBLE_DEVICES)\n", me, n);
+            tt_gpu_comm_destroy(g);
+            tt_comm_destroy(hc);
+            return GX_USAGE;
+        }
         if (o.plan.algo != TT_ALGO_DEFAULT) setenv("NCCL_ALGO", o.plan.algo == TT_ALGO_TREE ? "Tree" : "Ring", 1);
         if (o.plan.proto != TT_PROTO_DEFAULT)
             setenv("NCCL_PROTO", o.plan.proto == TT_PROTO_LL ? "LL" : o.plan.proto == TT_PROTO_LL128 ? "LL128" : "Simple", 1);
-        if ((st = tt_sweep_engine_nccl(&eng, g)) != TT_OK) {
+        if ((st = tt_sweep_engine_nccl(&eng, g, hc)) != TT_OK) {
             /* libnccl.so.2 missing or incomplete: name the option; NCCL's own failures speak for themselves */
             fprintf(stderr, "topo-exec: %s%s\n", st == TT_ERR_UNSUPPORTED ? "--engine nccl: " : "", tt_error_message());
             tt_gpu_comm_destroy(g);
+            tt_comm_destroy(hc);
             return GX_RUNTIME;
         }
     } else {

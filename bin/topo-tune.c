@@ -6,6 +6,7 @@
  *             [--calibration FILE] [--format json|nccl-csv|table|env]
  *             [--collective NAME|all] [--min-size S] [--max-size S] [--nccl-only]
  *             [--explain SIZE] [--strict] [-o OUT]
+ *   topo-tune --input FILE --shapes RxN[,RxN...] [cluster and table options]   (one table per shape)
  *   topo-tune --calibrate FILE... --input TOPO [cluster options] [-o calib.json]
  *   topo-tune --judge-choices FILE... (--table TABLE.json | --input TOPO) [--tolerance X]
  *   topo-tune --expect --input TOPO [--measured FILE...]   (exit 0 PASS, 1 WARN, 2 FAIL)
@@ -21,6 +22,7 @@
 #include "cli_common.h"
 #include "cli_input.h"
 #include "cli_tune_hosts.h"
+#include "cli_tune_shapes.h"
 #include "tt_topo.h"
 #include "cli_vendor.h"
 #include "tt_topo.h"
@@ -34,6 +36,8 @@ static void usage(void)
            "                            hwloc export); several files (or --input repeated, or a topo-dump --merge\n"
            "                            file) = one node each: differing nodes are named, the table is for the slowest\n"
            "  -N, --nodes N             number of nodes (default 1)\n"
+           "      --shapes RxN,...      one table per communicator shape (R ranks on N nodes, R/N GPUs per node)\n"
+           "                            in one file, e.g. 2x1,4x1,8x1,16x2 (json: a table set; nccl-csv: all rows)\n"
            "  -g, --gpus-per-node G     ranks per node (default: every GPU of the topology)\n"
            "  -k, --nics-per-node K     NIC ports per node (default: from the topology)\n"
            "  -s, --nic-speed GBPS      NIC port speed in Gb/s, e.g. 400 (default: from the topology)\n"
@@ -146,7 +150,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART, OPT_KEEP };
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART, OPT_KEEP, OPT_SHAPES };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -165,6 +169,7 @@ int main(int argc, char **argv)
         {"strict", no_argument, NULL, OPT_STRICT},
         {"gpu-part", required_argument, NULL, OPT_GPU_PART},
         {"keep-nccl", required_argument, NULL, OPT_KEEP},
+        {"shapes", required_argument, NULL, OPT_SHAPES},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
@@ -176,6 +181,7 @@ int main(int argc, char **argv)
     tt_topo_options_default(&topts);
     double tolerance = 0.05, margin = 0.03;
     int margin_given = 0, strict = 0, ninputs = 0, nodes_given = 0, keep_given = 0;
+    const char *shapes_s = NULL;
     double keep_margin = 0.15; /* the conservative plugin table (docs/model.md "Tables for the plugin") */
     /* --input accumulates: repeated, or several files after one --input (positional, below) */
     static const char **inputs; /* static: still reachable at exit */
@@ -189,6 +195,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'i': input = inputs[ninputs++] = optarg; break;
         case OPT_STRICT: strict = 1; break;
+        case OPT_SHAPES: shapes_s = optarg; break;
         case OPT_KEEP:
             if (!strcmp(optarg, "off")) keep_margin = -1;
             else if (tt_parse_double(optarg, &keep_margin) != TT_OK || !(keep_margin >= 0) || keep_margin >= 10)
@@ -305,6 +312,12 @@ int main(int argc, char **argv)
     if (mode && calib && model_s && !strcmp(model_s, "nccl"))
         return tt_cli_usage_error("--calibration holds topotune model constants; --model nccl evaluates NCCL rows with "
                                   "NCCL's constants and the built-in NCCL-rows correction");
+    if (shapes_s && (mode || bench || explain || fmt == 3 || nodes_given || gpn > 0 || ninputs > 1))
+        return tt_cli_usage_error("--shapes sets the ranks and nodes of each table: it goes with table output (-f table, "
+                                  "json or nccl-csv) of one --input, without --nodes, --gpus-per-node or --explain");
+    static tt_tune_shape *shapes; /* static: still reachable at exit */
+    int nshapes = 0;
+    if (shapes_s && tt_cli_parse_shapes(shapes_s, &shapes, &nshapes)) return TT_CLI_EXIT_ERROR;
     if (bench) return run_bench(input);
     if (mode == OPT_JUDGE && table && !input) {
         tt_cli_calib_args ja;
@@ -360,6 +373,10 @@ int main(int argc, char **argv)
     int rc = TT_CLI_EXIT_ERROR;
     if ((st = tt_cli_read_topology(input, 0, &doc, NULL)) != TT_OK) goto fail;
     if (doc->root && !strcmp(doc->root->name, TT_ELEM_CLUSTER)) { /* a topo-dump --merge file */
+        if (nshapes) {
+            tt_xml_doc_free(doc);
+            return tt_cli_usage_error("--shapes takes one node's topology, not a merged cluster file");
+        }
         tt_xml_doc_free(doc);
         return tt_cli_tune_hosts(&ta);
     }
@@ -400,7 +417,7 @@ int main(int argc, char **argv)
         rc = mode == OPT_CALIBRATE ? tt_cli_calibrate(&ca) : mode == OPT_JUDGE ? tt_cli_judge(&ca) : tt_cli_expect(&ca);
         goto done;
     }
-    rc = tt_cli_tune_write(topo, &cl, &ta, NULL);
+    rc = nshapes ? tt_cli_tune_shapes(topo, &cl, &ta, shapes, nshapes) : tt_cli_tune_write(topo, &cl, &ta, NULL);
     goto done;
 fail:
     rc = tt_cli_fail(st);

@@ -26,6 +26,7 @@ static const cap_algo cap_algos[] = {
     {TT_EXEC_HOST, TT_ALGO_TREE, COLL(TT_COLL_ALLREDUCE), 0},
     {TT_EXEC_HOST, TT_ALGO_RING, ALL_COLLS, 0},
     {TT_EXEC_HOST, TT_ALGO_RHD, COLL(TT_COLL_ALLREDUCE), 1},
+    {TT_EXEC_HOST, TT_ALGO_RD, COLL(TT_COLL_ALLREDUCE), 1},
     {TT_EXEC_HOST, TT_ALGO_HIER, COLL(TT_COLL_ALLREDUCE), 0},
     /* GPU (exec_cuda_*.cu) */
     {TT_EXEC_GPU, TT_ALGO_RING, ALL_COLLS, 0},   /* Broadcast / Reduce: pipelined chain along the ring */

@@ -1,6 +1,6 @@
 /* exec_coll.c - the public collective calls: argument checks, plan
- * resolution (requested vs. possible), the per-collective header exchange
- * that detects disagreeing ranks, and dispatch to the algorithms. */
+ * resolution (requested vs. possible), and dispatch to the algorithms with
+ * the per-collective header that detects disagreeing ranks (exec_hdr.c). */
 #include "exec_internal.h"
 
 #include <stdio.h>
@@ -39,12 +39,16 @@ static tt_status resolve(const tt_comm *comm, tt_coll coll, size_t count, tt_dty
     eff->channels = maxch;
     eff->chunk_bytes = req->chunk_bytes ? req->chunk_bytes : env_chunk_bytes();
     if (req->algo == TT_ALGO_DEFAULT) {
-        /* Assumption (docs/exec.md): tree (2 log n latency steps) wins for
-         * small AllReduce, ring (bandwidth-optimal) above 64 KiB. */
+        /* Assumption (docs/exec.md): small AllReduce is latency-bound: recursive
+         * doubling (log2 n messages per rank) on a power-of-two rank count, else
+         * the tree (2 log n latency steps); ring (bandwidth-optimal) above 64 KiB. */
         size_t bytes = count * tt_dtype_size(t);
-        eff->algo = (coll == TT_COLL_ALLREDUCE && comm->nranks > 2 && bytes <= EXEC_TREE_MAX_BYTES)
-                        ? TT_ALGO_TREE
-                        : TT_ALGO_RING;
+        int n = comm->nranks, small = coll == TT_COLL_ALLREDUCE && bytes <= EXEC_TREE_MAX_BYTES;
+        eff->algo = TT_ALGO_RING;
+        if (small && tt_exec_supports(TT_EXEC_HOST, coll, TT_ALGO_RD, TT_PROTO_DEFAULT, n, NULL, 0))
+            eff->algo = TT_ALGO_RD;
+        else if (small && n > 2)
+            eff->algo = TT_ALGO_TREE;
         return TT_OK;
     }
     if ((unsigned)req->algo >= TT_ALGO_COUNT)
@@ -159,83 +163,9 @@ tt_status tt_reduce_coll(const void *s, void *r, size_t count, tt_dtype t, tt_re
     return issue(comm, TT_COLL_REDUCE, s, r, count, t, op, root);
 }
 
-/* ---- header exchange --------------------------------------------------- */
-typedef struct {
-    uint32_t magic;
-    int32_t coll, dtype, op, root, algo;
-    uint64_t count, seq;
-} coll_header;
-#define HDR_MAGIC 0x54544843u
-
-static void describe(char *b, size_t n, const coll_header *h)
-{
-    snprintf(b, n, "%s #%llu (count %llu, %s, %s, root %d, %s)",
-             h->coll == -2 ? "barrier" : tt_coll_label((tt_coll)h->coll), (unsigned long long)h->seq,
-             (unsigned long long)h->count, tt_dtype_name((tt_dtype)h->dtype), tt_redop_name((tt_redop)h->op),
-             h->root, tt_algo_label((tt_algo)h->algo));
-}
-
-static tt_status compare(exec_ctx *ctx, const coll_header *mine, const coll_header *theirs, int peer)
-{
-    if (theirs->magic != HDR_MAGIC)
-        return exec_fail(ctx, TT_ERR_MISMATCH,
-                         "rank %d sent data that is not a collective header: the ranks are out of step "
-                         "(different collectives or buffer sizes)", peer);
-    if (mine->magic != HDR_MAGIC) /* only TOPOTUNE_FAULT=corrupt makes this */
-        return exec_fail(ctx, TT_ERR_MISMATCH, "this rank sent a corrupted collective header (fault injection)");
-    if (memcmp(mine, theirs, sizeof *mine)) {
-        char a[256], b[256];
-        describe(a, sizeof a, mine);
-        describe(b, sizeof b, theirs);
-        return exec_fail(ctx, TT_ERR_MISMATCH, "rank %d called %s but this rank called %s", peer, b, a);
-    }
-    return TT_OK;
-}
-
-static tt_status exchange_headers(exec_ctx *ctx)
-{
-    tt_comm *c = ctx->comm;
-    const exec_op *op = ctx->op;
-    int n = c->nranks;
-    if (n == 1)
-        return TT_OK;
-    coll_header h = {HDR_MAGIC, op->internal ? -2 : (int32_t)op->coll, (int32_t)op->dtype, (int32_t)op->op,
-                     op->root, (int32_t)op->plan.algo, op->count, op->seq};
-    if (!op->internal) {
-        exec_fault_before_collective(c, op->seq);
-        exec_fault_slow(c, op->plan.algo);
-        if (exec_fault_corrupt_header(c, op->seq))
-            h.magic ^= 0x5a5a5a5au;
-    }
-    coll_header from_prev, from_next;
-    int next = (c->rank + 1) % n, prev = (c->rank + n - 1) % n;
-    ctx->phase = "header exchange";
-    tt_status st;
-    if (n == 2) {
-        st = exec_sendrecv(ctx, next, &h, sizeof h, prev, &from_prev, sizeof from_prev);
-        if (st == TT_OK)
-            st = compare(ctx, &h, &from_prev, prev);
-    } else {
-        exec_xfer_item it[4] = {{next, 1, &h, sizeof h, 0},
-                                {prev, 1, &h, sizeof h, 0},
-                                {prev, 0, &from_prev, sizeof from_prev, 0},
-                                {next, 0, &from_next, sizeof from_next, 0}};
-        st = exec_xfer(ctx, it, 4);
-        if (st == TT_OK)
-            st = compare(ctx, &h, &from_prev, prev);
-        if (st == TT_OK)
-            st = compare(ctx, &h, &from_next, next);
-    }
-    ctx->phase = NULL;
-    return st;
-}
-
 tt_status exec_run_op(tt_comm *comm, const exec_op *op)
 {
     exec_ctx ctx = {comm, op, NULL, 0, 0};
-    tt_status st = exchange_headers(&ctx);
-    if (st != TT_OK)
-        return st;
     size_t es = tt_dtype_size(op->dtype);
     if (comm->nranks == 1) {
         size_t bytes = op->count * es;
@@ -243,27 +173,35 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op)
             memmove(op->recvbuf, op->sendbuf, bytes);
         return TT_OK; /* avg over one rank: divide by 1 */
     }
-    if (op->count == 0)
-        return TT_OK;
-    switch (op->coll) {
-    case TT_COLL_ALLREDUCE:
-        if (op->plan.algo == TT_ALGO_TREE)
-            return exec_tree_allreduce(&ctx);
-        if (op->plan.algo == TT_ALGO_RHD)
-            return exec_rhd_allreduce(&ctx);
-        if (op->plan.algo == TT_ALGO_HIER)
-            return exec_hier_allreduce(&ctx);
-        return exec_ring_allreduce(&ctx);
-    case TT_COLL_REDUCESCATTER: return exec_ring_reducescatter(&ctx);
-    case TT_COLL_ALLGATHER: return exec_ring_allgather(&ctx);
-    case TT_COLL_BROADCAST: return exec_ring_broadcast(&ctx);
-    case TT_COLL_REDUCE: return exec_ring_reduce(&ctx);
-    default: return exec_fail(&ctx, TT_ERR_INTERNAL, "unknown collective");
+    /* the header travels with the data (exec_hdr.c): no round trip of its own */
+    tt_status st = exec_hdr_begin(&ctx);
+    if (st == TT_OK && op->count) {
+        switch (op->coll) {
+        case TT_COLL_ALLREDUCE:
+            if (op->plan.algo == TT_ALGO_TREE) st = exec_tree_allreduce(&ctx);
+            else if (op->plan.algo == TT_ALGO_RHD) st = exec_rhd_allreduce(&ctx);
+            else if (op->plan.algo == TT_ALGO_RD) st = exec_rd_allreduce(&ctx);
+            else if (op->plan.algo == TT_ALGO_HIER) st = exec_hier_allreduce(&ctx);
+            else st = exec_ring_allreduce(&ctx);
+            break;
+        case TT_COLL_REDUCESCATTER: st = exec_ring_reducescatter(&ctx); break;
+        case TT_COLL_ALLGATHER: st = exec_ring_allgather(&ctx); break;
+        case TT_COLL_BROADCAST: st = exec_ring_broadcast(&ctx); break;
+        case TT_COLL_REDUCE: st = exec_ring_reduce(&ctx); break;
+        default: st = exec_fail(&ctx, TT_ERR_INTERNAL, "unknown collective"); break;
+        }
     }
+    if (st == TT_OK) {
+        if (!op->count)
+            ctx.phase = "header exchange";
+        st = exec_hdr_finish(&ctx);
+    }
+    exec_hdr_end(comm);
+    return st;
 }
 
 /* Barrier of tt_comm_destroy, run directly (the worker is idle): a header
- * exchange with both ring neighbours, then two token passes round the ring
+ * exchange with both ring neighbours (exec_hdr.c, waited for), then two token passes round the ring
  * started by rank 0.  When the second token reaches a rank, every rank has
  * entered the barrier, so no rank closes its connections while a peer still
  * runs a collective (peers' hang-ups are expected only inside this op). */
@@ -281,7 +219,14 @@ tt_status exec_barrier(tt_comm *comm)
     op.seq = comm->issued + 1;
     op.internal = 1;
     exec_ctx ctx = {comm, &op, NULL, 0, 0};
-    tt_status st = exchange_headers(&ctx);
+    tt_status st = TT_OK;
+    if (comm->nranks > 1) {
+        ctx.phase = "header exchange";
+        st = exec_hdr_begin(&ctx);
+        if (st == TT_OK)
+            st = exec_hdr_finish(&ctx);
+        exec_hdr_end(comm);
+    }
     int n = comm->nranks, next = (comm->rank + 1) % n, prev = (comm->rank + n - 1) % n;
     for (int pass = 0; st == TT_OK && pass < 2; pass++) {
         unsigned char tok = 1;

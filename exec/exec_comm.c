@@ -28,11 +28,13 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
     if (!c || !(c->conns = calloc((size_t)nranks, sizeof *c->conns)) ||
         !(c->node = calloc((size_t)nranks, sizeof *c->node)) ||
         !(c->ctl = malloc((size_t)nranks * sizeof *c->ctl)) ||
-        !(c->ctl_waits = malloc((size_t)nranks * sizeof *c->ctl_waits))) {
+        !(c->ctl_waits = malloc((size_t)nranks * sizeof *c->ctl_waits)) ||
+        !(c->hdr_peer = calloc((size_t)nranks, sizeof *c->hdr_peer))) {
         if (c) {
             free(c->conns);
             free(c->node);
             free(c->ctl);
+            free(c->ctl_waits);
         }
         free(c);
         return tt_error_set(TT_ERR_NOMEM, "communicator");
@@ -45,6 +47,7 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
     c->tp = tp;
     c->timeout_ms = env_timeout_ms();
     c->plan = TT_PLAN_DEFAULT;
+    c->spin_budget_us = -1;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv_work, NULL);
     pthread_cond_init(&c->cv_idle, NULL);
@@ -175,6 +178,7 @@ void exec_comm_free(tt_comm *comm)
     free(comm->node);
     free(comm->peer_pid);
     free(comm->scratch);
+    free(comm->hdr_peer);
     exec_world_release(comm->world);
     pthread_mutex_destroy(&comm->mu);
     pthread_cond_destroy(&comm->cv_work);

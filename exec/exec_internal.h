@@ -13,7 +13,9 @@
 /* Model/engineering assumptions (documented in docs/exec.md): */
 #define EXEC_DEFAULT_TIMEOUT_MS 30000      /* per-wait deadline without progress */
 #define EXEC_DEFAULT_CHUNK (512u * 1024u)  /* pipeline chunk */
-#define EXEC_TREE_MAX_BYTES (64u * 1024u)  /* default: tree AllReduce up to 64 KiB, ring above */
+#define EXEC_SPIN_US 20                    /* idle wait: busy-poll this long before yielding */
+#define EXEC_TREE_MAX_BYTES (64u * 1024u)  /* default AllReduce up to 64 KiB: recursive doubling on a
+                                              power-of-two rank count, else tree (> 2 ranks); ring above */
 
 /* State shared by the ranks of one process-local (threads) communicator. */
 typedef struct exec_world {
@@ -40,6 +42,19 @@ typedef struct exec_op {
     int internal;        /* barrier of destroy: peers' hang-ups are expected */
     struct exec_op *next;
 } exec_op;
+
+/* The per-collective header (exec_hdr.c): what every rank called. */
+typedef struct {
+    uint32_t magic;
+    int32_t coll, dtype, op, root, algo;
+    uint64_t count, seq;
+} exec_coll_header;
+/* Header state of one peer: sent / received for collective epoch tx_ep / rx_ep. */
+typedef struct {
+    uint64_t tx_ep, rx_ep;
+    uint32_t tx_done, rx_done;
+    exec_coll_header in;
+} exec_hdr_peer;
 
 struct tt_comm {
     int rank, nranks;
@@ -79,6 +94,13 @@ struct tt_comm {
     exec_world *world;       /* threads mode */
     /* tcp mode */
     void *boot;              /* exec_boot_id during init */
+
+    /* per-collective header carried with the data (exec_hdr.c) */
+    exec_coll_header hdr_mine;
+    uint64_t hdr_ep;         /* collective epoch (one per op run, barrier included) */
+    int hdr_on;              /* a collective's headers are in flight */
+    exec_hdr_peer *hdr_peer; /* [nranks] */
+    int64_t spin_budget_us;  /* idle busy-poll of this comm, -1 = not decided yet (exec_spin.c) */
 
     /* scratch of the worker */
     unsigned char *scratch;
@@ -125,6 +147,7 @@ tt_status exec_ring_broadcast(exec_ctx *ctx);
 tt_status exec_ring_reduce(exec_ctx *ctx);
 tt_status exec_tree_allreduce(exec_ctx *ctx);
 tt_status exec_rhd_allreduce(exec_ctx *ctx);
+tt_status exec_rd_allreduce(exec_ctx *ctx);
 tt_status exec_hier_allreduce(exec_ctx *ctx);
 tt_status exec_ring_allreduce_members(exec_ctx *ctx, unsigned char *buf, const int *members, int m,
                                       int pos, int avg_div);
@@ -145,7 +168,26 @@ tt_status exec_ctl_check(tt_comm *comm, int ignore_cause);
  * chain is written as "2 -> 1 -> 0 -> 3" into buf. */
 int exec_ctl_chain_end(tt_comm *comm, int from, char *buf, size_t cap);
 
-/* Run one op (header exchange + algorithm); called by the worker. */
+/* The per-collective header (exec_hdr.c).  begin: build it and push it to both
+ * ring neighbours without waiting; pending/progress: a header is still owed on
+ * (peer, direction) before its data / move some of it (a received one is
+ * compared: TT_ERR_MISMATCH naming both calls); poll: move the neighbours'
+ * headers without waiting (called while idle); finish: both neighbours' headers
+ * sent, received and agreed; end: forget the in-flight state after a failure. */
+tt_status exec_hdr_begin(exec_ctx *ctx);
+int exec_hdr_pending(const tt_comm *c, int peer, int is_send);
+tt_status exec_hdr_progress(exec_ctx *ctx, int peer, int is_send, int *moved);
+tt_status exec_hdr_poll(exec_ctx *ctx, int *moved_any);
+tt_status exec_hdr_finish(exec_ctx *ctx);
+void exec_hdr_end(tt_comm *c);
+
+/* Idle-wait policy (exec_spin.c): CPUs this process may use, ranks on this
+ * host, and the busy-poll budget of a wait (0 when oversubscribed). */
+int exec_cpu_count(void);
+int exec_local_ranks(const tt_comm *comm);
+int64_t exec_spin_budget_us(tt_comm *comm);
+
+/* Run one op (header + algorithm); called by the worker. */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);
 /* queue an operation on the communicator's worker (exec_comm.c) */
 tt_status exec_enqueue(tt_comm *comm, exec_op *op);
@@ -153,6 +195,8 @@ tt_status exec_enqueue(tt_comm *comm, exec_op *op);
 tt_status exec_barrier(tt_comm *comm);
 /* a shared-memory ring of cap bytes for thread ranks (exec_transport_shm.c) */
 void *exec_shm_ring_new(size_t cap);
+/* bytes written into a shared-memory ring and not yet read (tests, diagnostics) */
+size_t exec_shm_ring_used(const void *ring);
 
 /* Communicator plumbing */
 tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transport *tp);

@@ -15,7 +15,10 @@
  * before its peer opened the name leaves it; the next run on the host removes
  * such names once their creator's pid is gone (shm_clean_orphans_once).  Every error
  * path before that unlinks too.  The TCP connection stays open as the
- * liveness channel (a peer's hang-up is seen by check_peer). */
+ * liveness channel (a peer's hang-up is seen by check_peer).  Both sides map
+ * with MAP_POPULATE (thread ranks: the rings are written once at creation), so
+ * the page tables are filled during setup and the first collective does not
+ * take a page fault per 4 KiB of ring. */
 #include "exec_internal.h"
 
 #include <dirent.h>
@@ -50,13 +53,22 @@ typedef struct {
 
 void *exec_shm_ring_new(size_t cap)
 {
-    shm_ring *r = aligned_alloc(64, (sizeof(shm_ring) + cap + 63) & ~(size_t)63);
+    size_t span = (sizeof(shm_ring) + cap + 63) & ~(size_t)63;
+    shm_ring *r = aligned_alloc(64, span);
     if (!r)
         return NULL;
+    memset(r, 0, span); /* touch every page now: the first collective pays no page faults */
     atomic_init(&r->head, 0);
     atomic_init(&r->tail, 0);
     r->cap = cap;
     return r;
+}
+
+size_t exec_shm_ring_used(const void *ring)
+{
+    const shm_ring *r = ring;
+    return (size_t)(atomic_load_explicit(&r->head, memory_order_acquire) -
+                    atomic_load_explicit(&r->tail, memory_order_acquire));
 }
 
 static tt_status shm_send_some(exec_conn *c, const void *buf, size_t len, size_t *moved)
@@ -186,7 +198,7 @@ static tt_status create_segment(const char *name, size_t cap, void **map, size_t
                             "enlarge it, lower TOPOTUNE_SHM_RING_BYTES or set TOPOTUNE_TRANSPORT=tcp",
                             *len, strerror(e));
     }
-    *map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    *map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0); /* pre-faulted: see top */
     close(fd);
     if (*map == MAP_FAILED) {
         shm_unlink(name);
@@ -213,7 +225,7 @@ static tt_status open_segment(const char *name, size_t cap, void **map, size_t *
         return tt_error_set(TT_ERR_MISMATCH, "segment %s has the wrong size (ranks use different "
                             "TOPOTUNE_SHM_RING_BYTES?)", name);
     }
-    *map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    *map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0); /* pre-faulted: see top */
     close(fd);
     if (*map == MAP_FAILED)
         return tt_error_set(TT_ERR_SYSTEM, "mmap of %s: %s", name, strerror(errno));

@@ -104,15 +104,25 @@ static tt_status check_abort(exec_ctx *ctx)
     return TT_OK;
 }
 
-/* TOPOTUNE_SPIN_US: how long a wait busy-polls before yielding (default 20). */
-static int64_t spin_us = 20;
-static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
-static void spin_init(void)
+/* an item still owes bytes: its data, or the collective header in front of it (exec_hdr.c) */
+static int item_open(const tt_comm *comm, const exec_xfer_item *it)
 {
-    const char *s = getenv("TOPOTUNE_SPIN_US");
-    long long v;
-    if (s && *s && tt_parse_ll(s, &v) == TT_OK && v >= 0 && v <= 10000000)
-        spin_us = v;
+    return it->done < it->len || exec_hdr_pending(comm, it->peer, it->is_send);
+}
+
+/* A failure report or abort arrived while this rank waited: when a neighbour's header that is
+ * already here disagrees with this rank's call, that (this rank's own finding) is the better
+ * message.  Returns TT_ERR_MISMATCH with the message set, else TT_OK. */
+static tt_status own_mismatch(exec_ctx *ctx)
+{
+    int moved = 0;
+    char keep[EXEC_ERRMSG_MAX];
+    snprintf(keep, sizeof keep, "%s", tt_error_message());
+    tt_status st = exec_hdr_poll(ctx, &moved);
+    if (st == TT_ERR_MISMATCH)
+        return st;
+    tt_error_set(TT_ERR_REMOTE, "%s", keep);
+    return TT_OK;
 }
 
 /* The wait of this rank ran out (waited_ms without progress), or another rank
@@ -127,11 +137,16 @@ static tt_status fail_timeout(exec_ctx *ctx, exec_xfer_item *items, int n, int64
     size_t len = 0;
     int waited = -1;
     for (int i = 0; i < n; i++)
-        if (items[i].done < items[i].len) {
-            len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
-                                    "%s%s rank %d (%zu of %zu bytes)", len ? ", " : "",
-                                    items[i].is_send ? "sending to" : "waiting for", items[i].peer,
-                                    items[i].done, items[i].len);
+        if (item_open(comm, &items[i])) {
+            if (items[i].done < items[i].len)
+                len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                        "%s%s rank %d (%zu of %zu bytes)", len ? ", " : "",
+                                        items[i].is_send ? "sending to" : "waiting for", items[i].peer,
+                                        items[i].done, items[i].len);
+            else
+                len += (size_t)snprintf(who + len, len < sizeof who ? sizeof who - len : 0,
+                                        "%s%s rank %d (the collective header)", len ? ", " : "",
+                                        items[i].is_send ? "sending to" : "waiting for", items[i].peer);
             if (waited < 0)
                 waited = items[i].peer;
         }
@@ -195,8 +210,8 @@ static tt_status fail_lost(exec_ctx *ctx, const char *mine)
 
 tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
 {
-    pthread_once(&spin_once, spin_init);
     tt_comm *comm = ctx->comm;
+    int64_t spin_us = exec_spin_budget_us(comm); /* exec_spin.c */
     int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
     int64_t last_progress = exec_now_ms(), last_progress_us = exec_now_us();
     unsigned idle = 0;
@@ -207,7 +222,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
         int pending = 0, moved_any = 0;
         for (int i = 0; i < n; i++) {
             exec_xfer_item *it = &items[i];
-            if (it->done >= it->len)
+            if (!item_open(comm, it))
                 continue;
             /* items on the same connection and direction go in list order */
             int blocked = 0;
@@ -221,9 +236,22 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             }
             exec_conn *c = comm->conns[it->peer];
             size_t moved = 0;
-            tt_status st = it->is_send
-                               ? c->tp->send_some(c, (char *)it->buf + it->done, it->len - it->done, &moved)
-                               : c->tp->recv_some(c, (char *)it->buf + it->done, it->len - it->done, &moved);
+            tt_status st = TT_OK;
+            if (exec_hdr_pending(comm, it->peer, it->is_send)) {
+                /* this collective's header goes (comes) first on this connection */
+                int hm = 0;
+                st = exec_hdr_progress(ctx, it->peer, it->is_send, &hm);
+                if (st == TT_ERR_MISMATCH)
+                    return st;
+                moved_any |= hm;
+                if (st == TT_OK && exec_hdr_pending(comm, it->peer, it->is_send)) {
+                    pending++;
+                    continue;
+                }
+            }
+            if (st == TT_OK && it->done < it->len)
+                st = it->is_send ? c->tp->send_some(c, (char *)it->buf + it->done, it->len - it->done, &moved)
+                                 : c->tp->recv_some(c, (char *)it->buf + it->done, it->len - it->done, &moved);
             if (st != TT_OK) {
                 char mine[EXEC_ERRMSG_MAX];
                 snprintf(mine, sizeof mine, "%s rank %d: %s", it->is_send ? "sending to" : "receiving from",
@@ -246,9 +274,20 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             idle = 0;
             continue;
         }
-        tt_status st = check_abort(ctx);
-        if (st != TT_OK)
+        /* idle: read (send) the neighbours' headers as they come, without waiting for them */
+        int hmoved = 0;
+        tt_status st = exec_hdr_poll(ctx, &hmoved);
+        if (st == TT_ERR_MISMATCH)
             return st;
+        /* a neighbour gone is found below (hang-up, check_peer) and named there */
+        if (hmoved) {
+            last_progress_us = exec_now_us();
+            last_progress = last_progress_us / 1000;
+            continue;
+        }
+        st = check_abort(ctx);
+        if (st != TT_OK)
+            return own_mismatch(ctx) == TT_ERR_MISMATCH ? TT_ERR_MISMATCH : st;
         int64_t now = exec_now_ms();
         if (now - last_progress >= timeout)
             return fail_timeout(ctx, items, n, now - last_progress, NULL);
@@ -256,7 +295,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
          * connection is involved (its data does not wake poll()) */
         int np = 0, spin = 0;
         for (int i = 0; i < n; i++)
-            if (items[i].done < items[i].len && comm->conns[items[i].peer]->tp->poll_fd(comm->conns[items[i].peer]) < 0)
+            if (item_open(comm, &items[i]) && comm->conns[items[i].peer]->tp->poll_fd(comm->conns[items[i].peer]) < 0)
                 spin = 1;
         for (int p = 0; p < comm->nranks; p++) {
             exec_conn *c = comm->conns[p];
@@ -267,7 +306,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                 continue;
             short ev = 0;
             for (int i = 0; i < n; i++)
-                if (items[i].peer == p && items[i].done < items[i].len)
+                if (items[i].peer == p && item_open(comm, &items[i]))
                     ev |= items[i].is_send ? POLLOUT : POLLIN;
             /* A peer hanging up while this rank is inside a collective means
              * that peer died or aborted (graceful close happens only after
@@ -301,8 +340,11 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                 snprintf(rep, sizeof rep, "%s", tt_error_message());
                 return fail_timeout(ctx, items, n, exec_now_ms() - last_progress, rep);
             }
-            if (cst != TT_OK)
+            if (cst != TT_OK) {
+                if (own_mismatch(ctx) == TT_ERR_MISMATCH)
+                    return TT_ERR_MISMATCH;
                 return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());
+            }
             char gone[256] = "";
             size_t len = 0;
             for (int i = 0; r > 0 && i < ndata; i++) {
@@ -330,7 +372,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                         continue;
                     int involved = 0;
                     for (int i = 0; i < n; i++)
-                        involved |= items[i].peer == p && items[i].done < items[i].len;
+                        involved |= items[i].peer == p && item_open(comm, &items[i]);
                     if (!involved && ctx->op->internal)
                         continue;
                     if (c->tp->check_peer(c) != TT_OK)
@@ -343,9 +385,10 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                     return fail_lost(ctx, mine);
                 }
             }
-            /* Spin for TOPOTUNE_SPIN_US (20) without progress, then yield
-             * the CPU (other ranks may share it) up to 2 ms more, then sleep
-             * 50 us per poll so that idle waits cost little CPU.
+            /* Spin for TOPOTUNE_SPIN_US (EXEC_SPIN_US; none when this host's
+             * ranks outnumber its CPUs, exec_spin.c) without progress, then
+             * yield the CPU (other ranks may share it) up to 2 ms more, then
+             * sleep 50 us per poll so that idle waits cost little CPU.
              * Engineering choice. */
             int64_t quiet_us = exec_now_us() - last_progress_us;
             if (quiet_us < spin_us)

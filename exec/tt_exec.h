@@ -406,9 +406,11 @@ tt_status tt_sweep_engine_host(tt_sweep_engine *e, tt_comm *comm);
 /* GPU ranks: every local rank of g; host: the host communicator of process mode (times and
  * #wrong combined over it), NULL in thread mode. */
 tt_status tt_sweep_engine_gpu(tt_sweep_engine *e, tt_gpu_comm *g, tt_comm *host);
-/* NCCL on the devices of g's ranks (thread mode, one rank per GPU): loads libnccl.so.2 and
- * makes one NCCL communicator per rank (NCCL_ALGO/NCCL_PROTO of the environment apply). */
-tt_status tt_sweep_engine_nccl(tt_sweep_engine *e, tt_gpu_comm *g);
+/* NCCL on the devices of g's ranks, one rank per GPU, every collective: loads libnccl.so.2 and
+ * makes one NCCL communicator per rank (NCCL_ALGO/NCCL_PROTO of the environment apply).  Thread
+ * mode: host NULL.  Process mode (one GPU rank per process): host is the communicator g was made
+ * over; NCCL's unique id travels over it from rank 0, times and #wrong are combined over it. */
+tt_status tt_sweep_engine_nccl(tt_sweep_engine *e, tt_gpu_comm *g, tt_comm *host);
 void tt_sweep_engine_release(tt_sweep_engine *e);
 
 /* Elements per rank for a size of the sweep (bytes / type size; / nranks for ReduceScatter and

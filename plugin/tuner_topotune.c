@@ -1,160 +1,178 @@
 /*
- * tuner_topotune.c - NCCL tuner plugin (libnccl-tuner-topotune.so) that applies a
- * topotune JSON table (topo-tune --format json) to NCCL's per-call cost table.
+ * tuner_topotune.c - NCCL tuner plugin (libnccl-tuner-topotune.so): applies a topotune table,
+ * a table set (one table per communicator shape) or NCCL's example-plugin CSV to NCCL's per-call
+ * cost table.  Needs nothing but libc at run time (plugin/tuner_table.c reads the tables).
  *
- *   TOPOTUNE_TUNER_TABLE=/path/table.json   the table (unset: the plugin does nothing)
- *   NCCL_TUNER_PLUGIN=topotune               (or the absolute path of this .so)
+ *   TOPOTUNE_TUNER_TABLE=FILE      topo-tune -f json (table or --shapes set) or a CSV
+ *   NCCL_TUNER_CONFIG_FILE=FILE    NCCL's example-plugin CSV (used when TOPOTUNE_TUNER_TABLE is unset)
+ *   TOPOTUNE_TUNER_FALLBACK=nccl|nearest   a shape the file lacks: NCCL decides (default) or the
+ *                                  nearest shape's rules; either is warned about once per shape
+ *   NCCL_TUNER_PLUGIN=topotune     (or the absolute path of this .so)
  *
- * Exports ncclTunerPlugin_v6, _v5 and _v4 (NCCL probes v6, v5, v4, v3, v2 in that order).
- * Rules: the first entry of the call's collective whose [min_bytes, max_bytes] holds
- * nBytes sets that (algorithm, protocol) cost to 0.0 so NCCL picks it, and sets
- * nChannels; an entry NCCL marked unsupported (cost < 0, NCCL_ALGO_PROTO_IGNORE) is never
- * enabled - the call then keeps NCCL's own choice.  Entries with algorithms NCCL cannot
- * run (rd, rhd, hier) are dropped at load.  A table built for other nranks/nnodes than
- * the communicator is reported and not used.  Errors never fail the communicator: the
- * plugin logs and stays inactive.
- *
- * The declarations below are our own, written from the documented ABI (see
- * docs/tuner-plugin.md); no NCCL header is used.
+ * Exports ncclTunerPlugin_v6, _v5 and _v4; docs/tuner-plugin.md says which NCCL takes which.
+ * Rules: the first rule (file order) of the call's collective whose [min_bytes, max_bytes] holds
+ * nBytes and whose numPipeOps/regBuff match sets that (algorithm, protocol) cost to 0.0 so NCCL
+ * picks it, and sets nChannels when the rule has a count; a rule whose cell NCCL marked
+ * unsupported (cost < 0) is skipped - an unsupported combination is never enabled.  Errors never
+ * fail the communicator: the plugin logs and leaves the choice to NCCL.
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_tune.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-typedef enum { tpSuccess = 0, tpSystemError = 2, tpInternalError = 3, tpInvalidArgument = 4 } tp_result; /* ncclResult_t */
-typedef enum { TP_LOG_NONE = 0, TP_LOG_VERSION = 1, TP_LOG_WARN = 2, TP_LOG_INFO = 3, TP_LOG_ABORT = 4, TP_LOG_TRACE = 5 } tp_level;
-#define TP_SUBSYS_TUNING 0x40 /* NCCL_TUNING debug subsystem flag */
-typedef void (*tp_logger)(tp_level level, unsigned long flags, const char *file, int line, const char *fmt, ...);
-
-typedef struct { int nNvlDomains, minRanksPerNvlDomain, maxRanksPerNvlDomain; } tp_nvl_domain_info; /* _v5/_v6 */
-typedef struct {                                                                                   /* _v5/_v6 */
-    double baseLatencies[7][3];
-    double hwLatencies[3][7][3];
-    double llMaxBws[4][3];
-    double perChMaxRingLL128Bws[4][3];
-    double perChMaxTreeLL128Bws[4][3];
-    double perChMaxTreeBws[4][3];
-    double perChMaxNVLSTreeBws[4][3];
-} tp_constants;
-
-typedef struct {
-    const char *name;
-    tp_result (*init)(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes, tp_logger logFunction,
-                      tp_nvl_domain_info *nvlDomainInfo, tp_constants *constants);
-    tp_result (*getCollInfo)(void *ctx, int collType, size_t nBytes, int numPipeOps, float **collCostTable,
-                             int numAlgo, int numProto, int regBuff, int *nChannels);
-    tp_result (*finalize)(void *ctx);
-    tp_result (*getChunkSize)(void *ctx, int collType, size_t nBytes, int algo, int proto, int nChannels,
-                              size_t *chunkSize);
-} tp_tuner_v6;
-
-typedef struct {
-    const char *name;
-    tp_result (*init)(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes, tp_logger logFunction,
-                      tp_nvl_domain_info *nvlDomainInfo, tp_constants *constants);
-    tp_result (*getCollInfo)(void *ctx, int collType, size_t nBytes, int numPipeOps, float **collCostTable,
-                             int numAlgo, int numProto, int regBuff, int *nChannels);
-    tp_result (*finalize)(void *ctx);
-} tp_tuner_v5;
-
-typedef struct {
-    const char *name;
-    tp_result (*init)(size_t nRanks, size_t nNodes, tp_logger logFunction, void **context);
-    tp_result (*getCollInfo)(void *context, int collType, size_t nBytes, int numPipeOps, float **collCostTable,
-                             int numAlgo, int numProto, int regBuff, int *nChannels);
-    tp_result (*destroy)(void *context);
-} tp_tuner_v4;
+#include "tuner_plugin.h"
+#include "tuner_table.h"
 
 typedef struct {
     tp_logger log;
+    uint64_t comm;
     int active;
-    size_t nranks, nnodes;
-    tt_tune_entry *e;
+    tp_rule *r;
     int n;
     unsigned long applied, ignored;
 } tp_ctx;
 
-#define LOG(c, lvl, ...) do { if ((c)->log) (c)->log(lvl, TP_SUBSYS_TUNING, __FILE__, __LINE__, __VA_ARGS__); } while (0)
-
-static tp_result do_init(void **ctxp, size_t nRanks, size_t nNodes, tp_logger logf)
+static int ends_with(const char *s, const char *suf)
 {
-    tp_ctx *c = calloc(1, sizeof(*c));
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static void shape_list(const tp_table *t, char *buf, size_t cap)
+{
+    tp_shape sh[16];
+    int n = tp_table_shapes(t, sh, 16);
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && i < 16 && len + 32 < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%dx%d", i ? ", " : "", sh[i].nranks, sh[i].nnodes);
+    if (n > 16 && len + 8 < cap) snprintf(buf + len, cap - len, ", ...");
+    if (n == 0) snprintf(buf, cap, "none");
+}
+
+/* the shape whose rules this communicator takes; 0: none (NCCL decides) */
+static int pick_shape(tp_ctx *c, const tp_table *t, const char *path, int nranks, int nnodes,
+                      const tp_nvl_domain_info *nvl, tp_shape *use)
+{
+    use->nranks = nranks;
+    use->nnodes = nnodes;
+    if (tp_table_has_shape(t, nranks, nnodes)) return 1;
+    /* multi-node NVLink: NCCL counts hosts, topotune tables count NVLink domains as nodes */
+    if (nvl && nvl->nNvlDomains >= 1 && nvl->nNvlDomains < nnodes && tp_table_has_shape(t, nranks, nvl->nNvlDomains)) {
+        use->nnodes = nvl->nNvlDomains;
+        tp_log(c->log, TP_LOG_INFO,
+               "topotune tuner: %d ranks on %d nodes in %d NVLink domain(s): using the table for %d ranks on %d node(s)",
+               nranks, nnodes, nvl->nNvlDomains, nranks, use->nnodes);
+        return 1;
+    }
+    char have[512];
+    shape_list(t, have, sizeof have);
+    const char *fb = getenv("TOPOTUNE_TUNER_FALLBACK");
+    if (fb && !strcmp(fb, "nearest")) {
+        if (tp_table_nearest(t, nranks, nnodes, use)) {
+            tp_warn_once(c->log,
+                         "topotune tuner: %s has no table for %d ranks on %d nodes (it has %s); using the nearest, "
+                         "%d ranks on %d node(s) (TOPOTUNE_TUNER_FALLBACK=nearest)",
+                         path, nranks, nnodes, have, use->nranks, use->nnodes);
+            return 1;
+        }
+    } else if (fb && *fb && strcmp(fb, "nccl")) {
+        tp_warn_once(c->log, "topotune tuner: TOPOTUNE_TUNER_FALLBACK='%s' is not 'nccl' or 'nearest'; using 'nccl'", fb);
+    }
+    tp_warn_once(c->log,
+                 "topotune tuner: %s has no table for %d ranks on %d nodes (it has %s); NCCL decides for such "
+                 "communicators (TOPOTUNE_TUNER_FALLBACK=nearest uses the nearest shape)",
+                 path, nranks, nnodes, have);
+    return 0;
+}
+
+static tp_result do_init(void **ctxp, uint64_t comm, size_t nRanks, size_t nNodes, tp_logger logf,
+                         const tp_nvl_domain_info *nvl)
+{
+    tp_ctx *c = calloc(1, sizeof *c);
     if (!c) return tpSystemError;
     c->log = logf;
-    c->nranks = nRanks;
-    c->nnodes = nNodes;
+    c->comm = comm;
     *ctxp = c;
-    const char *path = getenv("TOPOTUNE_TUNER_TABLE");
-    if (!path || !*path) {
-        LOG(c, TP_LOG_INFO, "topotune tuner: TOPOTUNE_TUNER_TABLE not set, keeping NCCL's choices");
+    if (nvl)
+        tp_log(logf, TP_LOG_INFO, "topotune tuner: communicator of %zu ranks on %zu nodes: %d NVLink domain(s), %d..%d ranks each",
+               nRanks, nNodes, nvl->nNvlDomains, nvl->minRanksPerNvlDomain, nvl->maxRanksPerNvlDomain);
+    const char *path = getenv("TOPOTUNE_TUNER_TABLE"), *cfg = getenv("NCCL_TUNER_CONFIG_FILE");
+    int csv = 0;
+    if (path && *path) {
+        csv = ends_with(path, ".csv") || ends_with(path, ".conf");
+        if (cfg && *cfg)
+            tp_warn_once(logf, "topotune tuner: TOPOTUNE_TUNER_TABLE is set: NCCL_TUNER_CONFIG_FILE=%s is not read", cfg);
+    } else if (cfg && *cfg) {
+        path = cfg;
+        csv = 1;
+    } else {
+        tp_log(logf, TP_LOG_INFO, "topotune tuner: neither TOPOTUNE_TUNER_TABLE nor NCCL_TUNER_CONFIG_FILE is set, keeping NCCL's choices");
         return tpSuccess;
     }
-    tt_tune_table ld;
-    if (tt_tune_table_load(path, &ld) != TT_OK) {
-        LOG(c, TP_LOG_WARN, "topotune tuner: %s; keeping NCCL's choices", tt_error_message());
+    if (nRanks > 100000000 || nNodes > 1000000 || nNodes == 0) {
+        tp_warn_once(logf, "topotune tuner: a communicator of %zu ranks on %zu nodes is out of range; keeping NCCL's choices",
+                     nRanks, nNodes);
         return tpSuccess;
     }
-    if ((size_t)ld.ranks != nRanks || (size_t)ld.nodes != nNodes) {
-        LOG(c, TP_LOG_WARN,
-            "topotune tuner: %s was built for %d ranks on %d nodes but this communicator has %zu ranks on %zu nodes; table not used",
-            path, ld.ranks, ld.nodes, nRanks, nNodes);
-        tt_tune_table_free(&ld);
+    tp_table t;
+    if (tp_table_load(path, csv, &t) != TT_OK) {
+        tp_warn_once(logf, "topotune tuner: %s; keeping NCCL's choices", tt_error_message());
         return tpSuccess;
     }
-    int kept = 0, dropped = 0;
-    for (int i = 0; i < ld.n; i++) {
-        if (ld.entries[i].algo >= TT_ALGO_NCCL_COUNT) { dropped++; continue; }
-        ld.entries[kept++] = ld.entries[i];
+    if (t.dropped)
+        tp_warn_once(logf, "topotune tuner: %s: %d entries use algorithms NCCL cannot run (build the table with --nccl-only); "
+                     "those sizes keep NCCL's choice", path, t.dropped);
+    tp_shape use;
+    if (pick_shape(c, &t, path, (int)nRanks, (int)nNodes, nvl, &use)) {
+        if (tp_table_select(&t, use.nranks, use.nnodes, &c->r, &c->n) != TT_OK) {
+            tp_warn_once(logf, "topotune tuner: %s; keeping NCCL's choices", tt_error_message());
+        } else {
+            c->active = 1;
+            tp_log(logf, TP_LOG_INFO, "topotune tuner: %d rules from %s (%s%s) for %zu ranks on %zu nodes (shape %dx%d)",
+                   c->n, path, t.csv ? "CSV" : "model ", t.csv ? "" : (t.model[0] ? t.model : "?"), nRanks, nNodes,
+                   use.nranks, use.nnodes);
+        }
     }
-    if (dropped)
-        LOG(c, TP_LOG_WARN, "topotune tuner: %d entries use algorithms NCCL cannot run (build the table with --nccl-only); those sizes keep NCCL's choice",
-            dropped);
-    c->e = ld.entries;
-    c->n = kept;
-    c->active = 1;
-    LOG(c, TP_LOG_INFO, "topotune tuner: %d rules from %s (model %s) for %zu ranks on %zu nodes", kept, path, ld.model,
-        nRanks, nNodes);
+    tp_table_free(&t);
     return tpSuccess;
 }
 
 static tp_result init_v5(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes, tp_logger logf,
                          tp_nvl_domain_info *nvl, tp_constants *constants)
 {
-    (void)commId; (void)nvl; (void)constants; /* constants are left as NCCL set them */
-    return do_init(ctx, nRanks, nNodes, logf);
+    (void)constants; /* NCCL's constants are left as NCCL set them */
+    return do_init(ctx, commId, nRanks, nNodes, logf, nvl);
 }
 
 static tp_result init_v4(size_t nRanks, size_t nNodes, tp_logger logf, void **ctx)
 {
-    return do_init(ctx, nRanks, nNodes, logf);
+    return do_init(ctx, 0, nRanks, nNodes, logf, NULL);
 }
 
 static tp_result get_coll_info(void *ctxv, int collType, size_t nBytes, int numPipeOps, float **collCostTable,
                                int numAlgo, int numProto, int regBuff, int *nChannels)
 {
-    (void)numPipeOps; (void)regBuff;
     tp_ctx *c = ctxv;
     if (!c || !c->active || !collCostTable) return tpSuccess;
     float *table = (float *)collCostTable; /* float[numAlgo][numProto] */
-    const tt_tune_entry *e = tt_tune_entry_find(c->e, c->n, (tt_coll)collType, nBytes);
-    if (!e) return tpSuccess;
-    if ((int)e->algo < 0 || (int)e->proto < 0 || (int)e->algo >= numAlgo || (int)e->proto >= numProto)
-        return tpSuccess; /* "default" entries and cells NCCL's table lacks: NCCL decides */
-    float *cell = &table[(int)e->algo * numProto + (int)e->proto];
-    if (*cell < 0) { /* NCCL_ALGO_PROTO_IGNORE: unsupported or disabled here */
-        c->ignored++;
-        LOG(c, TP_LOG_TRACE, "topotune tuner: %s %zu B: %s/%s is unsupported here, NCCL decides",
-            tt_coll_name(e->coll), nBytes, tt_algo_name(e->algo), tt_proto_name(e->proto));
+    for (int i = 0; i < c->n; i++) {
+        const tp_rule *r = &c->r[i];
+        if ((int)r->coll != collType || nBytes < r->min_bytes || nBytes > r->max_bytes) continue;
+        if ((r->pipeops >= 0 && r->pipeops != numPipeOps) || (r->regbuff >= 0 && r->regbuff != regBuff)) continue;
+        if ((int)r->algo >= numAlgo || (int)r->proto >= numProto) continue; /* a cell NCCL's table lacks */
+        float *cell = &table[(int)r->algo * numProto + (int)r->proto];
+        if (*cell < 0) { /* NCCL_ALGO_PROTO_IGNORE: unsupported or disabled here */
+            c->ignored++;
+            tp_log(c->log, TP_LOG_TRACE, "topotune tuner: %s %zu B: %s/%s (line %d) is unsupported here, skipped",
+                   tt_coll_name(r->coll), nBytes, tt_algo_name(r->algo), tt_proto_name(r->proto), r->line);
+            continue;
+        }
+        *cell = 0.0f;
+        if (nChannels && r->channels > 0) *nChannels = r->channels;
+        c->applied++;
         return tpSuccess;
     }
-    *cell = 0.0f;
-    if (nChannels && e->channels > 0) *nChannels = e->channels;
-    c->applied++;
     return tpSuccess;
 }
 
@@ -163,8 +181,9 @@ static tp_result finalize(void *ctxv)
     tp_ctx *c = ctxv;
     if (!c) return tpSuccess;
     if (c->active)
-        LOG(c, TP_LOG_INFO, "topotune tuner: %lu calls tuned, %lu left to NCCL (unsupported entry)", c->applied, c->ignored);
-    free(c->e);
+        tp_log(c->log, TP_LOG_INFO, "topotune tuner: %lu calls tuned, %lu rules skipped (unsupported here)", c->applied,
+               c->ignored);
+    free(c->r);
     free(c);
     return tpSuccess;
 }
@@ -176,6 +195,7 @@ static tp_result get_chunk_size(void *ctx, int collType, size_t nBytes, int algo
     return tpSuccess; /* NCCL's chunk size is kept */
 }
 
-EXPORT const tp_tuner_v6 ncclTunerPlugin_v6 = {"topotune", init_v5, get_coll_info, finalize, get_chunk_size};
-EXPORT const tp_tuner_v5 ncclTunerPlugin_v5 = {"topotune", init_v5, get_coll_info, finalize};
-EXPORT const tp_tuner_v4 ncclTunerPlugin_v4 = {"topotune", init_v4, get_coll_info, finalize};
+/* the only exported symbols (plugin/tuner.map) */
+const tp_tuner_v6 ncclTunerPlugin_v6 = {"topotune", init_v5, get_coll_info, finalize, get_chunk_size};
+const tp_tuner_v5 ncclTunerPlugin_v5 = {"topotune", init_v5, get_coll_info, finalize};
+const tp_tuner_v4 ncclTunerPlugin_v4 = {"topotune", init_v4, get_coll_info, finalize};

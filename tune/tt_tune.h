@@ -257,8 +257,41 @@ void tt_tune_table_free(tt_tune_table *t);
 tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out);
 /* NCCL example tuner plugin CSV: collective_type,min_bytes,max_bytes,algorithm,protocol,
  * channels,nNodes,nRanks,numPipeOps,regBuff (numPipeOps/regBuff -1 = any).  Only NCCL
- * algorithms are written; TT_ERR_INVALID if the table holds others. */
+ * algorithms are written; TT_ERR_INVALID if the table holds others.  Channels are explicit
+ * (an entry without a count gets the model's launch channels, the range split where they
+ * change; tune_table_csv.c). */
 tt_status tt_tune_write_csv(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out);
+/* ---- table sets: one table per communicator shape (tune_table_set.c; topo-tune --shapes) ----
+ * A process with tensor-, data- and pipeline-parallel communicators of different sizes tunes all
+ * of them from one file.  Shape RxN = R ranks on N nodes of the topology's node, R/N GPUs per
+ * node (N must divide R).  JSON: {"schema":"topotune-tuning-table-set","version":1,
+ * "tables":[one topotune-tuning-table per shape]}; CSV: every shape's rows, told apart by the
+ * nNodes/nRanks columns. */
+typedef struct {
+    int nranks, nnodes;
+} tt_tune_shape;
+typedef struct {
+    tt_model_kind model;
+    const tt_model_params *params; /* NULL = defaults */
+    unsigned colls;
+    uint64_t min_size, max_size;
+    int nccl_only;
+    double keep_margin;            /* >= 0: tt_tune_table_build_keep_nccl with this margin; < 0: full tables */
+} tt_tune_set_opts;
+typedef struct {
+    int n;
+    tt_tune_shape *shapes;
+    tt_tune_ctx **ctx;             /* per shape */
+    tt_tune_table *tab;            /* per shape */
+} tt_tune_set;
+/* One table per shape on `topo` with the cluster `base` (NICs, rails, speed); errors name the
+ * shape.  Shapes must differ. */
+tt_status tt_tune_set_build(const tt_topo *topo, const tt_cluster *base, const tt_tune_shape *shapes, int n,
+                            const tt_tune_set_opts *o, tt_tune_set *out);
+void tt_tune_set_free(tt_tune_set *s);
+tt_status tt_tune_set_write_json(const tt_tune_set *s, tt_strbuf *out);
+tt_status tt_tune_set_write_csv(const tt_tune_set *s, tt_strbuf *out);
+tt_status tt_tune_set_write_text(const tt_tune_set *s, tt_strbuf *out);
 /* Human table with crossover sizes. */
 tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out);
 /* Every candidate at `bytes` for the collectives in `colls`, time or reason. */
@@ -448,6 +481,8 @@ typedef struct {
     int nrows, extrapolated;
     double median, worst;
     double med_start, worst_start; /* the same rows with the start constants, unfitted */
+    char worst_row[80];            /* the held-out row with the worst error: "tree/ll 4194304 B, 8 ranks:
+                                      measured 321.08 us, predicted 194.62 us" */
 } tt_cv_line;
 typedef struct {
     tt_cv_line *l;

@@ -13,14 +13,21 @@
 
 typedef int (*row_pred)(const tt_measurement *m, int arg);
 
-static int ilog2(uint64_t b)
+/* the held-out-sizes split: the distinct sizes of one kind in ascending order, alternately in
+ * one half and the other (every other size, whatever factor the sweeps used: log2 parity put
+ * every size of an x4 sweep from 8 B in one half and left the other empty) */
+static int size_half(const tt_measure_set *ms, int kind, uint64_t bytes)
 {
-    int l = 0;
-    while (b > 1) {
-        b >>= 1;
-        l++;
+    int below = 0;
+    for (int i = 0; i < ms->n; i++) {
+        const tt_measurement *m = &ms->m[i];
+        if (m->exec_kind != kind || m->bytes >= bytes) continue;
+        int dup = 0;
+        for (int j = 0; j < i && !dup; j++)
+            dup = ms->m[j].exec_kind == kind && ms->m[j].bytes == m->bytes;
+        below += !dup;
     }
-    return l;
+    return below % 2;
 }
 
 static int resolved_algo(const tt_model_params *p, const tt_measurement *m)
@@ -56,6 +63,15 @@ static int add_line(tt_calib_cv *cv, const tt_cv_line *l)
 }
 
 /* errors of `held` under p and under start; extrapolated counted against the fit rows' range */
+/* the held-out row with the worst error, for the report's "worst held-out row" line */
+static void name_worst(tt_cv_line *l, const tt_measurement *w, double pred_us)
+{
+    snprintf(l->worst_row, sizeof l->worst_row, "%s/%s %llu B, %d ranks: measured %.2f us, predicted %.2f us",
+             w->algo >= 0 ? tt_algo_name((tt_algo)w->algo) : "default",
+             w->proto >= 0 ? tt_proto_name((tt_proto)w->proto) : "default", (unsigned long long)w->bytes, w->nranks,
+             w->time_us, pred_us);
+}
+
 static void score(const tt_model_params *p, const tt_model_params *start, const tt_measurement **held, int nh,
                   const tt_measurement **fit, int nf, tt_cv_line *l)
 {
@@ -70,13 +86,17 @@ static void score(const tt_model_params *p, const tt_model_params *start, const 
     }
     int n = 0;
     l->worst = l->worst_start = 0;
+    l->worst_row[0] = 0;
     for (int i = 0; e && e0 && i < nh; i++) {
         double a, b;
         if (tt_exec_predict(p, held[i], &a) != TT_OK || tt_exec_predict(start, held[i], &b) != TT_OK) continue;
         double t = held[i]->time_us;
         e[n] = fabs(a - t) / t;
         e0[n] = fabs(b - t) / t;
-        if (e[n] > l->worst) l->worst = e[n];
+        if (e[n] > l->worst) {
+            l->worst = e[n];
+            name_worst(l, held[i], a);
+        }
         if (e0[n] > l->worst_start) l->worst_start = e0[n];
         if (held[i]->bytes < bmin || held[i]->bytes > bmax || held[i]->nranks < rmin || held[i]->nranks > rmax)
             l->extrapolated++;
@@ -122,7 +142,7 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
             snprintf(L.test, sizeof L.test, "sizes");
             L.kind = kind;
             L.nranks = ranks[r];
-            snprintf(L.fit_on, sizeof L.fit_on, "even log2 sizes, then odd");
+            snprintf(L.fit_on, sizeof L.fit_on, "every other size, then the rest");
             snprintf(L.predicted, sizeof L.predicted, "the other half, %d ranks", ranks[r]);
             /* two folds pooled: collect errors of both into one line */
             tt_cv_line acc;
@@ -134,7 +154,7 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
                 for (int i = 0; i < ms->n; i++) {
                     const tt_measurement *m = &ms->m[i];
                     if (m->exec_kind != kind || !(m->time_us > 0) || resolved_algo(&st0, m) < 0) continue;
-                    if (ilog2(m->bytes) % 2 == par) fit[nf++] = m;
+                    if (size_half(ms, kind, m->bytes) == par) fit[nf++] = m;
                     else if (m->nranks == ranks[r]) held[nh++] = m;
                 }
                 tt_model_params p;
@@ -148,7 +168,10 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
                     double t = held[i]->time_us;
                     pool[np] = fabs(a - t) / t;
                     pool0[np] = fabs(b - t) / t;
-                    if (pool[np] > L.worst) L.worst = pool[np];
+                    if (pool[np] > L.worst) {
+                        L.worst = pool[np];
+                        name_worst(&L, held[i], a);
+                    }
                     if (pool0[np] > L.worst_start) L.worst_start = pool0[np];
                     np++;
                 }

@@ -80,6 +80,10 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
 int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[TT_EXEC_NPARAM], int *proto_out,
                     int *algo_out, char *why, size_t wl);
 double tune_exec_value(const tt_exec_params *e, const double f[TT_EXEC_NPARAM]);
+/* tune_model_exec_rd.c: the host executor's default AllReduce algorithm at a size, and the terms of
+ * its recursive-doubling AllReduce (f[1], f[3], f[4] set; 0 = ok, else why) */
+int tune_exec_host_default_algo(int nranks, double bytes);
+int tune_exec_terms_rd(int n, double S, double f[TT_EXEC_NPARAM], char *why, size_t wl);
 /* robust non-negative fit of p->exec[kind][proto] to the rows of that kind and protocol
  * (others ignored); returns the rows used (-1 = out of memory); identified: bit j set when
  * constant j was fitted (unexercised ones keep their start value) */

@@ -225,7 +225,9 @@ tt_status tt_measured_write_csv(const tt_measured_table *t, tt_strbuf *out)
     if (!e) return tt_error_set(TT_ERR_NOMEM, "measured table: out of memory");
     int ne = entries_of(t, e);
     tt_strbuf_printf(out, "# topotune tuning table from measurements for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE)\n"
-                          "# %d ranks on %d node(s); sizes not listed keep NCCL's choice\n", t->nranks, t->nodes);
+                          "# %d ranks on %d node(s); sizes not listed keep NCCL's choice\n"
+                          "# channels -1: not measured (topotune's plugin keeps NCCL's count; NCCL's example plugin runs 1 channel)\n",
+                     t->nranks, t->nodes);
     tt_strbuf_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     for (int i = 0; i < ne; i++) tune_entry_csv(&e[i], t->nodes, t->nranks, out);
     free(e);

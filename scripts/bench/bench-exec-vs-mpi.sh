@@ -9,47 +9,86 @@
 # memory between the processes) and default algorithm choice; MPI uses
 # whatever Open MPI picks (vader/sm BTL, tuned collectives).  Needs mpicc and
 # mpirun (Debian: libopenmpi-dev openmpi-bin) and a built topo-exec.
+#
+# The machine may be shared: every size is measured REPS times (default 3),
+# the programs interleaved (MPI, topo-exec[, base]) so that a burst of load
+# hits all of them, and the table gives the MEDIAN time of each and the ratio
+# of the medians.  Small sizes get enough iterations (2000 below 64 KiB) that
+# one scheduling hiccup does not decide the figure.  BASE=path/to/topo-exec
+# adds a second topo-exec (e.g. a build of an older commit) as more columns,
+# measured in the same loop.  The load average is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-4}; MINB=${2:-1024}; MAXB=${3:-268435456}; OUT=${4:-/dev/stdout}
-BUILD=${BUILD:-build}; X=$BUILD/bin/topo-exec
+BUILD=${BUILD:-build}; X=$BUILD/bin/topo-exec; BASE=${BASE:-}; REPS=${REPS:-3}
 command -v mpicc >/dev/null || { echo "bench: mpicc not found (apt-get install libopenmpi-dev openmpi-bin)" >&2; exit 2; }
 [ -x "$X" ] || { echo "bench: $X not built (make BUILD=$BUILD)" >&2; exit 2; }
+[ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench: BASE=$BASE is not an executable" >&2; exit 2; }
+case "$REPS" in ''|*[!0-9]*|0) echo "bench: REPS=$REPS must be a positive integer" >&2; exit 2;; esac
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mpicc -O2 -o "$tmp/mpi_ar" scripts/bench/bench_mpi_allreduce.c
-iters_for() { local b=$1; if [ "$b" -ge 67108864 ]; then echo 3; elif [ "$b" -ge 4194304 ]; then echo 10; else echo 50; fi; }
+iters_for() {
+  local b=$1
+  if [ "$b" -ge 67108864 ]; then echo 3; elif [ "$b" -ge 4194304 ]; then echo 10
+  elif [ "$b" -ge 262144 ]; then echo 100; elif [ "$b" -ge 65536 ]; then echo 500; else echo 2000; fi
+}
+warm_for() { local b=$1; if [ "$b" -ge 4194304 ]; then echo 2; else echo 20; fi; }
 
-# MPI: one run per size range class to keep the iteration counts sane
-: >"$tmp/mpi.txt"
-b=$MINB
-while [ "$b" -le "$MAXB" ]; do
-  mpirun --allow-run-as-root --oversubscribe -np "$NP" "$tmp/mpi_ar" "$b" "$b" 4 "$(iters_for "$b")" 2 >>"$tmp/mpi.txt"
-  b=$((b * 4))
-done
-# topo-exec: NP processes, same sizes; started by mpirun when topo-exec was built with MPI
-# (MPI bootstrap, as nccl-tests), else by hand with a TCP rendezvous on 127.0.0.1
-: >"$tmp/tt.txt"
-if ldd "$X" 2>/dev/null | grep -q 'libmpi\.so'; then launch=mpirun; else launch=rendezvous; fi
-echo "bench: topo-exec launched by $launch" >&2
-b=$MINB
-while [ "$b" -le "$MAXB" ]; do
-  args=(-b "$b" -e "$b" -n "$(iters_for "$b")" -w 2 -c 1 --no-progress)
+# one topo-exec run: prints "size time_us busbw ok|WRONG"; started by mpirun when the binary was
+# built with MPI (MPI bootstrap, as nccl-tests), else by hand with a TCP rendezvous on 127.0.0.1
+run_tt() {
+  local bin=$1 b=$2 launch r p port
+  local args=(-b "$b" -e "$b" -n "$(iters_for "$b")" -w "$(warm_for "$b")" -c 1 --no-progress)
+  if ldd "$bin" 2>/dev/null | grep -q 'libmpi\.so'; then launch=mpirun; else launch=rendezvous; fi
   if [ $launch = mpirun ]; then
-    mpirun --allow-run-as-root --oversubscribe -np "$NP" "$X" "${args[@]}" >"$tmp/tt0.out" 2>&1
+    mpirun --allow-run-as-root --oversubscribe -np "$NP" "$bin" "${args[@]}" >"$tmp/tt0.out" 2>&1 ||
+      { echo "bench: $bin failed at $b bytes:" >&2; tail -5 "$tmp/tt0.out" >&2; exit 1; }
   else
     port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-    pids=()
+    local pids=()
     for ((r = 0; r < NP; r++)); do
-      "$X" --rank $r --nranks "$NP" --master 127.0.0.1:$port "${args[@]}" >"$tmp/tt$r.out" 2>&1 & pids+=($!)
+      "$bin" --rank $r --nranks "$NP" --master 127.0.0.1:$port "${args[@]}" >"$tmp/tt$r.out" 2>&1 & pids+=($!)
     done
-    for p in "${pids[@]}"; do wait "$p"; done
+    for p in "${pids[@]}"; do wait "$p" || { echo "bench: $bin failed at $b bytes" >&2; exit 1; }; done
   fi
-  awk '!/^#/ && NF >= 13 { print $1, $6, $8, ($9 == "0" ? "ok" : "WRONG"), $7 }' "$tmp/tt0.out" >>"$tmp/tt.txt"
+  awk '!/^#/ && NF >= 13 { print $1, $6, $8, ($9 == "0" ? "ok" : "WRONG") }' "$tmp/tt0.out"
+}
+run_mpi() {
+  local b=$1
+  mpirun --allow-run-as-root --oversubscribe -np "$NP" "$tmp/mpi_ar" "$b" "$b" 4 "$(iters_for "$b")" "$(warm_for "$b")"
+}
+# median of the second column of the lines of file $1 (time); prints "time busbw checks"
+median() { sort -g -k2,2 "$1" | awk '{ l[NR] = $0 } END { split(l[int((NR + 1) / 2)], f, " "); c = "ok"
+  for (i = 1; i <= NR; i++) { split(l[i], g, " "); if (g[4] != "ok") c = "WRONG" } print f[2], f[3], c }'; }
+
+echo "bench: load average before: $(cut -d' ' -f1-3 /proc/loadavg), $REPS repetitions, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
+{
+  if [ -n "$BASE" ]; then
+    echo "| size (B) | topo-exec time (us) | MPI_Allreduce time (us) | base topo-exec time (us) | exec/MPI | base/MPI | exec/base | checks |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---|"
+  else
+    echo "| size (B) | topo-exec time (us) | topo-exec busbw (GB/s) | MPI_Allreduce time (us) | MPI busbw (GB/s) | time ratio exec/MPI | checks |"
+    echo "|---:|---:|---:|---:|---:|---:|---|"
+  fi
+} >"$OUT"
+b=$MINB
+while [ "$b" -le "$MAXB" ]; do
+  : >"$tmp/m"; : >"$tmp/t"; : >"$tmp/o"
+  for ((k = 0; k < REPS; k++)); do
+    run_mpi "$b" >>"$tmp/m"
+    run_tt "$X" "$b" >>"$tmp/t"
+    [ -z "$BASE" ] || run_tt "$BASE" "$b" >>"$tmp/o"
+  done
+  read -r mt mbw mc < <(median "$tmp/m")
+  read -r tt tbw tc < <(median "$tmp/t")
+  if [ -n "$BASE" ]; then
+    read -r ot obw oc < <(median "$tmp/o")
+    awk -v b="$b" -v t="$tt" -v m="$mt" -v o="$ot" -v c="exec $tc, mpi $mc, base $oc" \
+      'BEGIN { printf "| %d | %s | %s | %s | %.2f | %.2f | %.2f | %s |\n", b, t, m, o, t / m, o / m, t / o, c }' >>"$OUT"
+  else
+    awk -v b="$b" -v t="$tt" -v tb="$tbw" -v m="$mt" -v mb="$mbw" -v c="exec $tc, mpi $mc" \
+      'BEGIN { printf "| %d | %s | %s | %s | %s | %.2f | %s |\n", b, t, tb, m, mb, t / m, c }' >>"$OUT"
+  fi
   b=$((b * 4))
 done
-{
-  echo "| size (B) | topo-exec time (us) | topo-exec busbw (GB/s) | MPI_Allreduce time (us) | MPI busbw (GB/s) | time ratio exec/MPI | checks |"
-  echo "|---:|---:|---:|---:|---:|---:|---|"
-  join <(sort -k1,1 "$tmp/tt.txt") <(sort -k1,1 "$tmp/mpi.txt") | sort -n -k1,1 |
-    awk '{ printf "| %d | %s | %s | %s | %s | %.2f | exec %s, mpi %s |\n", $1, $2, $3, $6, $7, $2 / $6, $4, $8 }'
-} >"$OUT"
+echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')" >&2

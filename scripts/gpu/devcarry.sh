@@ -14,4 +14,5 @@ rm -rf .devcarry/build/obj .devcarry/gtests
 mkdir -p .devcarry/gtests
 cp .devcarry/build/tests/test_exec_gpu .devcarry/build/tests/test_exec_gpu_ipc .devcarry/build/tests/test_exec_measure \
    .devcarry/gtests/
+cp .devcarry/build/lib/libnccl-tuner-topotune.so .devcarry/gtests/ 2>/dev/null || true   # plugin-load-check.sh
 du -sh .devcarry

@@ -5,7 +5,8 @@
 # Every forced candidate and the default plan, at every power of two, so that held-out sizes, held-out
 # rank counts and held-out algorithms can all be cut from the same sweeps offline:
 #   virtual ranks on one GPU: 2, 4, 8 ranks x {ring, tree} x {ll, simple} + default, 8 B .. 1 GiB
-#   host ranks (threads):     2, 4, 8 ranks x {ring, tree, halving-doubling, hierarchical} + default,
+#   host ranks (threads):     2, 4, 8 ranks x {ring, tree, halving-doubling, recursive-doubling,
+#                             hierarchical} + default,
 #                             8 B .. 64 MiB
 # Output: $OUT/<kind>-<n>-<algo>-<proto>.txt (topo-exec's nccl-tests-style text, which the
 # measurement readers take), $OUT/summary.txt, and $OUT/model-truth-data.tgz with all of them.
@@ -37,7 +38,7 @@ if [ "$what" = all ] || [ "$what" = virtual ]; then
 fi
 if [ "$what" = all ] || [ "$what" = host ]; then
   for n in 2 4 8; do
-    for a in ring tree halving-doubling hierarchical; do
+    for a in ring tree halving-doubling recursive-doubling hierarchical; do
       sweep "host-$n-$a-simple" 180 --host $n --algo $a -b 8 -e 64M -f 2 -n 20 -w 3 -c 1
     done
     sweep "host-$n-default-default" 180 --host $n -b 8 -e 64M -f 2 -n 20 -w 3 -c 1

@@ -47,7 +47,7 @@ w=$(grep -v '^#' "$TMP/ar.txt" | awk '{print length($0)}' | sort -u | tr '\n' ' 
 [ "$w" = "118 " ] && ok "every row is 118 characters wide, as nccl-tests' row format gives (52 + 2 x 33)" || not_ok "row widths: $w"
 run "$BIN/all_reduce_perf" -b 1K -e 1K -g 0 -t 2 --topotune
 expect_grep "$TMP/out" '^# plan:' "--topotune adds the plan line"
-grep -v '^#' "$TMP/out" | grep -Eq '  (ring|tree|halving-doubling|hierarchical)$' && ok "--topotune adds the algorithm column" || not_ok "no algorithm column: $(grep -v '^#' "$TMP/out")"
+grep -v '^#' "$TMP/out" | grep -Eq '  (ring|tree|halving-doubling|recursive-doubling|hierarchical)$' && ok "--topotune adds the algorithm column" || not_ok "no algorithm column: $(grep -v '^#' "$TMP/out")"
 
 # 3. AllGather / ReduceScatter: each rank's part a multiple of 16 bytes (nccl-tests' sizes)
 run "$BIN/all_gather_perf" -b 100 -e 100 -g 0 -t 3
@@ -117,7 +117,14 @@ ok = (not miss and j["version"] == 3 and j["args"][0].endswith("all_reduce_perf"
 print("OK" if ok else "BAD missing=%s version=%s" % (miss, j.get("version")))
 PY
 grep -q '^OK$' "$TMP/j" && ok "-J has nccl-tests' keys (version 3, config.devices, results, out_of_bounds, ...)" || not_ok "-J: $(cat "$TMP/j")"
+# 2 host ranks at 1-4 KiB run recursive doubling by default, which NCCL cannot run: a table for NCCL
+# refuses those rows by name; 3 ranks run the tree (an NCCL algorithm) and make a table
 run "$BIN/topo-tune" --from-measured "$TMP/r.json" -f json -o "$TMP/t.json"
+[ "$RC" -ge 2 ] && grep -q "ran 'rd', which NCCL cannot run" "$TMP/err" \
+  && ok "topo-tune --from-measured refuses the drop-in's recursive-doubling rows by name" || not_ok "from-measured rd: rc $RC $(cat "$TMP/err")"
+run "$BIN/all_reduce_perf" -b 1K -e 4K -f 2 -g 0 -t 3 -J "$TMP/r3.json"
+expect_rc 0 "-J F.json, 3 ranks"
+run "$BIN/topo-tune" --from-measured "$TMP/r3.json" -f json -o "$TMP/t.json"
 [ "$RC" -le 1 ] && ok "topo-tune --from-measured reads the drop-in's -J" || not_ok "from-measured: $(cat "$TMP/err")"
 
 # 6. Slurm: srun without MASTER_ADDR (fake: two processes with Slurm's variables, node list localhost)

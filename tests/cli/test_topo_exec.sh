@@ -237,7 +237,7 @@ for r in 0 1 3; do
   wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
   if [ $rc -ne 0 ] && [ $dt -lt 4000 ]; then ok "$tr: kill -9 rank 2: rank $r exits $rc after ${dt} ms (< deadline)"; else not_ok "$tr: kill -9: rank $r rc=$rc after ${dt} ms"; fi
   expect_grep "$TMP/k$r.err" 'rank 2' "$tr: kill -9: rank $r names rank 2"
-  expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree)\) step' "$tr: kill -9: rank $r names collective and step"
+  expect_grep "$TMP/k$r.err" 'AllReduce #[0-9]+ \((ring|tree|recursive-doubling)\) step' "$tr: kill -9: rank $r names collective and step"
 done
 wait ${pids[2]} 2>/dev/null
 expect_grep "$TMP/k0.out" '^# Collective test FAILED' "$tr: kill -9: rank 0's table ends with FAILED"
@@ -263,7 +263,7 @@ kill -STOP ${pids[3]}; t0=$(date +%s%N)
 for r in 0 1 2; do
   wait ${pids[$r]}; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
   if [ $rc -eq 1 ] && [ $dt -lt 4000 ]; then ok "$tr: stuck rank 3: rank $r exits 1 after ${dt} ms (deadline 1000 ms)"; else not_ok "$tr: stuck rank 3: rank $r rc=$rc after ${dt} ms"; fi
-  expect_grep "$TMP/st$r.err" 'waiting for rank 3' "$tr: stuck rank 3: rank $r names rank 3 ($(head -c 160 "$TMP/st$r.err"))"
+  expect_grep "$TMP/st$r.err" '(waiting for|sending to) rank 3' "$tr: stuck rank 3: rank $r names rank 3 ($(head -c 160 "$TMP/st$r.err"))"
 done
 kill -9 ${pids[3]}; wait ${pids[3]} 2>/dev/null
 done

@@ -16,9 +16,6 @@ expect_grep "$TMP/out" "Out of bounds values : 0 OK" "host sweep still validated
 run "$TE" -g 2 -b 1K -e 4K -x
 expect_rc 2 "unknown option in GPU mode is a usage error"
 
-run "$TE" -g 2 --engine nccl -t all_gather
-expect_rc 2 "the NCCL engine refuses collectives other than all_reduce"
-expect_grep "$TMP/err" "all_reduce only" "... and says so"
 run "$TE" -g 2 -t broadcast -r 64
 expect_rc 2 "-r out of range is a usage error"
 
@@ -27,8 +24,8 @@ expect_rc 2 "process ranks with -g 2 are a usage error"
 expect_grep "$TMP/err" "use -g 1" "... saying each process drives one GPU rank"
 run "$TE" -g 1 --rank 0 --master 127.0.0.1:1
 expect_rc 2 "process ranks without --nranks are a usage error"
-run "$TE" -g 1 --engine nccl --rank 0 --nranks 2 --master 127.0.0.1:1
-expect_rc 2 "--engine nccl with process ranks is a usage error"
+run "$TE" -g 2 --engine nccl --rank 0 --nranks 2 --master 127.0.0.1:1
+expect_rc 2 "--engine nccl with process ranks and -g 2 is a usage error"
 
 # two process ranks on GPUs, rank 0 and rank 1 in the background; prints
 # rank 1's exit code into $TMP/rc1 and its output into $TMP/out1/err1
@@ -47,6 +44,11 @@ if grep -qE "no usable GPU|no CUDA support" "$TMP/err"; then
   expect_grep "$TMP/err" "use --host N" "... naming the way out"
   run "$TE" -g 2 --engine nccl
   expect_rc 2 "--engine nccl without a GPU is refused with exit 2"
+  run "$TE" -g 2 --engine nccl -t all_gather
+  expect_rc 2 "--engine nccl -t all_gather without a GPU is refused with exit 2"
+  expect_grep "$TMP/err" "use --host N" "... for the missing GPU, not for the collective"
+  run timeout 30 "$TE" -g 1 --engine nccl --rank 0 --nranks 2 --master 127.0.0.1:1
+  expect_rc 2 "--engine nccl with process ranks without a GPU is refused with exit 2 (before any rendezvous)"
   run "$TE" --gpu-copy-bench 1M
   expect_rc 2 "--gpu-copy-bench without a GPU is refused with exit 2"
   run timeout 30 "$TE" -g 1 --rank 0 --nranks 2 --master 127.0.0.1:1
@@ -105,6 +107,25 @@ else
   run_pair -t broadcast -r 1 -b 8 -e 1M -f 8 -n 2
   expect_rc 0 "2 process ranks on GPUs, broadcast from rank 1"
   expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+  # NCCL as the engine: every collective (one GPU: one NCCL rank per process or thread)
+  if [ -e /usr/lib/x86_64-linux-gnu/libnccl.so.2 ] || ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
+    for c in "all_reduce" "all_gather" "reduce_scatter" "broadcast" "reduce -o max"; do
+      run "$TE" -g 1 --engine nccl -t $c -b 8 -e 1M -f 8 -n 2
+      expect_rc 0 "--engine nccl -g 1 -t $c"
+      expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+    done
+    if [ "${ngpu:-1}" -lt 2 ]; then
+      run_pair --engine nccl -b 8 -e 1K -n 1
+      expect_rc 2 "--engine nccl with two processes on one GPU is refused (NCCL runs one rank per GPU)"
+      expect_grep "$TMP/err" "share a GPU" "... naming why"
+    else
+      CUDA_VISIBLE_DEVICES=0,1 run_pair --engine nccl -t all_gather -b 8 -e 1M -f 8 -n 2
+      expect_rc 0 "--engine nccl across two processes (NCCL's unique id over our bootstrap)"
+      expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+    fi
+  else
+    skip "--engine nccl on GPUs" "libnccl.so.2 not installed"
+  fi
   TOPOTUNE_GPU_TRANSPORT=host TOPOTUNE_DEBUG=INFO run_pair -b 1K -e 64K -f 8 -n 2 --algo tree --proto ll
   expect_rc 0 "2 process ranks host-staged through shared memory"
   expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"

@@ -50,7 +50,8 @@ expect_no_grep "$TMP/wrong.out" 'table wrong for 1K-' "the range starts where th
 expect_grep "$TMP/wrong.out" '^# fix: re-run topo-tune --calibrate .*v.json' "summary says how to fix it"
 # every candidate of every size is in the JSON, readable by topo-tune
 n=$(grep -c '"role":' "$TMP/v.json")
-if [ "$n" -eq 12 ]; then ok "JSON: 3 sizes x 4 candidates (no --topo: every runnable candidate)"; else not_ok "JSON: $n results, wanted 12"; fi
+# 5 candidates on 8 host ranks: tree, ring, halving-doubling, recursive-doubling, hierarchical
+if [ "$n" -eq 15 ]; then ok "JSON: 3 sizes x 5 candidates (no --topo: every runnable candidate)"; else not_ok "JSON: $n results, wanted 15"; fi
 expect_grep "$TMP/v.json" '"algo":[[:space:]]*"halving-doubling"' "JSON: per-result algo"
 expect_grep "$TMP/v.json" '"proto":[[:space:]]*"simple"' "JSON: per-result protocol"
 expect_grep "$TMP/v.json" '"channels":[[:space:]]*1' "JSON: per-result channels"
@@ -59,7 +60,7 @@ expect_grep "$TMP/v.json" '"min_bytes":[[:space:]]*4096' "JSON: wrong range"
 expect_grep "$TMP/v.json" '"exit":[[:space:]]*3' "JSON: exit code"
 expect_grep "$TMP/wrong.out" '3 interleaved rounds \(fastest kept\)' "header names the rounds"
 if command -v python3 >/dev/null; then
-  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"]=="topo-exec"; assert len(d["results"])==12; assert all(r["out_of_place"]["nwrong"]==0 for r in d["results"])' "$TMP/v.json"; then
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"]=="topo-exec"; assert len(d["results"])==15; assert all(r["out_of_place"]["nwrong"]==0 for r in d["results"])' "$TMP/v.json"; then
     ok "JSON valid, results checked (#wrong 0)"; else not_ok "JSON content"; fi
 else
   skip "JSON content" "python3 not installed"
@@ -68,7 +69,7 @@ run "$TT" --calibrate "$TMP/v.json" --input "$HOST" -o "$TMP/cal.json"
 expect_rc 0 "topo-tune --calibrate reads the --validate JSON"
 # hierarchical rows are skipped: the model has hierarchical only for several nodes (docs/model.md)
 used=$(sed -n 's/^# calibration of the topotune model: \([0-9]*\) rows used, \([0-9]*\) skipped.*/\1+\2/p' "$TMP/out")
-if [ -n "$used" ] && [ $((used)) -eq 12 ]; then ok "calibrate: all 12 candidate rows read ($used)"; else not_ok "calibrate: rows $used"; fi
+if [ -n "$used" ] && [ $((used)) -eq 15 ]; then ok "calibrate: all 15 candidate rows read ($used)"; else not_ok "calibrate: rows $used"; fi
 expect_grep "$TMP/out" 'allreduce +8 rhd/simple +4096' "calibrate: halving-doubling rows attributed"
 run "$TT" --judge-choices "$TMP/v.json" --table "$TMP/wrong8.json"
 expect_rc 1 "topo-tune --judge-choices agrees that the table is wrong"
@@ -89,14 +90,15 @@ run "$X" --validate --table "$TMP/real8.json" --topo "$HOST" --validate-runners-
 if [ "$RC" -eq 0 ] || [ "$RC" -eq 3 ]; then ok "real table: runs (exit $RC)"; else not_ok "real table: exit $RC ($(head -c 300 "$TMP/err"))"; fi
 expect_grep "$TMP/out" '^ +65536  not judged: table choice [a-z-]+/ll not runnable here: protocol ll .*only simple' \
   "LL choice: not runnable on host ranks, with the executor's reason"
-expect_grep "$TMP/out" '^ +131072  not judged: table choice recursive-doubling/simple not runnable here' \
-  "recursive doubling: not runnable here"
+# host ranks run recursive doubling (exec_algo_rd.c): the table's choice at 128K is measured
+expect_grep "$TMP/out" '^ +131072  recursive-doubling/simple ' "128K: the table's recursive-doubling is measured"
 expect_grep "$TMP/out" '^ +262144  halving-doubling/simple ' "256K: the table's halving-doubling is measured"
 # host ranks are ranked by the executor-shaped model (their schedule, not the topology's links)
 expect_grep "$TMP/out" '^# runner-ups: the 1 nearest by predicted time; executor-shaped model \(host ranks\)' \
   "--topo ranks the runner-ups (executor-shaped model for host ranks)"
 n=$(grep -c '"role":' "$TMP/real.json")
-if [ "$n" -eq 2 ]; then ok "--validate-runners-up 1: choice + 1 runner-up"; else not_ok "--validate-runners-up 1: $n results"; fi
+# judged sizes 128K and 256K (64K's LL choice is not runnable): choice + 1 runner-up each
+if [ "$n" -eq 4 ]; then ok "--validate-runners-up 1: choice + 1 runner-up at 2 sizes"; else not_ok "--validate-runners-up 1: $n results"; fi
 
 # 4. Computed table (no --table): the model's fastest runnable candidate, on the built-in stand-in
 run "$X" --validate --host 2 -b 64K -e 64K -n 3 -w 1 --no-progress

@@ -16,12 +16,18 @@ static void test_host(void **state)
     tt_algo a[8];
     tt_proto p[4];
     char why[320];
-    assert_int_equal(tt_exec_algos(TT_EXEC_HOST, TT_COLL_ALLREDUCE, 4, a, 8), 4);
+    assert_int_equal(tt_exec_algos(TT_EXEC_HOST, TT_COLL_ALLREDUCE, 4, a, 8), 5);
     assert_int_equal(a[0], TT_ALGO_TREE);
     assert_int_equal(a[1], TT_ALGO_RING);
     assert_int_equal(a[2], TT_ALGO_RHD);
-    assert_int_equal(a[3], TT_ALGO_HIER);
-    assert_int_equal(tt_exec_algos(TT_EXEC_HOST, TT_COLL_ALLREDUCE, 6, NULL, 0), 3); /* no halving-doubling */
+    assert_int_equal(a[3], TT_ALGO_RD);
+    assert_int_equal(a[4], TT_ALGO_HIER);
+    assert_int_equal(tt_exec_algos(TT_EXEC_HOST, TT_COLL_ALLREDUCE, 6, NULL, 0), 3); /* no rhd, no rd */
+    assert_true(tt_exec_supports(TT_EXEC_HOST, TT_COLL_ALLREDUCE, TT_ALGO_RD, TT_PROTO_SIMPLE, 2, why, sizeof why));
+    assert_false(tt_exec_supports(TT_EXEC_HOST, TT_COLL_ALLREDUCE, TT_ALGO_RD, TT_PROTO_DEFAULT, 3, why, sizeof why));
+    assert_string_equal(why, "algorithm recursive-doubling was requested for AllReduce on 3 ranks but cannot apply "
+                             "(recursive-doubling needs a power-of-two rank count); available: tree, ring, hierarchical");
+    assert_false(tt_exec_supports(TT_EXEC_HOST, TT_COLL_ALLGATHER, TT_ALGO_RD, TT_PROTO_DEFAULT, 4, why, sizeof why));
     assert_int_equal(tt_exec_algos(TT_EXEC_HOST, TT_COLL_ALLGATHER, 4, a, 8), 1);
     assert_int_equal(a[0], TT_ALGO_RING);
     assert_int_equal(tt_exec_protos(TT_EXEC_HOST, p, 4), 1);

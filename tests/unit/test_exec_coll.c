@@ -141,10 +141,10 @@ static void test_allreduce_all_algos(void **state)
     for (int n = 1; n <= 8; n++) {
         world w;
         world_init(&w, n);
-        static const tt_algo algos[] = {TT_ALGO_RING, TT_ALGO_TREE, TT_ALGO_RHD, TT_ALGO_HIER};
+        static const tt_algo algos[] = {TT_ALGO_RING, TT_ALGO_TREE, TT_ALGO_RHD, TT_ALGO_RD, TT_ALGO_HIER};
         for (size_t ai = 0; ai < sizeof algos / sizeof *algos; ai++) {
             tt_algo a = algos[ai];
-            if (a == TT_ALGO_RHD && (n & (n - 1)))
+            if ((a == TT_ALGO_RHD || a == TT_ALGO_RD) && (n & (n - 1)))
                 continue;
             for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
                 for (int inplace = 0; inplace < 2; inplace++) {
@@ -169,6 +169,54 @@ static void test_every_type_and_op(void **state)
                 assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, (tt_dtype)t, (tt_redop)op, 97, 0, (tt_algo)a,
                                            0, 16, 1), 0);
     world_fini(&w);
+}
+
+/* recursive doubling: every type and op bit for bit (all ranks must end with the same bits: the
+ * partners combine in opposite operand order), tiny chunks too */
+static void test_rd_every_type_and_op(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 4);
+    for (int t = 0; t < TT_NDTYPES; t++)
+        for (int op = 0; op < TT_NREDOPS; op++) {
+            assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, (tt_dtype)t, (tt_redop)op, 97, 0, TT_ALGO_RD, 0, 16, 1), 0);
+            assert_int_equal(run_check(&w, TT_COLL_ALLREDUCE, (tt_dtype)t, (tt_redop)op, 300, 1, TT_ALGO_RD, 0, 0, 0), 0);
+        }
+    world_fini(&w);
+}
+
+/* the default AllReduce plan: recursive doubling up to 64 KiB on a power-of-two rank count, tree
+ * on other counts above 2, ring above 64 KiB; rd named explicitly on 3 ranks is refused */
+static void test_default_small_plan(void **state)
+{
+    (void)state;
+    static const struct { int n; size_t bytes; tt_algo want; } cases[] = {
+        {2, 1024, TT_ALGO_RD}, {2, 65536, TT_ALGO_RD}, {2, 65540, TT_ALGO_RING}, {4, 4096, TT_ALGO_RD},
+        {8, 16384, TT_ALGO_RD}, {3, 1024, TT_ALGO_TREE}, {6, 65536, TT_ALGO_TREE}, {3, 1u << 20, TT_ALGO_RING},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tt_comm *c[8];
+        tt_plan eff;
+        assert_int_equal(tt_comm_init_threads(cases[i].n, c), TT_OK);
+        assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, cases[i].bytes / 4, TT_FLOAT, &eff), TT_OK);
+        if (eff.algo != cases[i].want)
+            fail_msg("%d ranks, %zu bytes: default %s, want %s", cases[i].n, cases[i].bytes, tt_algo_label(eff.algo),
+                     tt_algo_label(cases[i].want));
+        /* other collectives keep the ring */
+        assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLGATHER, 16, TT_FLOAT, &eff), TT_OK);
+        assert_int_equal(eff.algo, TT_ALGO_RING);
+        if (cases[i].n == 3) {
+            tt_plan p = TT_PLAN_DEFAULT;
+            p.algo = TT_ALGO_RD;
+            tt_comm_set_plan(c[0], &p);
+            assert_int_equal(tt_comm_resolve_plan(c[0], TT_COLL_ALLREDUCE, 16, TT_FLOAT, &eff), TT_ERR_UNSUPPORTED);
+            assert_non_null(strstr(tt_error_message(), "recursive-doubling needs a power-of-two rank count"));
+            tt_comm_set_plan(c[0], NULL);
+        }
+        for (int r = 0; r < cases[i].n; r++)
+            assert_int_equal(tt_comm_destroy(c[r]), TT_OK);
+    }
 }
 
 static void test_other_collectives(void **state)
@@ -307,6 +355,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allreduce_all_algos),
         cmocka_unit_test(test_every_type_and_op),
+        cmocka_unit_test(test_rd_every_type_and_op),
+        cmocka_unit_test(test_default_small_plan),
         cmocka_unit_test(test_other_collectives),
         cmocka_unit_test(test_hierarchical_nodes),
         cmocka_unit_test(test_group_many_ops),

@@ -231,11 +231,19 @@ static void test_gpu_sweep(void **state)
             assert_true(s.rows[i].time_us[p] > 0);
         }
     }
-    /* other collectives are refused with the reason */
-    o.coll = TT_COLL_ALLGATHER;
-    assert_int_equal(tt_sweep_engine_gpu(&e, g, NULL), TT_OK);
-    assert_int_equal(tt_sweep_run(&e, &o), TT_ERR_UNSUPPORTED);
-    tt_sweep_engine_release(&e);
+    /* the other collectives run on GPU ranks too, checked exactly */
+    tt_coll others[] = {TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER, TT_COLL_BROADCAST, TT_COLL_REDUCE};
+    for (int c = 0; c < 4; c++) {
+        memset(&s, 0, sizeof s);
+        o.coll = others[c];
+        o.root = 1;
+        assert_int_equal(tt_sweep_engine_gpu(&e, g, NULL), TT_OK);
+        if (tt_sweep_run(&e, &o) != TT_OK) fail_msg("%s: %s", tt_coll_label(o.coll), tt_error_message());
+        tt_sweep_engine_release(&e);
+        assert_int_equal(s.nrows, 3);
+        for (int i = 0; i < s.nrows; i++)
+            for (int p = 0; p < 2; p++) assert_int_equal(s.rows[i].wrong[p], 0);
+    }
     assert_int_equal(tt_gpu_comm_destroy(g), TT_OK);
 }
 
