@@ -526,7 +526,7 @@ int topo_exec_gpu_main(int argc, char **argv)
         printf("# Out of bounds values : %d %s\n", rows.oob, rows.oob ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g %s\n", rows.nbw ? rows.bwsum / rows.nbw : 0, virt ? "(virtual ranks)" : "");
         if (o.table && !o.nccl)
-            printf("# plan table: %lu size(s) had a rule this executor cannot run (LL128, NVLS, ...): default plan used\n",
+            printf("# plan table: %lu size(s) had a rule this executor cannot run (NVLS, LL128 without NVLink, ...): default plan used\n",
                    rows.tfallback);
         if (o.predict && rows.nperr) {
             double med = tt_median(rows.perr, (size_t)rows.nperr); /* sorts: the worst is last */

@@ -19,7 +19,9 @@
  * The table is topo-tune's JSON table (--table) or computed here from the topotune model
  * (--topo, --calibration) over the candidates this engine runs.  Host ranks: ring, tree,
  * halving-doubling (power-of-two ranks), hierarchical; simple protocol, one channel.  GPU ranks:
- * ring and tree with the simple and LL protocols (AllReduce).  Every rank derives the same
+ * what exec's capability table lists per collective (AllReduce: ring and tree; AllGather,
+ * ReduceScatter, Broadcast, Reduce: ring) with its protocols (simple, LL, LL128), each asked per
+ * size whether it runs here (LL128 only between ranks of one GPU or over NVLink).  Every rank derives the same
  * candidates from the same inputs; a fingerprint of the plan is compared across ranks before
  * anything is timed, and the executor's collective headers (which carry the algorithm) catch
  * any later disagreement.

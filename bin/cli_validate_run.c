@@ -211,15 +211,20 @@ out:
 
 /* ---------------------------------------------------------------- GPU ranks */
 /* A candidate on GPU ranks runs as topo-exec's GPU sweep measures a row (the library's GPU
- * engine): warm-up and timed AllReduces of the whole batch, then a check on fresh inputs; the
- * chunk is the GPU executor's default, as -g runs. */
+ * engine): warm-up and timed calls of the collective (-t: every collective the GPU executor
+ * runs, with -r for the rooted ones), then a check on fresh inputs; the chunk is the GPU
+ * executor's default, as -g runs.  The candidates are the (algorithm, protocol) pairs the
+ * capability table lists for that collective (cli_validate.c, engine_candidates). */
 
 int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus)
 {
-    if (s->coll != TT_COLL_ALLREDUCE)
-        return tt_cli_bad("-g %d --validate: GPU ranks run all_reduce only; use --host N for %s", ngpus,
-                          vld_coll_name(s->coll));
+    char cw[256];
+    if (!tt_exec_supports(TT_EXEC_GPU, s->coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, cw, sizeof cw))
+        return tt_cli_bad("-g %d --validate -t %s: %s; use --host N", ngpus, vld_coll_name(s->coll), cw);
     if (ngpus > 64) return tt_cli_bad("-g %d: at most 64 GPU ranks", ngpus);
+    if ((s->coll == TT_COLL_BROADCAST || s->coll == TT_COLL_REDUCE) && (s->root < 0 || s->root >= ngpus))
+        return tt_cli_bad("-g %d --validate -t %s -r %d: root must be below the number of GPU ranks (%d)", ngpus,
+                          vld_coll_name(s->coll), s->root, ngpus);
     char why[256];
     if (!tt_gpu_available(why, sizeof why))
         return tt_cli_bad("-g %d --validate: %s; use --host N for host ranks", ngpus, why);

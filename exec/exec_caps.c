@@ -40,6 +40,8 @@ static const struct {
     {TT_EXEC_HOST, TT_PROTO_SIMPLE},
     {TT_EXEC_GPU, TT_PROTO_SIMPLE},
     {TT_EXEC_GPU, TT_PROTO_LL},
+    {TT_EXEC_GPU, TT_PROTO_LL128}, /* only between ranks of one GPU or NVLink peers: the GPU
+                                    * communicator refuses it per pair (exec_cuda_comm.cu) */
 };
 
 #define NELEM(a) (sizeof(a) / sizeof *(a))

@@ -1,11 +1,11 @@
 /*
  * exec_cuda_coll.cuh - the GPU executor's kernels: AllReduce (ring and
  * binary tree), AllGather, ReduceScatter, Broadcast and Reduce (ring /
- * pipelined chain along the ring), Simple and LL protocols, several
- * channels, and the standalone reduce-copy.  One kernel per (data type,
- * operation); the collective, algorithm and protocol are chosen at run time
- * inside it (AllGather and Broadcast run the sum kernel: they reduce
- * nothing).
+ * pipelined chain along the ring), Simple, LL and LL128 protocols, several
+ * channels, and the standalone reduce-copy (LL128 only where the host
+ * allowed it: same GPU or NVLink).  One kernel per (data type, operation);
+ * the collective, algorithm and protocol are chosen at run time inside it
+ * (AllGather and Broadcast run the sum kernel: they reduce nothing).
  *
  * Grid: one thread block per (local rank, channel); block b serves local
  * rank b / nch, channel b % nch.  All the blocks of one launch are resident
@@ -23,7 +23,15 @@ __device__ __forceinline__ bool do_step(const Ctx &x, int nr, const int *rr, con
                                         int ns, const int *sr, typename Tr<Tag>::S *out, size_t n, int div)
 {
     if (PROTO == TT_PROTO_SIMPLE) return simple_step<Tag, OP>(x, nr, rr, in, ns, sr, out, n, div);
+    if (PROTO == TT_PROTO_LL128) return ll128_step<Tag, OP>(x, nr, rr, in, ns, sr, out, n, div);
     return ll_step<Tag, OP>(x, nr, rr, in, ns, sr, out, n, div);
+}
+
+/* payload bytes of one slot of protocol PROTO (a multiple of 16) */
+template <int PROTO> __device__ __forceinline__ constexpr size_t proto_chunk_bytes()
+{
+    return PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : PROTO == TT_PROTO_LL128 ? GPU_LL128_SLOT_DATA
+                                                                                      : GPU_LL_SLOT_DATA;
 }
 
 /* Elements of the channel's share: 16-byte multiples, so every chunk starts
@@ -44,7 +52,7 @@ __device__ void ring_allreduce(const Ctx &x, const typename Tr<Tag>::S *in, type
 {
     typedef typename Tr<Tag>::S S;
     const size_t A = 16 / sizeof(S);
-    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
     size_t lo, hi;
     chan_range<S>(count, x.chan, nch, &lo, &hi);
     const int R[1] = {GPU_CONN_RING};
@@ -95,7 +103,7 @@ __device__ void ring_allgather(const Ctx &x, const typename Tr<Tag>::S *in, type
                                size_t count, int nch, int n, int r)
 {
     typedef typename Tr<Tag>::S S;
-    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
     size_t lo, hi;
     chan_range<S>(count, x.chan, nch, &lo, &hi);
     const int R[1] = {GPU_CONN_RING};
@@ -122,7 +130,7 @@ __device__ void ring_reducescatter(const Ctx &x, const typename Tr<Tag>::S *in, 
                                    size_t count, int nch, int n, int r, int div)
 {
     typedef typename Tr<Tag>::S S;
-    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
     size_t lo, hi;
     chan_range<S>(count, x.chan, nch, &lo, &hi);
     const int R[1] = {GPU_CONN_RING};
@@ -147,7 +155,7 @@ __device__ void ring_broadcast(const Ctx &x, const typename Tr<Tag>::S *in, type
                                size_t count, int nch, int n, int r, int root)
 {
     typedef typename Tr<Tag>::S S;
-    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
     size_t lo, hi;
     chan_range<S>(count, x.chan, nch, &lo, &hi);
     const int R[1] = {GPU_CONN_RING};
@@ -171,7 +179,7 @@ __device__ void ring_reduce(const Ctx &x, const typename Tr<Tag>::S *in, typenam
                             int nch, int n, int r, int root, int div)
 {
     typedef typename Tr<Tag>::S S;
-    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
     size_t lo, hi;
     chan_range<S>(count, x.chan, nch, &lo, &hi);
     const int R[1] = {GPU_CONN_RING};
@@ -214,7 +222,7 @@ __device__ void tree_allreduce(Ctx x, const typename Tr<Tag>::S *in, typename Tr
                                int nch, int n, int r, int div)
 {
     typedef typename Tr<Tag>::S S;
-    const size_t chunk = (PROTO == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA) / sizeof(S);
+    const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
     size_t lo, hi;
     chan_range<S>(count, x.chan, nch, &lo, &hi);
     int nchild = (2 * r + 1 < n) + (2 * r + 2 < n);
@@ -279,9 +287,11 @@ __global__ void __launch_bounds__(GPU_THREADS) coll_kernel(gpu_kargs a)
         if (hi > lo) reduce_copy<Tag, OP>(x.tid, x.nthr, 1, src, 0, 1, dst, hi - lo, a.avg_div);
     } else if (a.algo == TT_ALGO_TREE && a.coll == TT_COLL_ALLREDUCE) {
         if (a.proto == TT_PROTO_SIMPLE) tree_allreduce<Tag, OP, TT_PROTO_SIMPLE>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
+        else if (a.proto == TT_PROTO_LL128) tree_allreduce<Tag, OP, TT_PROTO_LL128>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
         else tree_allreduce<Tag, OP, TT_PROTO_LL>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
     } else {
         if (a.proto == TT_PROTO_SIMPLE) ring_coll<Tag, OP, TT_PROTO_SIMPLE>(x, a, in, out);
+        else if (a.proto == TT_PROTO_LL128) ring_coll<Tag, OP, TT_PROTO_LL128>(x, a, in, out);
         else ring_coll<Tag, OP, TT_PROTO_LL>(x, a, in, out);
     }
     __syncthreads();

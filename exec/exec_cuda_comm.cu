@@ -74,10 +74,50 @@ int exec_gpu_env_timeout_ms(void)
     return 30000;
 }
 
-/* Bytes of the receiver-side block of one connection. */
-static const size_t RECV_BLOCK = (size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES +
-                                 (size_t)GPU_LL_SLOTS * GPU_LL_SLOT_LINES * 16 + 256;
+/* Bytes of the receiver-side block of one connection: Simple slots, LL slots, LL128 slots (each
+ * part a multiple of 256 bytes, so the LL128 lines stay 128-byte aligned), the head word. */
+static const size_t SIMPLE_PART = (size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES;
+static const size_t LL_PART = (size_t)GPU_LL_SLOTS * GPU_LL_SLOT_LINES * 16;
+static const size_t LL128_PART = (size_t)GPU_LL128_SLOTS * GPU_LL128_SLOT_LINES * 128;
+static const size_t RECV_BLOCK = SIMPLE_PART + LL_PART + LL128_PART + 256;
 size_t exec_gpu_recv_block(void) { return RECV_BLOCK; }
+gpu_block_parts exec_gpu_block_layout(char *blk)
+{
+    gpu_block_parts b;
+    b.simple = blk;
+    b.ll = blk + SIMPLE_PART;
+    b.ll128 = b.ll + LL_PART;
+    b.head = (unsigned long long *)(b.ll128 + LL128_PART);
+    return b;
+}
+
+/* LL128 relies on a warp's store of a 128-byte line becoming visible as a whole: true between
+ * ranks of one GPU and over NVLink; not promised over PCIe or through host memory. */
+static int ll128_link_ok(int l)
+{
+    return l == LINK_LOCAL || l == LINK_P2P_NVLINK || l == LINK_IPC_SAME || l == LINK_IPC_NVLINK;
+}
+
+int exec_gpu_ll128_pairs_ok(const tt_gpu_comm *g, tt_coll coll, tt_algo algo, char *why, size_t wl)
+{
+    int n = g->nranks;
+    int tree = algo == TT_ALGO_TREE && coll == TT_COLL_ALLREDUCE;
+    for (int r = 0; r < n && n > 1; r++)
+        for (int role = 0; role < GPU_NCONN; role++) {
+            if (!tree && role != GPU_CONN_RING) continue;
+            if (tree && role == GPU_CONN_RING) continue;
+            int srole, s = exec_gpu_sender_of(n, r, role, &srole);
+            if (s < 0) continue;
+            int l = g->link[(size_t)s * n + r];
+            if (!ll128_link_ok(l)) {
+                snprintf(why, wl, "protocol LL128 needs ranks on one GPU or NVLink peers (a warp's 128-byte line "
+                                  "must become visible as a whole); rank %d -> %d uses %s: use ll or simple",
+                         s, r, link_name(l));
+                return 0;
+            }
+        }
+    return 1;
+}
 
 /* Who sends into recv role `role` of rank r (and with which send role). */
 int exec_gpu_sender_of(int n, int r, int role, int *srole)
@@ -345,12 +385,12 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
                 char *tail = take(host, g->group_of[s], 256);
                 gpu_recv &rv = g->hchans[(size_t)r * nch + c].recv[role];
                 gpu_send &sd = g->hchans[(size_t)s * nch + c].send[srole];
-                rv.simple = sd.simple = blk;
-                rv.ll = sd.ll = blk + (size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES;
-                unsigned long long *head =
-                    (unsigned long long *)(rv.ll + (size_t)GPU_LL_SLOTS * GPU_LL_SLOT_LINES * 16);
-                rv.head = head;
-                sd.head = head;
+                gpu_block_parts bp = exec_gpu_block_layout(blk);
+                rv.simple = sd.simple = bp.simple;
+                rv.ll = sd.ll = bp.ll;
+                rv.ll128 = sd.ll128 = bp.ll128;
+                rv.head = bp.head;
+                sd.head = bp.head;
                 rv.tail = (unsigned long long *)tail;
                 sd.tail = (unsigned long long *)tail;
                 rv.peer = s;
@@ -456,6 +496,9 @@ static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t co
     if (g->net && p.proto != TT_PROTO_SIMPLE && p.proto != TT_PROTO_LL)
         return tt_error_set(TT_ERR_UNSUPPORTED, "protocol %s over the net transport: available: simple, ll",
                             tt_proto_name(p.proto));
+    /* LL128 only where the pairs give its guarantee; refused elsewhere, never replaced */
+    if (p.proto == TT_PROTO_LL128 && !exec_gpu_ll128_pairs_ok(g, coll, p.algo, why, sizeof why))
+        return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     if (p.channels < 0 || p.channels > g->nch_max)
         return tt_error_set(TT_ERR_UNSUPPORTED, "%d channels were requested; this GPU communicator has 1..%d "
                                                 "(resident blocks of %d rank(s) per GPU)", p.channels, g->nch_max,
@@ -464,7 +507,9 @@ static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t co
         size_t c = (bytes + GPU_BYTES_PER_CHANNEL - 1) / GPU_BYTES_PER_CHANNEL;
         p.channels = (int)std::max<size_t>(1, std::min<size_t>(c, (size_t)g->nch_max));
     }
-    p.chunk_bytes = p.proto == TT_PROTO_SIMPLE ? GPU_SIMPLE_SLOT_BYTES : GPU_LL_SLOT_DATA;
+    p.chunk_bytes = p.proto == TT_PROTO_SIMPLE  ? GPU_SIMPLE_SLOT_BYTES
+                    : p.proto == TT_PROTO_LL128 ? GPU_LL128_SLOT_DATA
+                                                : GPU_LL_SLOT_DATA;
     *eff = p;
     return TT_OK;
 }
@@ -495,7 +540,7 @@ extern "C" tt_status tt_gpu_comm_sync(tt_gpu_comm *g)
                           "rank %d channel %d: %s #%llu (%s, %s): timed out after %d ms %s rank %d "
                           "(%s connection, step %llu, seen %llu); every rank of the launch was stopped",
                           er->rank, er->channel, g->last_coll, (unsigned long long)g->seq, g->last_algo,
-                          er->proto == TT_PROTO_LL ? "ll" : "simple", g->timeout_ms,
+                          tt_proto_name((tt_proto)er->proto), g->timeout_ms,
                           er->what == 2 ? "waiting for a free slot at" : "waiting for data from", er->peer,
                           roles[er->role & 3], er->step, er->seen);
     }
@@ -773,7 +818,7 @@ extern "C" unsigned long tt_gpu_comm_plan_table_fallbacks(const tt_gpu_comm *g)
 }
 
 /* The requested plan, its default fields filled from the table's entry for this size; a rule
- * this executor cannot run (LL128, NVLS, ...) fails, or with TT_PLAN_TABLE_FALLBACK runs the
+ * this executor cannot run (NVLS, LL128 over PCIe or host memory, ...) fails, or with TT_PLAN_TABLE_FALLBACK runs the
  * requested plan alone and is counted. */
 extern "C" tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
                                               const tt_plan *req, tt_plan *eff)

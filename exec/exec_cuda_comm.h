@@ -88,6 +88,15 @@ tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what);
 int exec_gpu_env_timeout_ms(void);
 /* Bytes of the receiver-side block of one connection. */
 size_t exec_gpu_recv_block(void);
+/* Where the parts of a receiver-side block start: Simple slots, LL slots, LL128 slots, head word. */
+struct gpu_block_parts {
+    char *simple, *ll, *ll128;
+    unsigned long long *head;
+};
+gpu_block_parts exec_gpu_block_layout(char *blk);
+/* Can the pairs `coll` uses with `algo` run LL128 (same GPU or NVLink both ways)?  0 with a
+ * sentence naming the first pair that cannot in why. */
+int exec_gpu_ll128_pairs_ok(const tt_gpu_comm *g, tt_coll coll, tt_algo algo, char *why, size_t wl);
 /* Who sends into recv role `role` of rank r (and with which send role); -1 none. */
 int exec_gpu_sender_of(int n, int r, int role, int *srole);
 /* Channel cap of one process with `per_gpu` of its ranks on device `device`

@@ -1,7 +1,7 @@
 /*
  * exec_cuda_prims.cuh - device primitives of the GPU executor: memory-order
- * helpers, the vectorised reduce-copy, and one step of the Simple and LL
- * protocols (see exec_gpu_internal.h for the connection layout and
+ * helpers, the vectorised reduce-copy, and one step of the Simple, LL and
+ * LL128 protocols (see exec_gpu_internal.h for the connection layout and
  * docs/gpu-executor.md for the ordering argument).
  */
 #ifndef EXEC_CUDA_PRIMS_CUH
@@ -395,6 +395,196 @@ __device__ __noinline__ bool ll_step(const Ctx &x, int nr, const int *rroles, co
                 st_release(x.ch->send[sroles[k]].head, st, 1);
             }
         }
+        for (int k = 0; k < nr; k++) {
+            ull st = ++x.rs[rroles[k]];
+            st_release(x.ch->recv[rroles[k]].tail, st, x.ch->recv[rroles[k]].sys);
+        }
+    }
+    return true;
+}
+
+/* ---- LL128 ----------------------------------------------------------------
+ * A slot is GPU_LL128_SLOT_LINES lines of 128 bytes = 16 words of 8 bytes;
+ * word 15 is the flag (step + 1), words 0..14 carry 120 payload bytes.  A
+ * warp moves 4 lines per instruction: lane L handles line L / 8 of the four
+ * and its 16-byte part L % 8 (the part with L % 8 == 7 is payload word 14 +
+ * the flag).  The 8 lanes of a line store it with one 16-byte volatile store
+ * each in the same instruction, so the line becomes visible as a whole (the
+ * hardware guarantee LL128 rests on: same GPU or NVLink; the host refuses the
+ * protocol elsewhere); the reader loads the line the same way and takes it
+ * when the flag lane sees step + 1, which it passes to the line's 7 other
+ * lanes with a shuffle.  Payload byte b of a step lives at line b / 120,
+ * offset b % 120.  No head word and no fence: the flag travels with the data. */
+__device__ __forceinline__ void ll128_store(char *p, uint64_t a, uint64_t b)
+{
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+}
+__device__ __forceinline__ void ll128_load(const char *p, uint64_t *a, uint64_t *b)
+{
+    asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
+}
+/* 16 payload bytes of user memory at p (b0, b1: valid bytes of each word, 0..8) */
+__device__ __forceinline__ void ll128_user_load(const char *p, int b0, int b1, uint64_t *w0, uint64_t *w1)
+{
+    if (b0 == 8 && b1 == 8 && !((uintptr_t)p & 15)) {
+        uint4 v = *(const uint4 *)p;
+        *w0 = (uint64_t)v.x | ((uint64_t)v.y << 32);
+        *w1 = (uint64_t)v.z | ((uint64_t)v.w << 32);
+        return;
+    }
+    *w0 = b0 ? load_bytes(p, b0) : 0;
+    *w1 = b1 ? load_bytes(p + 8, b1) : 0;
+}
+__device__ __forceinline__ void ll128_user_store(char *p, int b0, int b1, uint64_t w0, uint64_t w1)
+{
+    if (b0 == 8 && b1 == 8 && !((uintptr_t)p & 15)) {
+        uint4 v;
+        v.x = (uint32_t)w0;
+        v.y = (uint32_t)(w0 >> 32);
+        v.z = (uint32_t)w1;
+        v.w = (uint32_t)(w1 >> 32);
+        *(uint4 *)p = v;
+        return;
+    }
+    if (b0) store_bytes(p, w0, b0);
+    if (b1) store_bytes(p + 8, w1, b1);
+}
+
+#define GPU_LL128_UNROLL 2 /* line groups of 4 lines in flight per warp (engineering choice) */
+
+template <class Tag, int OP>
+__device__ __noinline__ bool ll128_step(const Ctx &x, int nr, const int *rroles, const typename Tr<Tag>::S *in,
+                                        int ns, const int *sroles, typename Tr<Tag>::S *out, size_t n, int div)
+{
+    typedef typename Tr<Tag>::S S;
+    const int U = GPU_LL128_UNROLL;
+    const unsigned FULL = 0xffffffffu;
+    int give_up = 0;
+    if (x.tid == 0) {
+        bool ok = true;
+        for (int k = 0; k < ns && ok; k++) {
+            const gpu_send &c = x.ch->send[sroles[k]];
+            ull st = x.ss[sroles[k]];
+            if (st >= GPU_LL128_SLOTS)
+                ok = wait_ge(x, c.tail, st - GPU_LL128_SLOTS + 1, sroles[k], c.peer, 2, c.sys);
+        }
+        give_up = !ok;
+    }
+    if (group_bar_or(x.bar, x.nthr, give_up)) return false;
+    const char *rb[2] = {nullptr, nullptr};
+    ull rf[2] = {0, 0};
+    char *sb[2] = {nullptr, nullptr};
+    ull sf[2] = {0, 0};
+    for (int k = 0; k < nr; k++) {
+        ull st = x.rs[rroles[k]];
+        rb[k] = x.ch->recv[rroles[k]].ll128 + (size_t)(st % GPU_LL128_SLOTS) * GPU_LL128_SLOT_LINES * 128;
+        rf[k] = st + 1;
+    }
+    for (int k = 0; k < ns; k++) {
+        ull st = x.ss[sroles[k]];
+        sb[k] = x.ch->send[sroles[k]].ll128 + (size_t)(st % GPU_LL128_SLOTS) * GPU_LL128_SLOT_LINES * 128;
+        sf[k] = st + 1;
+    }
+    const int lane = x.tid & 31, part = lane & 7, flagger = lane | 7;
+    const int warp = x.tid >> 5, nwarps = x.nthr >> 5;
+    const size_t nbytes = n * sizeof(S);
+    const size_t nlines = (nbytes + GPU_LL128_LINE_DATA - 1) / GPU_LL128_LINE_DATA;
+    const size_t per = (size_t)4 * U; /* lines per warp and round */
+    /* the loop bounds are the same for every lane of a warp, so shuffles and votes see all 32 */
+    for (size_t base = (size_t)warp * per; base < nlines; base += (size_t)nwarps * per) {
+        bool act[U];
+        size_t line[U], off[U];
+        int b0[U], b1[U];
+        uint64_t v[U][2], mine[U][2];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            line[u] = base + (size_t)u * 4 + (lane >> 3);
+            act[u] = line[u] < nlines;
+            off[u] = line[u] * GPU_LL128_LINE_DATA + (size_t)part * 16;
+            long long left = act[u] ? (long long)nbytes - (long long)off[u] : 0;
+            b0[u] = left <= 0 ? 0 : left >= 8 ? 8 : (int)left;
+            b1[u] = part == 7 || left <= 8 ? 0 : left >= 16 ? 8 : (int)(left - 8);
+            v[u][0] = v[u][1] = mine[u][0] = mine[u][1] = 0;
+        }
+        /* own input first: its loads overlap the wait for the peers' lines */
+        if (in) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (b0[u]) ll128_user_load((const char *)in + off[u], b0[u], b1[u], &mine[u][0], &mine[u][1]);
+        }
+        for (int k = 0; k < nr; k++) {
+            uint64_t w[U][2];
+            bool ok[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                ok[u] = !act[u];
+                w[u][0] = w[u][1] = 0;
+            }
+            ull t0 = 0;
+            for (unsigned it = 0;; it++) {
+                bool all = true;
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    bool f = ok[u];
+                    if (!ok[u]) {
+                        ll128_load(rb[k] + line[u] * 128 + (size_t)part * 16, &w[u][0], &w[u][1]);
+                        f = w[u][1] == rf[k]; /* meaningful on the flag lane only */
+                    }
+                    ok[u] = __shfl_sync(FULL, f, flagger);
+                    all &= ok[u];
+                }
+                if (__all_sync(FULL, all)) break;
+                if ((it & 1023) == 1023) {
+                    int stop = *x.abort != 0;
+                    ull now = gpu_time_ns();
+                    if (!t0) t0 = now;
+                    else if (now - t0 > x.timeout) stop = 2;
+                    if (__any_sync(FULL, stop)) {
+                        if (stop == 2 && lane == 0)
+                            report_fail(x, rroles[k], x.ch->recv[rroles[k]].peer, 1, x.rs[rroles[k]] + 1, 0);
+                        give_up = 1;
+                        break;
+                    }
+                }
+            }
+            if (give_up) break;
+            /* the order of LL: the received values combined, then own input op received */
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (part == 7) w[u][1] = 0; /* the flag is no payload */
+                v[u][0] = k ? red8<Tag, OP>(v[u][0], w[u][0]) : w[u][0];
+                v[u][1] = k ? red8<Tag, OP>(v[u][1], w[u][1]) : w[u][1];
+            }
+        }
+        if (give_up) break;
+        if (in) {
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                v[u][0] = nr ? red8<Tag, OP>(mine[u][0], v[u][0]) : mine[u][0];
+                v[u][1] = nr ? red8<Tag, OP>(mine[u][1], v[u][1]) : mine[u][1];
+            }
+        }
+        if (div) {
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                v[u][0] = div8<Tag>(v[u][0], div);
+                v[u][1] = div8<Tag>(v[u][1], div);
+            }
+        }
+        for (int k = 0; k < ns; k++) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (act[u]) ll128_store(sb[k] + line[u] * 128 + (size_t)part * 16, v[u][0], part == 7 ? sf[k] : v[u][1]);
+        }
+        if (out) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (b0[u]) ll128_user_store((char *)out + off[u], b0[u], b1[u], v[u][0], v[u][1]);
+        }
+    }
+    if (group_bar_or(x.bar, x.nthr, give_up)) return false;
+    if (x.tid == 0) {
+        for (int k = 0; k < ns; k++) ++x.ss[sroles[k]];
         for (int k = 0; k < nr; k++) {
             ull st = ++x.rs[rroles[k]];
             st_release(x.ch->recv[rroles[k]].tail, st, x.ch->recv[rroles[k]].sys);

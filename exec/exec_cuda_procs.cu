@@ -438,12 +438,14 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
                 if (q.s != me && q.r != me) continue;
                 char *bk = q.shm ? shm_dev + q.blk : base[q.r] + q.blk;
                 char *tl = q.shm ? shm_dev + q.tail : base[q.s] + q.tail;
-                char *ll = bk + (size_t)GPU_SIMPLE_SLOTS * GPU_SIMPLE_SLOT_BYTES;
-                unsigned long long *head = (unsigned long long *)(ll + (size_t)GPU_LL_SLOTS * GPU_LL_SLOT_LINES * 16);
+                gpu_block_parts bp = exec_gpu_block_layout(bk);
+                char *ll = bp.ll;
+                unsigned long long *head = bp.head;
                 if (q.r == me) {
                     gpu_recv &rv = g->hchans[q.c].recv[q.role];
                     rv.simple = bk;
                     rv.ll = ll;
+                    rv.ll128 = bp.ll128;
                     rv.head = head;
                     rv.tail = (unsigned long long *)tl;
                     rv.peer = q.s;
@@ -453,6 +455,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
                     gpu_send &sd = g->hchans[q.c].send[q.srole];
                     sd.simple = bk;
                     sd.ll = ll;
+                    sd.ll128 = bp.ll128;
                     sd.head = head;
                     sd.tail = (volatile unsigned long long *)tl;
                     sd.peer = q.r;
@@ -560,13 +563,13 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
                             "rank %d channel %d: %s #%llu (%s, %s): timed out after %d ms %s rank %d "
                             "(%s connection, step %llu, seen %llu); every rank was stopped",
                             er->rank, er->channel, g->last_coll, (unsigned long long)g->seq, g->last_algo,
-                            er->proto == TT_PROTO_LL ? "ll" : "simple", g->timeout_ms,
+                            tt_proto_name((tt_proto)er->proto), g->timeout_ms,
                             er->what == 2 ? "waiting for a free slot at" : "waiting for data from", er->peer,
                             roles[er->role & 3], er->step, er->seen);
     return tt_error_set(TT_ERR_TIMEOUT,
                         "rank %d: %s #%llu (%s, %s) was stopped because rank %d channel %d timed out %s "
                         "rank %d (%s connection, step %llu, seen %llu)",
-                        g->me, g->last_coll, (unsigned long long)g->seq, g->last_algo, er->proto == TT_PROTO_LL ? "ll" : "simple",
+                        g->me, g->last_coll, (unsigned long long)g->seq, g->last_algo, tt_proto_name((tt_proto)er->proto),
                         er->rank, er->channel, er->what == 2 ? "waiting for a free slot at" : "waiting for data from",
                         er->peer, roles[er->role & 3], er->step, er->seen);
 }

@@ -11,8 +11,9 @@
  * credit words, so a communicator may switch protocol between collectives.
  *   - sender:   wait until step - tail < SLOTS (a free slot), write, then
  *               (Simple) fence + release-store head = step + 1;
- *               (LL) every 16-byte line carries the flag step + 1.
- *   - receiver: wait for head > step (Simple) or for the flags (LL), read,
+ *               (LL) every 16-byte line carries the flag step + 1;
+ *               (LL128) every 128-byte line carries the flag step + 1 in its last word.
+ *   - receiver: wait for head > step (Simple) or for the flags (LL, LL128), read,
  *               then release-store tail = step + 1 (slot free again).
  * Where the words live depends on the transport of the pair (local device,
  * peer device, or mapped pinned host memory for host-staged pairs).
@@ -35,6 +36,13 @@
 #define GPU_LL_SLOT_LINES 2048u        /* 16-byte lines: 8 data bytes + 2 flags */
 #define GPU_LL_SLOT_DATA (GPU_LL_SLOT_LINES * 8u)
 #define GPU_NET_INFO_SLOTS 8           /* net transport: step-info ring (>= both protocols' slot counts) */
+/* LL128 (facts from NCCL's published design): 128-byte lines of 16 8-byte words, the last word of
+ * each line is the flag, so 120 of 128 bytes are payload; a warp stores and loads 4 whole lines
+ * per instruction (8 threads x 16 bytes per line). */
+#define GPU_LL128_SLOTS 8
+#define GPU_LL128_SLOT_LINES 1024u     /* 128-byte lines per slot: 128 KiB, 120 KiB of payload */
+#define GPU_LL128_LINE_DATA 120u
+#define GPU_LL128_SLOT_DATA (GPU_LL128_SLOT_LINES * GPU_LL128_LINE_DATA)
 
 /* Connection roles of one (rank, channel). */
 enum { GPU_CONN_RING = 0, GPU_CONN_PARENT = 1, GPU_CONN_CHILD0 = 2, GPU_CONN_CHILD1 = 3, GPU_NCONN = 4 };
@@ -42,6 +50,7 @@ enum { GPU_CONN_RING = 0, GPU_CONN_PARENT = 1, GPU_CONN_CHILD0 = 2, GPU_CONN_CHI
 typedef struct {
     char *simple;                        /* peer's Simple slots (remote) */
     char *ll;                            /* peer's LL slots (remote) */
+    char *ll128;                         /* peer's LL128 slots (remote, 128-byte aligned) */
     unsigned long long *head;            /* peer's head word (remote) */
     volatile unsigned long long *tail;   /* credit word (written by the peer) */
     unsigned long long *info;            /* net transport only (else NULL): [GPU_NET_INFO_SLOTS], step s's
@@ -54,6 +63,7 @@ typedef struct {
 typedef struct {
     char *simple;
     char *ll;
+    char *ll128;
     volatile unsigned long long *head;   /* written by the peer */
     unsigned long long *tail;            /* the peer's credit word (remote) */
     int peer;

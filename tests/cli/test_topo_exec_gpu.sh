@@ -83,9 +83,16 @@ else
   run "$TE" -g 3 -t all_gather --algo tree
   expect_rc 2 "tree for all_gather on GPU ranks is refused"
   expect_grep "$TMP/err" "available: ring" "... listing what is available"
-  run "$TE" -g 2 --proto ll128
-  expect_rc 2 "LL128 is refused, not replaced"
-  expect_grep "$TMP/err" "available: simple, ll" "... listing what is available"
+  # LL128: between ranks of one GPU (and NVLink peers) it runs; through host memory it is refused
+  if [ "${ngpu:-1}" -lt 2 ]; then
+    run "$TE" -g 2 -b 8 -e 4M -f 8 -n 2 --proto ll128
+    expect_rc 0 "2 virtual GPU ranks, --proto ll128"
+    expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"
+    expect_grep "$TMP/out" "ring/ll128" "... ring/ll128 ran"
+  fi
+  TOPOTUNE_GPU_TRANSPORT=host run "$TE" -g 2 -b 8 -e 8 -n 1 --proto ll128
+  expect_rc 2 "LL128 through host memory is refused, not replaced"
+  expect_grep "$TMP/err" "LL128 needs ranks on one GPU or NVLink peers.*host-staged" "... naming the pair's link"
 
   TOPOTUNE_DEBUG=INFO run_pair -b 8 -e 1M -f 8 -n 3
   expect_rc 0 "2 process ranks on GPUs (rank 0)"

@@ -181,4 +181,17 @@ run "$X" -g 2 --validate -b 1K -e 1K
 if [ "$RC" -eq 2 ]; then expect_grep "$TMP/err" '^topo-exec: -g 2 --validate: .*use --host N' "GPU ranks unavailable: exit 2 with the reason"
 elif [ "$RC" -eq 0 ] || [ "$RC" -eq 3 ]; then ok "GPU ranks: validated (exit $RC)"
 else not_ok "GPU ranks: exit $RC ($(head -c 300 "$TMP/err"))"; fi
+# the other collectives on GPU ranks: no longer refused for being other collectives
+for c in all_gather reduce_scatter broadcast reduce; do
+  run "$X" -g 2 --validate -t $c -b 1K -e 1K -n 2 -w 1 --no-progress
+  if [ "$RC" -eq 2 ]; then
+    if grep -q "all_reduce only" "$TMP/err"; then not_ok "-g 2 --validate -t $c: still refused as a collective"
+    else expect_grep "$TMP/err" '^topo-exec: -g 2 --validate: .*use --host N' "-g 2 --validate -t $c: only the missing GPU is the reason"; fi
+  elif [ "$RC" -eq 0 ] || [ "$RC" -eq 3 ]; then
+    expect_grep "$TMP/out" "$c, 2 ranks" "-g 2 --validate -t $c: validated (exit $RC)"
+  else not_ok "-g 2 --validate -t $c: exit $RC ($(head -c 300 "$TMP/err"))"; fi
+done
+run "$X" -g 2 --validate -t broadcast -r 3 -b 1K -e 1K
+expect_rc 2 "-g 2 --validate -t broadcast -r 3: root beyond the GPU ranks is a usage error"
+expect_grep "$TMP/err" 'root must be below the number of GPU ranks \(2\)' "... naming the root and the rank count"
 finish

@@ -78,9 +78,10 @@ static void test_gpu(void **state)
     assert_int_equal(tt_exec_algos(TT_EXEC_GPU, TT_COLL_ALLREDUCE, 4, a, 8), 2);
     assert_int_equal(a[0], TT_ALGO_RING);
     assert_int_equal(a[1], TT_ALGO_TREE);
-    assert_int_equal(tt_exec_protos(TT_EXEC_GPU, p, 4), 2);
+    assert_int_equal(tt_exec_protos(TT_EXEC_GPU, p, 4), 3);
     assert_int_equal(p[0], TT_PROTO_SIMPLE);
     assert_int_equal(p[1], TT_PROTO_LL);
+    assert_int_equal(p[2], TT_PROTO_LL128);
     /* the other collectives: ring only (Broadcast / Reduce as a chain along the ring) */
     for (int c = 0; c < TT_COLL_COUNT; c++) {
         if (c == TT_COLL_ALLREDUCE) continue;
@@ -88,14 +89,20 @@ static void test_gpu(void **state)
         assert_int_equal(a[0], TT_ALGO_RING);
         assert_true(tt_exec_supports(TT_EXEC_GPU, (tt_coll)c, TT_ALGO_DEFAULT, TT_PROTO_LL, 3, why, sizeof why));
         assert_true(tt_exec_supports(TT_EXEC_GPU, (tt_coll)c, TT_ALGO_RING, TT_PROTO_SIMPLE, 3, why, sizeof why));
+        /* LL128 runs the same ring steps (the communicator still checks its pairs) */
+        assert_true(tt_exec_supports(TT_EXEC_GPU, (tt_coll)c, TT_ALGO_RING, TT_PROTO_LL128, 3, why, sizeof why));
         assert_false(tt_exec_supports(TT_EXEC_GPU, (tt_coll)c, TT_ALGO_TREE, TT_PROTO_DEFAULT, 3, why, sizeof why));
         assert_non_null(strstr(why, "available: ring"));
     }
     assert_false(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLREDUCE, TT_ALGO_RHD, TT_PROTO_DEFAULT, 2, why, sizeof why));
     assert_non_null(strstr(why, "available: ring, tree"));
-    assert_false(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLREDUCE, TT_ALGO_RING, TT_PROTO_LL128, 2, why, sizeof why));
-    assert_string_equal(why, "protocol LL128 was requested but the GPU executor does not implement it; "
-                             "available: simple, ll");
+    /* LL128: in the table for both AllReduce algorithms; which pairs may run it is the GPU
+     * communicator's decision (tt_gpu_comm_resolve_plan, tested in test_exec_gpu.c) */
+    assert_true(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLREDUCE, TT_ALGO_RING, TT_PROTO_LL128, 2, why, sizeof why));
+    assert_true(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLREDUCE, TT_ALGO_TREE, TT_PROTO_LL128, 4, why, sizeof why));
+    /* the host transports still refuse it, naming it a GPU protocol */
+    assert_false(tt_exec_supports(TT_EXEC_HOST, TT_COLL_ALLREDUCE, TT_ALGO_RING, TT_PROTO_LL128, 2, why, sizeof why));
+    assert_non_null(strstr(why, "GPU protocols"));
     assert_true(tt_exec_supports(TT_EXEC_GPU, TT_COLL_ALLREDUCE, TT_ALGO_TREE, TT_PROTO_LL, 2, why, sizeof why));
     assert_int_equal(tt_exec_max_channels(TT_EXEC_GPU), 0);
 #else

@@ -4,10 +4,12 @@
  * protocol and type, several channels, in and out of place, bit-exact
  * against tt_verify_expected; host-staged transport; P2P when the machine
  * has 2+ GPUs; plan errors.  AllGather, ReduceScatter, Broadcast and Reduce
- * (ring) on 1/2/3/4 (8) virtual ranks: every type and op, both protocols,
+ * (ring) on 1/2/3/4 (8) virtual ranks: every type and op, every protocol (LL128 where the pairs
+ * allow it, refused with the reason on host-staged / PCIe pairs),
  * in and out of place, every root, odd counts, bit-exact against the host
  * engine's expected values (tt_verify_*); host-staged and P2P too.
- * TT_GPU_TEST_COLL_ONLY=1 runs only those (and the plan errors).  Every GPU test is skipped (cmocka skip) with
+ * TT_GPU_TEST_COLL_ONLY=1 runs only those (and the plan errors); TT_GPU_TEST_PROTOS=ll128 runs the
+ * sweeps of the listed protocols only.  Every GPU test is skipped (cmocka skip) with
  * the reason printed when no GPU is usable.  Without CUDA the API must
  * answer TT_ERR_UNSUPPORTED (checked everywhere). */
 #include <setjmp.h>
@@ -144,8 +146,44 @@ static void fix_free(fix *f)
 }
 
 /* one AllReduce, checked bit for bit; returns the number of wrong elements */
-/* the protocols the GPU executor runs (LL128 is refused) */
-static const tt_proto gpu_protos[2] = {TT_PROTO_SIMPLE, TT_PROTO_LL};
+/* the protocols the GPU executor runs; LL128 only between ranks of one GPU or NVLink peers */
+#define NPROTOS 3
+static const tt_proto gpu_protos[NPROTOS] = {TT_PROTO_SIMPLE, TT_PROTO_LL, TT_PROTO_LL128};
+/* TT_GPU_TEST_PROTOS=ll128 (a comma list of protocol names): the sweeps run those protocols only
+ * (scripts/gpu/gpu-ll128-check.sh); unset: all three */
+static int g_proto_on[NPROTOS] = {1, 1, 1};
+static int proto_wanted(int pi) { return g_proto_on[pi]; }
+static int parse_protos(const char *env)
+{
+    int any = 0;
+    for (int pi = 0; pi < NPROTOS; pi++) {
+        const char *nm = tt_proto_name(gpu_protos[pi]);
+        size_t l = strlen(nm);
+        g_proto_on[pi] = 0;
+        for (const char *q = env; (q = strstr(q, nm)) != NULL; q += l)
+            if ((q == env || q[-1] == ',') && (q[l] == '\0' || q[l] == ',')) g_proto_on[pi] = 1;
+        any |= g_proto_on[pi];
+    }
+    return any;
+}
+/* may this communicator's pairs run protocol gpu_protos[pi]?  (LL128: not over PCIe or host memory) */
+static int proto_runs_here(tt_gpu_comm *g, int pi)
+{
+    if (gpu_protos[pi] != TT_PROTO_LL128) return 1;
+    const char *l = tt_gpu_comm_link(g, 0, tt_gpu_comm_nranks(g) > 1 ? 1 : 0);
+    return strstr(l, "same GPU") || strstr(l, "NVLink");
+}
+/* LL128 refused on a communicator whose pairs cannot run it, naming the pair and its link */
+static void expect_ll128_refused(tt_gpu_comm *g, tt_coll coll, tt_algo algo)
+{
+    tt_plan p = TT_PLAN_DEFAULT, e;
+    p.algo = algo;
+    p.proto = TT_PROTO_LL128;
+    assert_int_equal(tt_gpu_comm_resolve_plan(g, coll, 4096, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
+    printf("# %s\n", tt_error_message());
+    assert_non_null(strstr(tt_error_message(), "LL128 needs ranks on one GPU or NVLink peers"));
+    assert_non_null(strstr(tt_error_message(), tt_gpu_comm_link(g, 0, 1)));
+}
 
 static size_t run_one(fix *f, size_t count, tt_dtype t, tt_redop op, tt_algo algo, tt_proto proto, int nch,
                       int inplace, int eoff)
@@ -204,8 +242,8 @@ static void sweep(int n, const char *label)
     size_t bad = 0;
     int runs = 0;
     for (int algo = 0; algo < 2; algo++)
-        for (int pi = 0; pi < 2; pi++)
-            for (size_t si = 0; si < nsizes; si++)
+        for (int pi = 0; pi < NPROTOS; pi++)
+            for (size_t si = 0; si < nsizes && proto_wanted(pi); si++)
                 for (int t = 0; t < TT_NDTYPES; t++) {
                     int nch = (si & 1) ? 1 : (maxch < 4 ? maxch : 4);
                     if (sizes[si] >= 70001) nch = maxch;
@@ -218,8 +256,8 @@ static void sweep(int n, const char *label)
     /* every op on a few types, both algorithms and protocols */
     const tt_dtype ts[] = {TT_INT8, TT_UINT32, TT_INT64, TT_HALF, TT_BFLOAT16, TT_FLOAT, TT_DOUBLE};
     for (int algo = 0; algo < 2; algo++)
-        for (int pi = 0; pi < 2; pi++)
-            for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++)
+        for (int pi = 0; pi < NPROTOS; pi++)
+            for (size_t ti = 0; ti < sizeof ts / sizeof *ts && proto_wanted(pi); ti++)
                 for (int op = 0; op < TT_NREDOPS; op++) {
                     bad += run_one(&f, 5003, ts[ti], (tt_redop)op, (tt_algo)algo, gpu_protos[pi], 2, op & 1, 0);
                     runs++;
@@ -268,11 +306,15 @@ static void test_allreduce_host_staged(void **state)
     unsetenv("TOPOTUNE_GPU_TRANSPORT");
     assert_non_null(strstr(tt_gpu_comm_link(f.g, 0, 1), "host"));
     size_t bad = 0;
-    for (int algo = 0; algo < 2; algo++)
-        for (int pi = 0; pi < 2; pi++) {
+    for (int algo = 0; algo < 2; algo++) {
+        for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi) || !proto_runs_here(f.g, pi)) continue;
             bad += run_one(&f, 200003, TT_FLOAT, TT_SUM, (tt_algo)algo, gpu_protos[pi], 2, 0, 0);
             bad += run_one(&f, 77, TT_HALF, TT_MAX, (tt_algo)algo, gpu_protos[pi], 1, 1, 0);
         }
+        /* host memory gives no 128-byte line guarantee: LL128 is refused, not replaced */
+        expect_ll128_refused(f.g, TT_COLL_ALLREDUCE, (tt_algo)algo);
+    }
     fix_free(&f);
     assert_int_equal(bad, 0);
 }
@@ -292,7 +334,12 @@ static void test_allreduce_p2p(void **state)
     printf("# link 0 -> 1: %s\n", tt_gpu_comm_link(f.g, 0, 1));
     size_t bad = 0;
     for (int algo = 0; algo < 2; algo++)
-        for (int pi = 0; pi < 2; pi++) {
+        for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi)) continue;
+            if (!proto_runs_here(f.g, pi)) { /* P2P over PCIe */
+                expect_ll128_refused(f.g, TT_COLL_ALLREDUCE, (tt_algo)algo);
+                continue;
+            }
             bad += run_one(&f, 300007, TT_FLOAT, TT_SUM, (tt_algo)algo, gpu_protos[pi], 0, 0, 0);
             bad += run_one(&f, 1001, TT_BFLOAT16, TT_AVG, (tt_algo)algo, gpu_protos[pi], 0, 1, 0);
         }
@@ -306,7 +353,8 @@ static void test_stuck_rank_times_out(void **state)
 {
     (void)state;
     if (!need_gpu()) return;
-    for (int pi = 0; pi < 2; pi++) {
+    for (int pi = 0; pi < NPROTOS; pi++) {
+        if (!proto_wanted(pi)) continue;
         setenv("TOPOTUNE_GPU_TEST_STALL_RANK", "1", 1);
         fix f;
         fix_init(&f, 3, 4096 * 4 + 64);
@@ -337,8 +385,14 @@ static void test_plan_errors(void **state)
     assert_int_equal(tt_gpu_comm_init(&g, 2, NULL), TT_OK);
     tt_plan p = TT_PLAN_DEFAULT, e;
     p.proto = TT_PROTO_LL128;
-    assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
-    assert_non_null(strstr(tt_error_message(), "LL128"));
+    /* two ranks of one GPU (or NVLink peers): LL128 runs, 120 of every 128 slot bytes are payload */
+    if (strstr(tt_gpu_comm_link(g, 0, 1), "same GPU") || strstr(tt_gpu_comm_link(g, 0, 1), "NVLink")) {
+        assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_OK);
+        assert_int_equal(e.proto, TT_PROTO_LL128);
+        assert_int_equal(e.chunk_bytes, 1024 * 120);
+    } else {
+        expect_ll128_refused(g, TT_COLL_ALLREDUCE, TT_ALGO_DEFAULT);
+    }
     p = TT_PLAN_DEFAULT;
     p.algo = TT_ALGO_RHD;
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 100, TT_FLOAT, &p, &e), TT_ERR_UNSUPPORTED);
@@ -487,8 +541,8 @@ static void coll_sweep(int n, const char *label)
     size_t bad = 0;
     int runs = 0;
     for (int ci = 0; ci < 4; ci++)
-        for (int pi = 0; pi < 2; pi++)
-            for (size_t si = 0; si < nsizes; si++)
+        for (int pi = 0; pi < NPROTOS; pi++)
+            for (size_t si = 0; si < nsizes && proto_wanted(pi); si++)
                 for (int t = 0; t < TT_NDTYPES; t++) {
                     if (quick() && t != TT_INT8 && t != TT_HALF && t != TT_FLOAT && t != TT_UINT64) continue;
                     size_t count = all_sizes[si];
@@ -505,8 +559,8 @@ static void coll_sweep(int n, const char *label)
     /* every op of the reducing ones on a few types; every root of the rooted ones */
     const tt_dtype ts[] = {TT_INT8, TT_UINT8, TT_INT32, TT_UINT64, TT_HALF, TT_BFLOAT16, TT_FLOAT, TT_DOUBLE};
     for (int ci = 0; ci < 4; ci++)
-        for (int pi = 0; pi < 2; pi++)
-            for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++)
+        for (int pi = 0; pi < NPROTOS; pi++)
+            for (size_t ti = 0; ti < sizeof ts / sizeof *ts && proto_wanted(pi); ti++)
                 for (int op = 0; op < TT_NREDOPS; op++) {
                     int reduces = other_colls[ci] == TT_COLL_REDUCESCATTER || other_colls[ci] == TT_COLL_REDUCE;
                     if (!reduces && op != TT_SUM) continue;
@@ -516,7 +570,8 @@ static void coll_sweep(int n, const char *label)
                     runs++;
                 }
     for (int root = 0; root < n; root++)
-        for (int pi = 0; pi < 2; pi++) {
+        for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi)) continue;
             bad += run_coll(&f, TT_COLL_BROADCAST, 77777, TT_FLOAT, TT_SUM, root, gpu_protos[pi], 0, root & 1);
             bad += run_coll(&f, TT_COLL_REDUCE, 77777, TT_INT32, TT_AVG, root, gpu_protos[pi], 0, !(root & 1));
             runs += 2;
@@ -569,11 +624,14 @@ static void test_colls_host_staged(void **state)
     fix_init(&f, 3, 3 * 200003 * 4 + 64);
     unsetenv("TOPOTUNE_GPU_TRANSPORT");
     size_t bad = 0;
-    for (int ci = 0; ci < 4; ci++)
-        for (int pi = 0; pi < 2; pi++) {
+    for (int ci = 0; ci < 4; ci++) {
+        for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi) || !proto_runs_here(f.g, pi)) continue;
             bad += run_coll(&f, other_colls[ci], 200003, TT_FLOAT, TT_SUM, 1, gpu_protos[pi], 2, 0);
             bad += run_coll(&f, other_colls[ci], 77, TT_HALF, TT_MAX, 2, gpu_protos[pi], 1, 1);
         }
+        expect_ll128_refused(f.g, other_colls[ci], TT_ALGO_RING);
+    }
     fix_free(&f);
     assert_int_equal(bad, 0);
 }
@@ -591,7 +649,12 @@ static void test_colls_p2p(void **state)
     fix_init(&f, g_ngpu, (size_t)g_ngpu * 300007 * 4 + 64);
     size_t bad = 0;
     for (int ci = 0; ci < 4; ci++)
-        for (int pi = 0; pi < 2; pi++) {
+        for (int pi = 0; pi < NPROTOS; pi++) {
+            if (!proto_wanted(pi)) continue;
+            if (!proto_runs_here(f.g, pi)) { /* P2P over PCIe */
+                expect_ll128_refused(f.g, other_colls[ci], TT_ALGO_RING);
+                continue;
+            }
             bad += run_coll(&f, other_colls[ci], 300007, TT_FLOAT, TT_SUM, g_ngpu - 1, gpu_protos[pi], 0, 0);
             bad += run_coll(&f, other_colls[ci], 1001, TT_BFLOAT16, TT_AVG, 0, gpu_protos[pi], 0, 1);
         }
@@ -624,6 +687,15 @@ int main(void)
 {
     g_ngpu = tt_gpu_available(g_why, sizeof g_why);
     printf("# GPU: %s\n", g_why);
+    const char *pe = getenv("TT_GPU_TEST_PROTOS");
+    if (pe && *pe) {
+        if (!parse_protos(pe)) {
+            fprintf(stderr, "TT_GPU_TEST_PROTOS='%s': no protocol named (use simple, ll, ll128, comma-separated)\n", pe);
+            return 2;
+        }
+        printf("# protocols: %s%s%s\n", g_proto_on[0] ? "simple " : "", g_proto_on[1] ? "ll " : "",
+               g_proto_on[2] ? "ll128" : "");
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_gpu_is_a_clear_error),
         cmocka_unit_test(test_reduce_copy_every_type_op_alignment),

@@ -260,37 +260,49 @@ static void test_gpu_plan_table(void **state)
         skip();
         return;
     }
-    tt_tune_entry rules[2] = {
+    tt_tune_entry rules[3] = {
         {.coll = TT_COLL_ALLREDUCE, .min_bytes = 0, .max_bytes = 4096, .algo = TT_ALGO_RING, .proto = TT_PROTO_SIMPLE,
          .channels = 2},
-        {.coll = TT_COLL_ALLREDUCE, .min_bytes = 4097, .max_bytes = 1u << 20, .algo = TT_ALGO_RING,
+        {.coll = TT_COLL_ALLREDUCE, .min_bytes = 4097, .max_bytes = 1u << 20, .algo = TT_ALGO_NVLS,
+         .proto = TT_PROTO_SIMPLE},
+        {.coll = TT_COLL_ALLREDUCE, .min_bytes = (1u << 20) + 1, .max_bytes = 1u << 24, .algo = TT_ALGO_RING,
          .proto = TT_PROTO_LL128},
     };
     tt_plan eff;
-    assert_int_equal(tt_gpu_comm_set_plan_table(g, rules, 2, 0), TT_OK);
+    assert_int_equal(tt_gpu_comm_set_plan_table(g, rules, 3, 0), TT_OK);
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 256, TT_FLOAT, NULL, &eff), TT_OK);
     assert_true(eff.algo == TT_ALGO_RING && eff.proto == TT_PROTO_SIMPLE && eff.channels == 2);
-    /* LL128: refused naming the rule */
+    /* NVLS: refused naming the rule */
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 2048, TT_FLOAT, NULL, &eff), TT_ERR_UNSUPPORTED);
-    assert_non_null(strstr(tt_error_message(), "plan table rule for AllReduce 4097..1048576 bytes (ring/ll128)"));
+    assert_non_null(strstr(tt_error_message(), "plan table rule for AllReduce 4097..1048576 bytes (nvls/simple)"));
+    /* LL128: runs between ranks of one GPU and NVLink peers, refused naming the rule elsewhere */
+    const char *l01 = tt_gpu_comm_link(g, 0, 1);
+    tt_status s128 = tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 1 << 20, TT_FLOAT, NULL, &eff);
+    if (strstr(l01, "same GPU") || strstr(l01, "NVLink")) {
+        assert_int_equal(s128, TT_OK);
+        assert_int_equal(eff.proto, TT_PROTO_LL128);
+    } else {
+        assert_int_equal(s128, TT_ERR_UNSUPPORTED);
+        assert_non_null(strstr(tt_error_message(), "(ring/ll128)"));
+    }
     /* an explicit plan wins */
     tt_plan p = TT_PLAN_DEFAULT;
     p.algo = TT_ALGO_TREE;
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 256, TT_FLOAT, &p, &eff), TT_OK);
     assert_int_equal(eff.algo, TT_ALGO_TREE);
     /* fallback and no channels: the executor's own plan, counted per call */
-    assert_int_equal(tt_gpu_comm_set_plan_table(g, rules, 2, TT_PLAN_TABLE_FALLBACK | TT_PLAN_TABLE_NO_CHANNELS),
+    assert_int_equal(tt_gpu_comm_set_plan_table(g, rules, 3, TT_PLAN_TABLE_FALLBACK | TT_PLAN_TABLE_NO_CHANNELS),
                      TT_OK);
     tt_plan dflt;
     assert_int_equal(tt_gpu_comm_set_plan_table(g, NULL, 0, 0), TT_OK);
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 256, TT_FLOAT, NULL, &dflt), TT_OK);
-    assert_int_equal(tt_gpu_comm_set_plan_table(g, rules, 2, TT_PLAN_TABLE_FALLBACK | TT_PLAN_TABLE_NO_CHANNELS),
+    assert_int_equal(tt_gpu_comm_set_plan_table(g, rules, 3, TT_PLAN_TABLE_FALLBACK | TT_PLAN_TABLE_NO_CHANNELS),
                      TT_OK);
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 256, TT_FLOAT, NULL, &eff), TT_OK);
     assert_int_equal(eff.channels, dflt.channels);
     unsigned long fb0 = tt_gpu_comm_plan_table_fallbacks(g);
     assert_int_equal(tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 2048, TT_FLOAT, NULL, &eff), TT_OK);
-    assert_int_not_equal(eff.proto, TT_PROTO_LL128);
+    assert_int_not_equal(eff.algo, TT_ALGO_NVLS);
     assert_int_equal(tt_gpu_comm_plan_table_fallbacks(g), fb0 + 1);
     /* bad rules */
     tt_tune_entry bad = {.coll = TT_COLL_ALLREDUCE, .min_bytes = 10, .max_bytes = 5, .algo = TT_ALGO_RING,
