@@ -15,4 +15,6 @@ mkdir -p .devcarry/gtests
 cp .devcarry/build/tests/test_exec_gpu .devcarry/build/tests/test_exec_gpu_ipc .devcarry/build/tests/test_exec_measure \
    .devcarry/gtests/
 cp .devcarry/build/lib/libnccl-tuner-topotune.so .devcarry/gtests/ 2>/dev/null || true   # plugin-load-check.sh
+# symbols are not needed there (the device run returns logs, not cores): strip to stay under 64 MiB
+strip --strip-unneeded .devcarry/build/bin/topo-* .devcarry/gtests/test_* 2>/dev/null || true
 du -sh .devcarry
