@@ -18,3 +18,7 @@ cp .devcarry/build/lib/libnccl-tuner-topotune.so .devcarry/gtests/ 2>/dev/null |
 # symbols are not needed there (the device run returns logs, not cores): strip to stay under 64 MiB
 strip --strip-unneeded .devcarry/build/bin/topo-* .devcarry/gtests/test_* 2>/dev/null || true
 du -sh .devcarry
+# a device run carries at most 64 MiB with the working tree: the same files packed (xz: about 7 MiB);
+# carry .devcarry/carry.tar.xz and start the command with: tar xJf .devcarry/carry.tar.xz -C .devcarry
+tar cJf .devcarry/carry.tar.xz -C .devcarry build/bin gtests lib
+ls -la .devcarry/carry.tar.xz
