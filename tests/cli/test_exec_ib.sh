@@ -68,6 +68,14 @@ fi
 FAKE="LD_LIBRARY_PATH=$TMP/stubs FAKE_IBV_DIR=$TMP/reg FAKE_IBV_DEVS=mlx5_0"
 # launch NAME NRANKS "ENV of every rank" "ENV of rank 1" topo-exec-args...: waits; rc_R, ms_R (since start)
 launch() {
+  local try
+  for try in 1 2 3; do
+    launch_once "$@"
+    # the free port can be taken between free_port and rank 0's listen (another test's connection): try another
+    grep -q "cannot listen on .*Address already in use" "$TMP/$1.0.err" 2>/dev/null || return 0
+  done
+}
+launch_once() {
   local name=$1 n=$2 envall=$3 env1=$4; shift 4
   local port; port=$(free_port); local pids=() t0; t0=$(date +%s%N)
   for r in $(seq 0 $((n - 1))); do
