@@ -25,6 +25,7 @@
 /* executor facts (exec/exec_gpu_internal.h, exec/exec_coll.c) */
 #define GPU_SIMPLE_CHUNK (256.0 * 1024)   /* GPU_SIMPLE_SLOT_BYTES */
 #define GPU_LL_CHUNK (16.0 * 1024)        /* GPU_LL_SLOT_DATA */
+#define GPU_LL128_CHUNK (1024.0 * 120)    /* GPU_LL128_SLOT_DATA: 1024 lines of 120 payload bytes */
 #define GPU_CHANNEL_BYTES (256.0 * 1024)  /* default plan: one channel per 256 KiB */
 #define HOST_CHUNK (512.0 * 1024)         /* EXEC_DEFAULT_CHUNK */
 #define DEFAULT_PLAN_MAX (64.0 * 1024)    /* default plan: tree/LL up to 64 KiB */
@@ -99,10 +100,10 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
         snprintf(why, wl, "host ranks run only the simple protocol");
         return -1;
     }
-    if (!host && (proto == TT_PROTO_LL128 || (algo != TT_ALGO_RING && algo != TT_ALGO_TREE) ||
+    if (!host && ((algo != TT_ALGO_RING && algo != TT_ALGO_TREE) ||
                   (!ar && algo != TT_ALGO_RING))) {
         snprintf(why, wl, "our GPU executor runs AllReduce ring/tree and AllGather, ReduceScatter, Broadcast, "
-                          "Reduce ring, with LL or simple");
+                          "Reduce ring, with LL, LL128 or simple");
         return -1;
     }
     f[0] = 1; /* launch */
@@ -113,7 +114,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
     }
     double share = kind == TT_RANKS_GPU ? 1.0 / n : 1.0; /* ranks on one memory / ranks */
     if (!host) {
-        double chunk = proto == TT_PROTO_SIMPLE ? GPU_SIMPLE_CHUNK : GPU_LL_CHUNK;
+        double chunk = proto == TT_PROTO_SIMPLE ? GPU_SIMPLE_CHUNK : proto == TT_PROTO_LL128 ? GPU_LL128_CHUNK : GPU_LL_CHUNK;
         double cmax = GPU_BLOCKS / (kind == TT_RANKS_VIRTUAL ? n : 1);
         if (cmax > 64) cmax = 64;
         /* the executor picks channels from the bytes of the count argument: per rank for
@@ -166,8 +167,9 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
             f[2] = 2.0 * floor_log2(n) + k - 1;
             /* a chunk crosses every level before the next one follows it: (2D + k - 1) chunk times
              * at the busiest rank's pace (the pipeline fill; Simple only: LL forwards every 16-byte
-             * line as soon as it is read, so its fill is a line); the shared memory sees every access once */
-            f[3] = b * Sc * (proto == TT_PROTO_SIMPLE ? f[2] / k : (getenv("XX_T") ? atof(getenv("XX_T")) : 1.0));
+             * line as soon as it is read, so its fill is a line, LL128 likewise a 128-byte line); the shared
+             * memory sees every access once */
+            f[3] = b * Sc * (proto == TT_PROTO_SIMPLE ? f[2] / k : 1.0);
             f[4] = t * S * share;
         }
         /* MODEL ASSUMPTION: what fits the GPU's L2 (50 MB on H100/H200, public figure) is not

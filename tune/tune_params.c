@@ -15,13 +15,18 @@
 #include "tune_internal.h"
 
 /* launch_us step_us hop_us chan_GBps shared_GBps */
-#define EXEC_HOST_SIMPLE 1.56, 0.673, 0.503, 33.0, 328.0
+/* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-b (16 cores of
+ * the H200 machine, 2026-12-02, the executor with recursive doubling and the header carried with the data) */
+#define EXEC_HOST_SIMPLE 1.27, 0.641, 0.462, 36.9, 471.0
 #define EXEC_VIRTUAL_LL 5.18, 2.32, 0.729, 17.0, 2083.0
 #define EXEC_VIRTUAL_SIMPLE 6.28, 4.38, 2.88, 108.5, 5028.0
 /* one rank per GPU, H100/H200 SXM with NVLink4 to an NVSwitch (sm90 NV18): fitted with topo-tune
  * --calibrate on the first recorded 2 x H200 session only (tests/fixtures/measurements/gpu-h200x2,
  * 2026-11-29); the second session (gpu-h200x2-b) is the held-out check (docs/benchmarks.md).
  * MODEL ASSUMPTION: other GPUs and links use these until calibrated. */
+/* virtual ranks, LL128: fitted on the LL128 sweeps of tests/fixtures/measurements/model-truth-h200-b
+ * (one H200, 2026-12-02, ring and tree on 2/4/8 ranks) */
+#define EXEC_VIRTUAL_LL128 5.71, 3.25, 0.962, 27.4, 4210.0
 #define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0
 #define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0
 
@@ -41,13 +46,17 @@ void tt_model_params_default(tt_model_params *p)
     p->nvls_efficiency = 0.65; /* fitted to H100 NVLS busbw ~480 GB/s (nccl-tests #212) */
     p->nvls_alpha_us = 6.0;
     /* Our executor (tune_model_exec.c): launch, step, hop (us), chan/shared (GB/s of memory
-     * accesses).  Fitted to the recorded runs of tests/fixtures/measurements/model-truth-h200
-     * (one H200, 16 cores, 2026-12-01; docs/benchmarks.md) with topo-tune --calibrate; a
+     * accesses).  Fitted to the recorded runs of tests/fixtures/measurements/model-truth-h200 and
+     * -h200-b (one H200, 16 cores, 2026-12-01/02; docs/benchmarks.md) with topo-tune --calibrate; a
      * machine of another kind should be calibrated (docs/calibration.md). */
     p->exec[TT_RANKS_HOST][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_HOST_SIMPLE};
     p->exec[TT_RANKS_VIRTUAL][TT_PROTO_LL] = (tt_exec_params){EXEC_VIRTUAL_LL};
     p->exec[TT_RANKS_VIRTUAL][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_VIRTUAL_SIMPLE};
+    p->exec[TT_RANKS_VIRTUAL][TT_PROTO_LL128] = (tt_exec_params){EXEC_VIRTUAL_LL128};
     p->exec[TT_RANKS_GPU][TT_PROTO_LL] = (tt_exec_params){EXEC_GPU_LL};
+    /* MODEL ASSUMPTION: LL128 between GPUs over NVLink was never measured here (one GPU lent);
+     * the virtual-rank figures stand in until a multi-GPU run calibrates them */
+    p->exec[TT_RANKS_GPU][TT_PROTO_LL128] = (tt_exec_params){EXEC_VIRTUAL_LL128};
     p->exec[TT_RANKS_GPU][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_GPU_SIMPLE};
     for (int k = 0; k < TT_RANKS_KIND_COUNT; k++)
         for (int q = 0; q < TT_PROTO_COUNT; q++)

@@ -9,7 +9,7 @@
 #       3. topo-exec --validate of the table the calibrated model computes: virtual ranks 2/4/8,
 #          host ranks 2/4/8 (goal: right or within 5% at >= 90% of sizes)
 #   anywhere, on recorded data (no GPU; steps 2 only):
-#     bash scripts/gpu/model-truth.sh --offline [DATA_DIR]   (default: the fixture of 2026-12-01)
+#     bash scripts/gpu/model-truth.sh --offline [DATA_DIR]   (default: the fixture of 2026-12-02)
 # MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
 # shorten step 3.
 # Writes $OUT/summary.txt with one "GOAL ... MET|MISSED" line per goal; exit 0 when every goal
@@ -22,7 +22,7 @@ mode=gpu
 data=
 if [ "${1:-}" = --offline ]; then
   mode=offline
-  data=${2:-tests/fixtures/measurements/model-truth-h200}
+  data=${2:-tests/fixtures/measurements/model-truth-h200-b}
 elif [ -n "${1:-}" ]; then
   data=$1
 fi
