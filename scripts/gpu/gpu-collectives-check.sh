@@ -25,7 +25,7 @@ export NCCL_NVLS_ENABLE=0 TOPOTUNE_TIMEOUT_MS=${TOPOTUNE_TIMEOUT_MS:-20000}
 [ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 summary="$OUT/summary.txt"
 : > "$summary"
-. scripts/gpu/gpu-lib.sh   # say, step
+. scripts/gpu/gpu-lib.sh   # say, step, pass/fail/skipped, left/limit, the verdicts
 TE="$BUILD/bin/topo-exec"
 UT=""
 for d in "${GTESTS:-}" .devcarry/gtests "$BUILD/tests"; do
@@ -34,52 +34,10 @@ done
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 T0=$(date +%s)
 BUDGET=${BUDGET:-140}   # seconds for the whole script (the lead's limit is 150)
-npass=0 nfail=0 nskip=0
-pass() { say "PASS $*"; npass=$((npass + 1)); }
-fail() { say "FAIL $*"; nfail=$((nfail + 1)); }
-skipped() { say "SKIP $*"; nskip=$((nskip + 1)); }
-# left NEED: 0 when at least NEED seconds of the budget are left; sets LEFT
-left() { LEFT=$((BUDGET - ($(date +%s) - T0))); [ "$LEFT" -ge "$1" ]; }
-# limit WANT: the step's time limit, cut to what is left of the budget
-limit() { left 1; if [ "$LEFT" -lt 1 ]; then echo 1; elif [ "$LEFT" -lt "$1" ]; then echo "$LEFT"; else echo "$1"; fi; }
 
 say "# gpu-collectives-check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname); $(nvidia-smi -L 2>&1 | head -2 | tr '\n' ' ')"
 [ -x "$TE" ] || { fail "setup: $TE not found (BUILD=$BUILD)"; say "RESULT: FAIL"; exit 1; }
 
-# the verdict of a checked sweep log: rc 0 and nccl-tests' "Out of bounds values : 0 OK"
-sweep_verdict() { # NAME RC
-  local log="$OUT/$1.log"
-  if [ "$2" = 0 ] && grep -q "Out of bounds values : 0 OK" "$log"; then
-    pass "$1 ($(grep -E 'Avg bus bandwidth' "$log" | sed 's/^# *//'))"
-  else
-    fail "$1 (rc=$2; $(grep -E 'Out of bounds|topo-exec:|_perf:|rror' "$log" | head -2 | tr '\n' ' ' | cut -c1-300))"
-  fi
-}
-unit_verdict() { # NAME RC
-  local log="$OUT/$1.log"
-  grep -E '^# (virtual|SKIP|rank|Broadcast|.*wrong)|PASSED|FAILED|ERROR' "$log" | head -30 >> "$summary"
-  if grep -q '^# SKIP no GPU' "$log"; then
-    fail "$1 (no usable GPU: $(grep -m1 '^# GPU:' "$log"))"
-  elif [ "$2" = 0 ] && grep -q PASSED "$log" && ! grep -qE 'FAILED|ERROR' "$log"; then
-    pass "$1 ($(grep -E '^\[  PASSED  \]' "$log" | head -1 | sed 's/\[  PASSED  \] //'), $(grep -cE '^\[  SKIPPED \]' "$log") skipped lines)"
-  elif [ "$2" = 124 ]; then
-    fail "$1 (timed out)"
-  else
-    fail "$1 (rc=$2; $(grep -E 'FAILED|ERROR|wrong|error' "$log" | head -3 | tr '\n' ' ' | cut -c1-300))"
-  fi
-}
-san_verdict() { # NAME RC
-  local log="$OUT/$1.log"
-  local es
-  es=$(grep -E 'ERROR SUMMARY' "$log" | tail -1)
-  if [ "$2" = 0 ] && echo "$es" | grep -q 'ERROR SUMMARY: 0 errors'; then
-    pass "$1 ($es)"
-  elif [ "$2" = 124 ]; then
-    fail "$1 (timed out under compute-sanitizer; $es)"
-  else
-    fail "$1 (rc=$2; ${es:-no ERROR SUMMARY}; $(grep -E '=========  *(Invalid|Out of|Program hit)|FAILED' "$log" | head -2 | tr '\n' ' ' | cut -c1-300))"
-  fi
-}
 
 # ---- 1. unit tests of the four collectives -------------------------------------------------
 if [ -z "$UT" ]; then

@@ -29,7 +29,7 @@ export NCCL_NVLS_ENABLE=0 TOPOTUNE_TIMEOUT_MS=${TOPOTUNE_TIMEOUT_MS:-20000}
 [ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 summary="$OUT/summary.txt"
 : > "$summary"
-. scripts/gpu/gpu-lib.sh   # say, step
+. scripts/gpu/gpu-lib.sh   # say, step, pass/fail/skipped, left/limit, the verdicts
 TE="$BUILD/bin/topo-exec"
 TT="$BUILD/bin/topo-tune"
 UT=""
@@ -39,48 +39,10 @@ done
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 T0=$(date +%s)
 BUDGET=${BUDGET:-220}
-npass=0 nfail=0 nskip=0
-pass() { say "PASS $*"; npass=$((npass + 1)); }
-fail() { say "FAIL $*"; nfail=$((nfail + 1)); }
-skipped() { say "SKIP $*"; nskip=$((nskip + 1)); }
-left() { LEFT=$((BUDGET - ($(date +%s) - T0))); [ "$LEFT" -ge "$1" ]; }
-limit() { left 1; if [ "$LEFT" -lt 1 ]; then echo 1; elif [ "$LEFT" -lt "$1" ]; then echo "$LEFT"; else echo "$1"; fi; }
 
 say "# gpu-ll128-check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname); $(nvidia-smi -L 2>&1 | head -2 | tr '\n' ' '); parts: $PARTS"
 [ -x "$TE" ] || { fail "setup: $TE not found (BUILD=$BUILD)"; say "RESULT: FAIL"; exit 1; }
 
-sweep_verdict() { # NAME RC [GREP]: rc 0, "Out of bounds values : 0 OK", and GREP in the log when given
-  local log="$OUT/$1.log"
-  if [ "$2" = 0 ] && grep -q "Out of bounds values : 0 OK" "$log" && { [ -z "${3:-}" ] || grep -qE "$3" "$log"; }; then
-    pass "$1 ($(grep -E 'Avg bus bandwidth' "$log" | sed 's/^# *//'))"
-  else
-    fail "$1 (rc=$2${3:+, want $3}; $(grep -E 'Out of bounds|topo-exec:|rror' "$log" | head -2 | tr '\n' ' ' | cut -c1-300))"
-  fi
-}
-unit_verdict() { # NAME RC
-  local log="$OUT/$1.log"
-  grep -E '^# (virtual|SKIP|rank|protocols|.*LL128|.*wrong)|PASSED|FAILED|ERROR' "$log" | head -40 >> "$summary"
-  if grep -q '^# SKIP no GPU' "$log"; then
-    fail "$1 (no usable GPU: $(grep -m1 '^# GPU:' "$log"))"
-  elif [ "$2" = 0 ] && grep -q PASSED "$log" && ! grep -qE 'FAILED|ERROR' "$log"; then
-    pass "$1 ($(grep -E '^\[  PASSED  \]' "$log" | head -1 | sed 's/\[  PASSED  \] //'), $(grep -cE '^\[  SKIPPED \]' "$log") skipped lines)"
-  elif [ "$2" = 124 ]; then
-    fail "$1 (timed out)"
-  else
-    fail "$1 (rc=$2; $(grep -E 'FAILED|ERROR|wrong|error' "$log" | head -3 | tr '\n' ' ' | cut -c1-300))"
-  fi
-}
-san_verdict() { # NAME RC
-  local log="$OUT/$1.log" es
-  es=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)
-  if [ "$2" = 0 ] && echo "$es" | grep -qE 'SUMMARY: 0 (errors|hazards)'; then
-    pass "$1 ($es)"
-  elif [ "$2" = 124 ]; then
-    fail "$1 (timed out under compute-sanitizer; $es)"
-  else
-    fail "$1 (rc=$2; ${es:-no SUMMARY}; $(grep -E '=========  *(Invalid|Out of|Program hit|Race|Error)|FAILED' "$log" | head -2 | tr '\n' ' ' | cut -c1-300))"
-  fi
-}
 
 # ---- unit: exact results under LL128 ------------------------------------------------------------
 part_unit() {
