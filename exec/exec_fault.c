@@ -91,6 +91,9 @@ void exec_fault_before_collective(tt_comm *comm, uint64_t seq)
     for (int p = 0; p < comm->nranks; p++)
         if (comm->conns[p] && comm->conns[p]->tp == &exec_transport_tcp)
             shutdown(exec_tcp_conn_fd(comm->conns[p]), SHUT_RDWR);
+    /* what this rank then sees (its own sockets broken) is its own doing: its report names itself,
+     * not the peer it happened to write to first (exec_xfer.c, fail_lost) */
+    comm->fault_dropped = 1;
 }
 
 int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq)

@@ -112,6 +112,14 @@ tt_status exec_hdr_begin(exec_ctx *ctx)
     for (int i = 0; i < (nb[0] == nb[1] ? 1 : 2); i++) {
         int moved;
         tt_status st = exec_hdr_progress(ctx, nb[i], 1, &moved);
+        if (st != TT_OK && c->fault_dropped) /* its own injected network failure, not the neighbour's */
+            return exec_fail(ctx, TT_ERR_REMOTE, "rank %d dropped its own TCP connections (fault injection drop-tcp)",
+                             c->rank);
+        if (st == TT_ERR_REMOTE) { /* a neighbour gone: a report naming the first cause may be on its way */
+            char mine[EXEC_ERRMSG_MAX];
+            snprintf(mine, sizeof mine, "sending the header to rank %d: %s", nb[i], tt_error_message());
+            return exec_fail_lost(ctx, mine);
+        }
         if (st != TT_OK)
             return st;
     }

@@ -60,6 +60,7 @@ struct tt_comm {
     int rank, nranks;
     const exec_transport *tp;
     exec_conn **conns;       /* [nranks], NULL at [rank] */
+    int fault_dropped;       /* TOPOTUNE_FAULT=drop-tcp shut this rank's connections (exec_fault.c) */
     int timeout_ms;
     tt_plan plan;
     tt_tune_entry *rules;    /* plans per size (tt_comm_set_plan_table) */
@@ -133,6 +134,9 @@ tt_status exec_recv(exec_ctx *ctx, int peer, void *buf, size_t len);
 /* Prefix "rank R: Coll #seq (algo) step s/n phase: " to the current message. */
 tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A peer's connection broke: prefer a failure report already on its way (the first cause, for up
+ * to 100 ms), else fail with `mine` (exec_xfer.c). */
+tt_status exec_fail_lost(exec_ctx *ctx, const char *mine);
 /* Scratch buffer of the running collective (grown on demand). */
 void *exec_scratch(tt_comm *comm, size_t bytes);
 int64_t exec_now_ms(void);

@@ -193,9 +193,12 @@ static tt_status fail_timeout(exec_ctx *ctx, exec_xfer_item *items, int n, int64
 /* A peer is gone (its connection failed or hung up).  It may have given up
  * because of a third rank: that rank's report (relayed by rank 0) names the
  * first cause; give it 100 ms to arrive (an engineering choice). */
-static tt_status fail_lost(exec_ctx *ctx, const char *mine)
+tt_status exec_fail_lost(exec_ctx *ctx, const char *mine)
 {
     tt_comm *comm = ctx->comm;
+    if (comm->fault_dropped) /* the injected network failure of this very rank */
+        return exec_fail(ctx, TT_ERR_REMOTE, "rank %d dropped its own TCP connections (fault injection drop-tcp)",
+                         comm->rank);
     for (int k = 0; comm->ctl && !comm->world && k < 10; k++) {
         tt_status cst = exec_ctl_check(comm, -1);
         if (cst == TT_ERR_REMOTE)
@@ -257,7 +260,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                 snprintf(mine, sizeof mine, "%s rank %d: %s", it->is_send ? "sending to" : "receiving from",
                          it->peer, tt_error_message());
                 if (st == TT_ERR_REMOTE)
-                    return fail_lost(ctx, mine);
+                    return exec_fail_lost(ctx, mine);
                 return exec_fail(ctx, st, "%s", mine);
             }
             it->done += moved;
@@ -357,7 +360,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             if (len) {
                 char mine[320];
                 snprintf(mine, sizeof mine, "lost connection to %s (process died or aborted)", gone);
-                return fail_lost(ctx, mine);
+                return exec_fail_lost(ctx, mine);
             }
         }
         if (spin || np == 0) {
@@ -382,7 +385,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                 if (len) {
                     char mine[320];
                     snprintf(mine, sizeof mine, "lost connection to %s (process died or aborted)", gone);
-                    return fail_lost(ctx, mine);
+                    return exec_fail_lost(ctx, mine);
                 }
             }
             /* Spin for TOPOTUNE_SPIN_US (EXEC_SPIN_US; none when this host's

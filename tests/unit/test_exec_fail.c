@@ -36,6 +36,20 @@ static int count_dir(const char *path)
     return n;
 }
 
+/* threads of this process once the joined ones are gone: a thread joined by pthread_join can
+ * still be listed in /proc/self/task for a moment while the kernel reaps it, so wait (<= 2 s)
+ * for the count to come down to `want` before reading it */
+static int settled_threads(int want)
+{
+    int n = count_dir("/proc/self/task");
+    for (int i = 0; i < 200 && n > want; i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+        n = count_dir("/proc/self/task");
+    }
+    return n;
+}
+
 static void destroy_all(tt_comm **c, int n)
 {
     for (int r = 0; r < n; r++)
@@ -71,7 +85,7 @@ static void test_rank_never_arrives(void **state)
     assert_int_not_equal(tt_comm_wait(c[0]), TT_OK);
     assert_non_null(strstr(tt_error_message(), "never entered"));
     destroy_all(c, 4);
-    assert_int_equal(count_dir("/proc/self/task"), threads0); /* workers joined */
+    assert_int_equal(settled_threads(threads0), threads0); /* workers joined */
 }
 
 static void test_mismatch_detected(void **state)
@@ -229,7 +243,7 @@ static void test_tcp_threads_as_processes(void **state)
         }
     }
     /* nothing leaked: worker threads joined, sockets and listeners closed */
-    assert_int_equal(count_dir("/proc/self/task"), threads0);
+    assert_int_equal(settled_threads(threads0), threads0);
     assert_int_equal(count_dir("/proc/self/fd"), fds0);
 }
 
