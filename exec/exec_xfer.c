@@ -113,14 +113,36 @@ static int item_open(const tt_comm *comm, const exec_xfer_item *it)
 /* A failure report or abort arrived while this rank waited: when a neighbour's header that is
  * already here disagrees with this rank's call, that (this rank's own finding) is the better
  * message.  Returns TT_ERR_MISMATCH with the message set, else TT_OK. */
-static tt_status own_mismatch(exec_ctx *ctx)
+static tt_status own_mismatch(exec_ctx *ctx, const exec_xfer_item *items, int n)
 {
-    int moved = 0;
+    tt_comm *comm = ctx->comm;
     char keep[EXEC_ERRMSG_MAX];
     snprintf(keep, sizeof keep, "%s", tt_error_message());
-    tt_status st = exec_hdr_poll(ctx, &moved);
-    if (st == TT_ERR_MISMATCH)
-        return st;
+    /* the headers of the ring neighbours and of every peer this step receives from (a tree child
+     * that is no ring neighbour pushed its header in front of its data at its start): read what
+     * has come, for up to 50 ms, so that a mismatch this rank can see is named by it, not relayed */
+    int64_t until = exec_now_ms() + 50;
+    for (;;) {
+        int moved = 0, waiting = 0;
+        tt_status st = exec_hdr_poll(ctx, &moved);
+        if (st == TT_ERR_MISMATCH)
+            return st;
+        for (int i = 0; st == TT_OK && i < n; i++) {
+            if (items[i].is_send || !exec_hdr_pending(comm, items[i].peer, 0))
+                continue;
+            int m = 0;
+            st = exec_hdr_progress(ctx, items[i].peer, 0, &m);
+            if (st == TT_ERR_MISMATCH)
+                return st;
+            waiting |= st == TT_OK && exec_hdr_pending(comm, items[i].peer, 0);
+        }
+        if (st != TT_OK || !waiting || exec_now_ms() >= until)
+            break;
+        if (!moved) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
     tt_error_set(TT_ERR_REMOTE, "%s", keep);
     return TT_OK;
 }
@@ -290,7 +312,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
         }
         st = check_abort(ctx);
         if (st != TT_OK)
-            return own_mismatch(ctx) == TT_ERR_MISMATCH ? TT_ERR_MISMATCH : st;
+            return own_mismatch(ctx, items, n) == TT_ERR_MISMATCH ? TT_ERR_MISMATCH : st;
         int64_t now = exec_now_ms();
         if (now - last_progress >= timeout)
             return fail_timeout(ctx, items, n, now - last_progress, NULL);
@@ -344,7 +366,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                 return fail_timeout(ctx, items, n, exec_now_ms() - last_progress, rep);
             }
             if (cst != TT_OK) {
-                if (own_mismatch(ctx) == TT_ERR_MISMATCH)
+                if (own_mismatch(ctx, items, n) == TT_ERR_MISMATCH)
                     return TT_ERR_MISMATCH;
                 return exec_fail(ctx, TT_ERR_REMOTE, "%s", tt_error_message());
             }
