@@ -219,12 +219,14 @@ out:
 int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus)
 {
     char cw[256];
-    if (!tt_exec_supports(TT_EXEC_GPU, s->coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, cw, sizeof cw))
-        return tt_cli_bad("-g %d --validate -t %s: %s; use --host N", ngpus, vld_coll_name(s->coll), cw);
+    /* the command line first (the same answer with or without a GPU), then what this build and
+     * machine can run */
     if (ngpus > 64) return tt_cli_bad("-g %d: at most 64 GPU ranks", ngpus);
     if ((s->coll == TT_COLL_BROADCAST || s->coll == TT_COLL_REDUCE) && (s->root < 0 || s->root >= ngpus))
         return tt_cli_bad("-g %d --validate -t %s -r %d: root must be below the number of GPU ranks (%d)", ngpus,
                           vld_coll_name(s->coll), s->root, ngpus);
+    if (!tt_exec_supports(TT_EXEC_GPU, s->coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, cw, sizeof cw))
+        return tt_cli_bad("-g %d --validate -t %s: %s; use --host N", ngpus, vld_coll_name(s->coll), cw);
     char why[256];
     if (!tt_gpu_available(why, sizeof why))
         return tt_cli_bad("-g %d --validate: %s; use --host N for host ranks", ngpus, why);
