@@ -16,19 +16,12 @@ tt_status exec_rhd_allreduce(exec_ctx *ctx)
 {
     tt_comm *comm = ctx->comm;
     const exec_op *op = ctx->op;
-    int n = comm->nranks, r = comm->rank;
-    if (n & (n - 1))
-        return exec_fail(ctx, TT_ERR_UNSUPPORTED, "halving-doubling needs a power-of-two rank count");
-    int levels = 0;
-    while ((1 << levels) < n)
-        levels++;
+    int n = comm->nranks, r = comm->rank, levels;
     size_t es = tt_dtype_size(op->dtype), ce = exec_chunk_elems(op);
-    unsigned char *buf = op->recvbuf;
-    if (op->sendbuf != op->recvbuf)
-        memmove(buf, op->sendbuf, op->count * es);
-    unsigned char *tmp = exec_scratch(comm, ce * es);
-    if (!tmp)
-        return exec_fail(ctx, TT_ERR_NOMEM, "scratch of %zu bytes", ce * es);
+    unsigned char *buf = op->recvbuf, *tmp;
+    tt_status st0 = exec_pow2_begin(ctx, "halving-doubling", ce, &levels, &tmp);
+    if (st0 != TT_OK)
+        return st0;
     size_t lo[32], hi[32]; /* block owned before level l */
     size_t curlo = 0, curhi = op->count;
     tt_status st = TT_OK;

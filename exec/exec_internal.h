@@ -139,6 +139,10 @@ tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
 tt_status exec_fail_lost(exec_ctx *ctx, const char *mine);
 /* Scratch buffer of the running collective (grown on demand). */
 void *exec_scratch(tt_comm *comm, size_t bytes);
+/* The start of the power-of-two AllReduce schedules (exec_algo_rhd.c, exec_algo_rd.c): refuses
+ * other rank counts naming `what`, copies the input into the receive buffer (they work in place)
+ * and gives log2(ranks) and a scratch of `ce` elements. */
+tt_status exec_pow2_begin(exec_ctx *ctx, const char *what, size_t ce, int *levels, unsigned char **tmp);
 int64_t exec_now_ms(void);
 int64_t exec_now_us(void);
 size_t exec_chunk_elems(const exec_op *op);

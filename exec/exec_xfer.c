@@ -62,6 +62,25 @@ void *exec_scratch(tt_comm *comm, size_t bytes)
     return comm->scratch;
 }
 
+tt_status exec_pow2_begin(exec_ctx *ctx, const char *what, size_t ce, int *levels, unsigned char **tmp)
+{
+    tt_comm *comm = ctx->comm;
+    const exec_op *op = ctx->op;
+    int n = comm->nranks;
+    if (n & (n - 1))
+        return exec_fail(ctx, TT_ERR_UNSUPPORTED, "%s needs a power-of-two rank count", what);
+    *levels = 0;
+    while ((1 << *levels) < n)
+        (*levels)++;
+    size_t es = tt_dtype_size(op->dtype);
+    if (op->sendbuf != op->recvbuf)
+        memmove(op->recvbuf, op->sendbuf, op->count * es);
+    *tmp = exec_scratch(comm, ce * es);
+    if (!*tmp)
+        return exec_fail(ctx, TT_ERR_NOMEM, "scratch of %zu bytes", ce * es);
+    return TT_OK;
+}
+
 size_t exec_chunk_elems(const exec_op *op)
 {
     size_t e = tt_dtype_size(op->dtype);
