@@ -142,17 +142,27 @@ typedef enum {
 const char *tt_exec_kind_name(tt_exec_kind k); /* "none", "host", "virtual", "gpu" */
 
 /* Constants of the executor-shaped model, per (kind, protocol).  time =
- *   launch_us + step_us * ring/exchange steps + hop_us * tree hops
+ *   launch_us + step_us * ring/exchange steps + hop_us * tree hops + peer_us * peers met
  *   + busiest rank's memory accesses / chan_GBps + accesses of all ranks sharing one memory / shared_GBps
- * (host ranks beyond host_cores: steps and accesses scaled by ranks/cores, time-sliced). */
+ *   + the first page of each step's data moved between cores / xfer_GBps
+ *   + busiest rank's accesses that miss its cache / dram_GBps
+ * (docs/model.md, "Our executor").  The shared and dram terms of host ranks count the fraction
+ * S / (S + cache) of the accesses (S = one rank's buffer): cache_MiB is fitted by a grid search,
+ * the other eight enter linearly.  Host ranks beyond host_cores: steps and accesses scaled by
+ * ranks/cores (time-sliced).  A rate of 0 leaves its term out (a kind whose schedule has none). */
 typedef struct {
     double launch_us;    /* per call (kernel launch / host call overhead) */
     double step_us;      /* per synchronised step of a ring or pairwise exchange, per chunk */
     double hop_us;       /* per hop of the binary tree pipeline, per chunk */
     double chan_GBps;    /* memory accesses one rank's channel (block / thread) makes per second */
     double shared_GBps;  /* memory accesses per second of the memory the ranks share */
+    double peer_us;      /* host: first message of a call to each further peer (its header, cold lines) */
+    double xfer_GBps;    /* host: rate of the first page of each step's data as it moves between cores */
+    double dram_GBps;    /* host: the busiest rank's rate for its accesses that miss the cache */
+    double cache_MiB;    /* host: one rank's buffer size at which half its accesses miss (0 = all miss) */
 } tt_exec_params;
-#define TT_EXEC_NPARAM 5
+#define TT_EXEC_NPARAM 8 /* linear columns: launch step hop chan shared peer xfer dram */
+#define TT_EXEC_NCONST 9 /* with cache_MiB (fitted by a grid, not linearly) */
 
 typedef struct {
     tt_link_params link[TT_LCLASS_COUNT];
@@ -317,7 +327,10 @@ const tt_tune_entry *tt_tune_table_find(const tt_tune_table *t, tt_coll coll, ui
  * Results of real runs, read from topo-exec -J JSON, nccl-tests -J JSON or nccl-tests /
  * topo-exec text tables (comment lines, several tables concatenated, MPI rank prefixes such as
  * "[1,0]<stdout>:" or "0: ").  One row per (size, table); time_us is the faster of the
- * out-of-place and in-place placements that were measured. */
+ * out-of-place and in-place placements that were measured.  Rows of one file that measured the same
+ * thing again (topo-exec --cycles, nccl-tests -N, runs of one plan concatenated: same collective,
+ * size, ranks, nodes, algorithm, protocol, channels, executor) are one row: the fastest time of
+ * each placement (the run least disturbed by the rest of the machine), `repeats` counting them. */
 typedef struct {
     tt_coll coll;
     uint64_t bytes;        /* nccl-tests size column (NCCL nBytes) */
@@ -333,7 +346,8 @@ typedef struct {
     double time_ip_us;     /* in-place time, < 0 when absent */
     double time_us;        /* min of the two present ones (> 0) */
     double busbw;          /* busbw at time_us, as the file gives it (GB/s) */
-    char where[112];       /* "file:line" or "file: results[i]" */
+    int repeats;           /* rows of the file merged into this one (1 = measured once) */
+    char where[112];       /* "file:line" or "file: results[i]" (the first of the repeats) */
 } tt_measurement;
 
 typedef struct {
@@ -397,7 +411,7 @@ tt_status tt_measured_write_text(const tt_measured_table *t, tt_strbuf *out);
  * protocol seen, NVLS efficiency/alpha when NVLS rows exist.  Each measurement is evaluated
  * with the cluster (nodes, ranks per node) it was taken on; rows with an unknown algorithm
  * or protocol are compared with the model's best NCCL candidate. */
-#define TT_CALIB_MAX_PARAMS 48
+#define TT_CALIB_MAX_PARAMS 64
 typedef struct {
     int kind, proto, nrows, nsweeps, min_ranks, max_ranks; /* tt_exec_kind, tt_proto */
     uint64_t min_bytes, max_bytes;

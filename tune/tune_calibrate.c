@@ -273,13 +273,7 @@ void tt_calib_report_free(tt_calib_report *rep)
 /* ---- executor-shaped constants: one robust linear fit per (kind, protocol) ---- */
 
 static const char *const exec_pname[TT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
-static const char *const exec_cname[TT_EXEC_NPARAM] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps"};
-
-static double exec_get(const tt_exec_params *e, int j)
-{
-    const double v[] = {e->launch_us, e->step_us, e->hop_us, e->chan_GBps, e->shared_GBps};
-    return v[j];
-}
+static double exec_get(const tt_exec_params *e, int j) { return tune_exec_param_get(e, j); }
 
 /* length of the file part of "file:line" */
 static size_t sweep_len(const char *where)
@@ -353,8 +347,8 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
                 }
             }
             /* spread: leave one sweep out */
-            double lo[TT_EXEC_NPARAM], hi[TT_EXEC_NPARAM];
-            for (int j = 0; j < TT_EXEC_NPARAM; j++) lo[j] = hi[j] = exec_get(&e, j);
+            double lo[TT_EXEC_NCONST], hi[TT_EXEC_NCONST];
+            for (int j = 0; j < TT_EXEC_NCONST; j++) lo[j] = hi[j] = exec_get(&e, j);
             for (int i = 0; i < nr; i++) {
                 int first = 1;
                 for (int k = 0; k < i && first; k++)
@@ -367,7 +361,7 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
                 tt_exec_params e2;
                 unsigned m2;
                 if (tune_exec_fit(&start, sub, ns, kind, q, &e2, &m2) < 0) continue;
-                for (int j = 0; j < TT_EXEC_NPARAM; j++)
+                for (int j = 0; j < TT_EXEC_NCONST; j++)
                     if ((m2 & mask) & (1u << j)) {
                         double v = exec_get(&e2, j);
                         if (v < lo[j]) lo[j] = v;
@@ -375,14 +369,16 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
                     }
             }
             /* rows that set each constant: its term >= 30% of the predicted time */
-            for (int j = 0; j < TT_EXEC_NPARAM && rep->nparams < TT_CALIB_MAX_PARAMS; j++) {
+            for (int j = 0; j < TT_EXEC_NCONST && rep->nparams < TT_CALIB_MAX_PARAMS; j++) {
+                /* the host-only constants of a GPU kind: no term of its schedule, not reported */
+                if (j >= 5 && kind != TT_RANKS_HOST) continue;
                 int idx = rep->nparams++;
                 snprintf(rep->name[idx], sizeof rep->name[idx], "exec.%s.%s.%s", tt_exec_kind_name((tt_exec_kind)kind),
-                         exec_pname[q], exec_cname[j]);
+                         exec_pname[q], tune_exec_param_name(j));
                 rep->before[idx] = exec_get(&start.exec[kind][q], j);
                 rep->after[idx] = exec_get(&e, j);
-                rep->lo[idx] = j < 3 ? 0 : 1e-6;
-                rep->hi[idx] = j < 3 ? 1e5 : 1e7;
+                rep->lo[idx] = tune_exec_param_is_rate(j) ? 1e-6 : 0;
+                rep->hi[idx] = j == TT_EXEC_NCONST - 1 ? 1e6 : tune_exec_param_is_rate(j) ? 1e7 : 1e5;
                 rep->spread_lo[idx] = lo[j];
                 rep->spread_hi[idx] = hi[j];
                 if (!(mask & (1u << j))) {
@@ -397,13 +393,10 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
                     char why[120];
                     if (tune_exec_terms(p, rows[i], fv, &pr, &al, why, sizeof why)) continue;
                     double tot = tune_exec_value(&e, fv);
-                    tt_exec_params one = {0, 0, 0, 1e30, 1e30};
-                    if (j == 0) one.launch_us = e.launch_us;
-                    if (j == 1) one.step_us = e.step_us;
-                    if (j == 2) one.hop_us = e.hop_us;
-                    if (j == 3) one.chan_GBps = e.chan_GBps;
-                    if (j == 4) one.shared_GBps = e.shared_GBps;
-                    double part = tune_exec_value(&one, fv);
+                    /* the cache size sets the terms it scales (shared and dram) */
+                    double part = 0;
+                    for (int c = 0; c < TT_EXEC_NPARAM; c++)
+                        if (c == j || (j == TT_EXEC_NCONST - 1 && (c == 4 || c == 7))) part += fv[c] * tune_exec_coef(&e, c);
                     if (tot > 0 && part >= 0.3 * tot) {
                         cnt++;
                         if (rows[i]->bytes < bmin) bmin = rows[i]->bytes;
@@ -707,15 +700,21 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
             goto nomem;
     }
     {
-        static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps"};
         cJSON *ex = cJSON_AddObjectToObject(root, "exec"), *kd;
         if (!ex) goto nomem;
         for (int k = 1; k < TT_RANKS_KIND_COUNT; k++) {
             if (!(kd = cJSON_AddObjectToObject(ex, tt_exec_kind_name((tt_exec_kind)k)))) goto nomem;
             for (int q = 0; q < TT_PROTO_COUNT; q++) {
                 const tt_exec_params *e = &p->exec[k][q];
-                const double v[] = {e->launch_us, e->step_us, e->hop_us, e->chan_GBps, e->shared_GBps};
-                if (!(o = cJSON_AddObjectToObject(kd, pn[q])) || !add_nums(o, ek, v, 5)) goto nomem;
+                /* the host-only constants are written for host ranks only */
+                int nc = k == TT_RANKS_HOST ? TT_EXEC_NCONST : 5;
+                const char *ek[TT_EXEC_NCONST];
+                double v[TT_EXEC_NCONST];
+                for (int j = 0; j < nc; j++) {
+                    ek[j] = tune_exec_param_name(j);
+                    v[j] = exec_get(e, j);
+                }
+                if (!(o = cJSON_AddObjectToObject(kd, pn[q])) || !add_nums(o, ek, v, nc)) goto nomem;
             }
         }
         if (!cJSON_AddNumberToObject(root, "host_cores", p->host_cores)) goto nomem;

@@ -74,19 +74,28 @@ int tune_ll128_allowed(const struct tt_tune_ctx *ctx, const tt_graph_info *g, ch
 tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo algo,
                              tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
 
-/* executor-shaped model (tune_model_exec.c): the five coefficients of a row (launch, steps,
- * tree hops, busiest accesses, shared accesses) with the protocol/algorithm it resolves to;
- * 0 = ok, else why */
+/* executor-shaped model (tune_model_exec.c): the coefficients of a row (tt_exec_params column
+ * order: launch, steps, tree hops, busiest accesses, shared accesses, peers, first-page bytes,
+ * missing accesses) with the protocol/algorithm it resolves to; 0 = ok, else why */
 int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[TT_EXEC_NPARAM], int *proto_out,
                     int *algo_out, char *why, size_t wl);
 double tune_exec_value(const tt_exec_params *e, const double f[TT_EXEC_NPARAM]);
-/* tune_model_exec_rd.c: the host executor's default AllReduce algorithm at a size, and the terms of
- * its recursive-doubling AllReduce (f[1], f[3], f[4] set; 0 = ok, else why) */
+/* the constants by column (0 .. TT_EXEC_NCONST-1; the last is cache_MiB): name, value, whether it is
+ * a rate in GB/s, and its time coefficient (us per unit; 1 / (GB/s 1e3) for rates, 0 = no term) */
+const char *tune_exec_param_name(int j);
+double tune_exec_param_get(const tt_exec_params *e, int j);
+void tune_exec_param_set(tt_exec_params *e, int j, double v);
+int tune_exec_param_is_rate(int j);
+double tune_exec_coef(const tt_exec_params *e, int j);
+/* tune_model_exec_host.c: the host executor's default AllReduce algorithm at a size, and the terms
+ * of a host row run with `algo` (0 = ok, else why) */
 int tune_exec_host_default_algo(int nranks, double bytes);
-int tune_exec_terms_rd(int n, double S, double f[TT_EXEC_NPARAM], char *why, size_t wl);
-/* robust non-negative fit of p->exec[kind][proto] to the rows of that kind and protocol
- * (others ignored); returns the rows used (-1 = out of memory); identified: bit j set when
- * constant j was fitted (unexercised ones keep their start value) */
+int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int algo, double f[TT_EXEC_NPARAM],
+                         char *why, size_t wl);
+/* tune_exec_fit.c: robust non-negative fit of p->exec[kind][proto] to the rows of that kind and
+ * protocol (others ignored; host rows: the cache size by a grid search too); returns the rows used
+ * (-1 = out of memory); identified: bit j set when constant j was fitted (unexercised ones keep
+ * their start value; bit TT_EXEC_NCONST-1 = the cache size) */
 int tune_exec_fit(const tt_model_params *p, const tt_measurement *const *rows, int nr, int kind, int proto,
                   tt_exec_params *out, unsigned *identified);
 

@@ -14,21 +14,23 @@
 
 #include "tune_internal.h"
 
-/* launch_us step_us hop_us chan_GBps shared_GBps */
-/* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-b (16 cores of
- * the H200 machine, 2026-12-02, the executor with recursive doubling and the header carried with the data) */
-#define EXEC_HOST_SIMPLE 1.27, 0.641, 0.462, 36.9, 471.0
-#define EXEC_VIRTUAL_LL 5.18, 2.32, 0.729, 17.0, 2083.0
-#define EXEC_VIRTUAL_SIMPLE 6.28, 4.38, 2.88, 108.5, 5028.0
+/* launch_us step_us hop_us chan_GBps shared_GBps [peer_us xfer_GBps dram_GBps cache_MiB: host only] */
+/* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-c (16 cores of
+ * the H200 machine, 2026-12-02 06:49 UTC, 3 cycles per sweep, the fastest of each size kept) */
+#define EXEC_HOST_SIMPLE 0.42, 0.80, 0.49, 41.9, 178.6, 0.28, 4.67, 50.2, 2.0
+/* the GPU kinds have no peer, first-page or cache-miss term (tt_exec_params: 0 = no term) */
+#define NO_HOST_TERMS 0, 0, 0, 0
+#define EXEC_VIRTUAL_LL 5.18, 2.32, 0.729, 17.0, 2083.0, NO_HOST_TERMS
+#define EXEC_VIRTUAL_SIMPLE 6.28, 4.38, 2.88, 108.5, 5028.0, NO_HOST_TERMS
 /* one rank per GPU, H100/H200 SXM with NVLink4 to an NVSwitch (sm90 NV18): fitted with topo-tune
  * --calibrate on the first recorded 2 x H200 session only (tests/fixtures/measurements/gpu-h200x2,
  * 2026-11-29); the second session (gpu-h200x2-b) is the held-out check (docs/benchmarks.md).
  * MODEL ASSUMPTION: other GPUs and links use these until calibrated. */
 /* virtual ranks, LL128: fitted on the LL128 sweeps of tests/fixtures/measurements/model-truth-h200-b
  * (one H200, 2026-12-02, ring and tree on 2/4/8 ranks) */
-#define EXEC_VIRTUAL_LL128 5.71, 3.25, 0.962, 27.4, 4210.0
-#define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0
-#define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0
+#define EXEC_VIRTUAL_LL128 5.71, 3.25, 0.962, 27.4, 4210.0, NO_HOST_TERMS
+#define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0, NO_HOST_TERMS
+#define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0, NO_HOST_TERMS
 
 void tt_model_params_default(tt_model_params *p)
 {
@@ -60,7 +62,7 @@ void tt_model_params_default(tt_model_params *p)
     p->exec[TT_RANKS_GPU][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_GPU_SIMPLE};
     for (int k = 0; k < TT_RANKS_KIND_COUNT; k++)
         for (int q = 0; q < TT_PROTO_COUNT; q++)
-            if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0};
+            if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0, NO_HOST_TERMS};
     p->host_cores = 0;
     p->channel_us = 0.02; /* CTA launch/sync per channel: small sizes prefer few channels */
     p->max_channels = 32;
@@ -103,7 +105,8 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
     tt_status st = TT_OK;
     char where[96];
     static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "exec", "host_cores", "channel_us", "max_channels", "comment", NULL};
-    static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps", NULL};
+    static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps", "peer_us",
+                                     "xfer_GBps", "dram_GBps", "cache_MiB", NULL};
     static const char *const lk[] = {"alpha_us", "beta_GBps", "efficiency", NULL};
     static const char *const pk[] = {"base_us", "step_us", "efficiency", "per_channel_GBps", "chunk_bytes", NULL};
     static const char *const nk[] = {"efficiency", "alpha_us", NULL};
@@ -184,11 +187,14 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
                 if (!cJSON_IsObject(it)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
                 if ((st = check_members(it, where, ek)) != TT_OK) goto out;
                 tt_exec_params *e = &p->exec[kind][pr];
-                if ((st = num_member(it, "launch_us", where, 0, 1e5, &e->launch_us)) != TT_OK) goto out;
-                if ((st = num_member(it, "step_us", where, 0, 1e5, &e->step_us)) != TT_OK) goto out;
-                if ((st = num_member(it, "hop_us", where, 0, 1e5, &e->hop_us)) != TT_OK) goto out;
-                if ((st = num_member(it, "chan_GBps", where, 1e-6, 1e7, &e->chan_GBps)) != TT_OK) goto out;
-                if ((st = num_member(it, "shared_GBps", where, 1e-6, 1e7, &e->shared_GBps)) != TT_OK) goto out;
+                for (int j = 0; j < TT_EXEC_NCONST; j++) {
+                    double v = tune_exec_param_get(e, j);
+                    int rate = tune_exec_param_is_rate(j);
+                    /* the host-only rates (j >= 5) may be 0: no such term */
+                    double lo = rate && j < 5 ? 1e-6 : 0, hi = j == TT_EXEC_NCONST - 1 ? 1e6 : rate ? 1e7 : 1e5;
+                    if ((st = num_member(it, tune_exec_param_name(j), where, lo, hi, &v)) != TT_OK) goto out;
+                    tune_exec_param_set(e, j, v);
+                }
             }
         }
     }

@@ -8,6 +8,9 @@
 #   host ranks (threads):     2, 4, 8 ranks x {ring, tree, halving-doubling, recursive-doubling,
 #                             hierarchical} + default,
 #                             8 B .. 64 MiB
+# CYCLES=N (default 1) runs each host sweep N times in one process (topo-exec --cycles): the readers
+# keep every row and topo-tune --calibrate takes the median per size of a sweep's repeated rows.
+# The machine's CPU and cache facts (lscpu, sysfs cache sizes) go into summary.txt.
 # Output: $OUT/<kind>-<n>-<algo>-<proto>.txt (topo-exec's nccl-tests-style text, which the
 # measurement readers take), $OUT/summary.txt, and $OUT/model-truth-data.tgz with all of them.
 set -u
@@ -21,6 +24,11 @@ export NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 summary="$OUT/summary.txt"
 . scripts/gpu/gpu-lib.sh
 say "# model-truth-collect $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname) $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+cyc=${CYCLES:-1}
+say "# cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1); $(lscpu 2>/dev/null | grep -E '^(L1d|L2|L3) cache' | tr -s ' ' | tr '\n' ';')"
+for c in /sys/devices/system/cpu/cpu0/cache/index*; do
+  [ -r "$c/size" ] && say "# cache: level $(cat "$c/level") $(cat "$c/type") $(cat "$c/size") shared by cpus $(cat "$c/shared_cpu_list" 2>/dev/null)"
+done
 sweep() { # NAME TIMEOUT ARGS...
   local name=$1 to=$2; shift 2
   step "$name" "$to" "$B/bin/topo-exec" --no-progress "$@"
@@ -39,9 +47,9 @@ fi
 if [ "$what" = all ] || [ "$what" = host ]; then
   for n in 2 4 8; do
     for a in ring tree halving-doubling recursive-doubling hierarchical; do
-      sweep "host-$n-$a-simple" 180 --host $n --algo $a -b 8 -e 64M -f 2 -n 20 -w 3 -c 1
+      sweep "host-$n-$a-simple" 300 --host $n --algo $a -b 8 -e 64M -f 2 -n 20 -w 3 -c 1 --cycles "$cyc"
     done
-    sweep "host-$n-default-default" 180 --host $n -b 8 -e 64M -f 2 -n 20 -w 3 -c 1
+    sweep "host-$n-default-default" 300 --host $n -b 8 -e 64M -f 2 -n 20 -w 3 -c 1 --cycles "$cyc"
   done
 fi
 say "# done $(date -u '+%H:%M:%S UTC')"

@@ -9,7 +9,10 @@
 #       3. topo-exec --validate of the table the calibrated model computes: virtual ranks 2/4/8,
 #          host ranks 2/4/8 (goal: right or within 5% at >= 90% of sizes)
 #   anywhere, on recorded data (no GPU; steps 2 only):
-#     bash scripts/gpu/model-truth.sh --offline [DATA_DIR]   (default: the fixture of 2026-12-02)
+#     bash scripts/gpu/model-truth.sh --offline [DATA_DIR...]
+#       each kind of ranks is taken from the last DATA_DIR that has its sweeps; default: the
+#       fixtures model-truth-h200-b (virtual ranks, 2026-12-01/02) and model-truth-h200-c (host
+#       ranks, 3 cycles per sweep, 2026-12-02 06:49 UTC)
 # MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
 # shorten step 3.
 # Writes $OUT/summary.txt with one "GOAL ... MET|MISSED" line per goal; exit 0 when every goal
@@ -19,12 +22,14 @@ cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
 OUT=${OUT:-/tmp/topotune-model-truth}
 mode=gpu
-data=
+dirs=()
 if [ "${1:-}" = --offline ]; then
   mode=offline
-  data=${2:-tests/fixtures/measurements/model-truth-h200-b}
-elif [ -n "${1:-}" ]; then
-  data=$1
+  shift
+  dirs=("$@")
+  [ ${#dirs[@]} -gt 0 ] || dirs=(tests/fixtures/measurements/model-truth-h200-b tests/fixtures/measurements/model-truth-h200-c)
+elif [ $# -gt 0 ]; then
+  dirs=("$@")
 fi
 mkdir -p "$OUT"
 [ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -37,15 +42,19 @@ goal() { # NAME VALUE LIMIT (both in %, met when VALUE <= LIMIT)
   else say "GOAL $1: $2% (<= $3%) MISSED"; missed=1; fi
 }
 say "# model-truth $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname), mode $mode"
-if [ -z "$data" ]; then
+if [ ${#dirs[@]} -eq 0 ]; then
   OUT="$OUT/data" BUILD="$B" bash scripts/gpu/model-truth-collect.sh all > "$OUT/collect.log" 2>&1
-  data="$OUT/data"
+  dirs=("$OUT/data")
 fi
-say "# data: $data"
+# the data of one kind of ranks: the last directory given that holds its sweeps
+data_of() { local d found=; for d in "${dirs[@]}"; do ls "$d"/$1-*.txt > /dev/null 2>&1 && found=$d; done; echo "$found"; }
+say "# data: ${dirs[*]}"
 # the topology is not used for rows of our executor (executor-shaped model); --calibrate wants one
 TOPO=tests/fixtures/hgx-h100-8gpu.xml
 for k in virtual host; do
-  ls "$data"/$k-*.txt > /dev/null 2>&1 || { say "# no $k data in $data"; continue; }
+  data=$(data_of $k)
+  [ -n "$data" ] || { say "# no $k data in ${dirs[*]}"; continue; }
+  say "# $k ranks: $data"
   "$B/bin/topo-tune" --calibrate "$data"/$k-*.txt --input "$TOPO" -o "$OUT/cal-$k.json" > "$OUT/calibrate-$k.txt" 2>&1 \
     || { say "# calibrate $k failed: $(tail -1 "$OUT/calibrate-$k.txt")"; missed=1; continue; }
   say "# $k: $(grep '^# error over' "$OUT/calibrate-$k.txt")"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# scripts/gpu/model-truth.sh --offline on the recorded one-H200 collection of 2026-12-02 (issue #20): the
-# cross-validation figures the executor-shaped model reaches today are held, so a regression
-# fails here.  Goals met today are asserted at the goal; goals missed today (host ranks: the
-# 8 B - 16 KiB region of the shared-memory transport, docs/model.md) at today's level.
+# scripts/gpu/model-truth.sh --offline on the recorded one-H200 collections of 2026-12-02 (issue #20:
+# virtual ranks from model-truth-h200-b, host ranks from model-truth-h200-c): the cross-validation
+# figures the executor-shaped model reaches today are held, so a regression fails here.  Goals met
+# today are asserted at the goal; goals missed today (the worst held-out rows: virtual tree/LL at
+# 4 and 8 ranks, host rows within the machine's run-to-run noise, docs/model.md) at today's level.
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 OUT="$TMP/mt" BUILD="${BIN%/bin}" bash scripts/gpu/model-truth.sh --offline > "$TMP/out" 2> "$TMP/err"
@@ -23,10 +24,22 @@ le "virtual 2 ranks, held-out sizes, worst" 25 "virtual 2 ranks: held-out sizes 
 le "virtual 4 ranks, held-out sizes, worst" 40 "virtual 4 ranks: held-out sizes worst at today's level (goal 25%)"
 le "virtual 8 ranks, held-out sizes, worst" 45 "virtual 8 ranks: held-out sizes worst at today's level (goal 25%)"
 le "virtual, held-out rank count (8), median" 15 "virtual: held-out rank count (fit 2+4, predict 8) median within the goal"
-le "host 2 ranks, held-out sizes, median" 15 "host 2 ranks: held-out sizes median at today's level (goal 10%)"
-le "host 4 ranks, held-out sizes, median" 16 "host 4 ranks: held-out sizes median at today's level (goal 10%)"
-le "host 8 ranks, held-out sizes, median" 21 "host 8 ranks: held-out sizes median at today's level (goal 10%)"
-le "host, held-out rank count (8), median" 21 "host: held-out rank count median at today's level (goal 15%)"
+for n in 2 4 8; do
+  le "host $n ranks, held-out sizes, median" 10 "host $n ranks: held-out sizes median within the goal"
+done
+le "host 2 ranks, held-out sizes, worst" 65 "host 2 ranks: held-out sizes worst at today's level (goal 25%)"
+le "host 4 ranks, held-out sizes, worst" 40 "host 4 ranks: held-out sizes worst at today's level (goal 25%)"
+le "host 8 ranks, held-out sizes, worst" 35 "host 8 ranks: held-out sizes worst at today's level (goal 25%)"
+le "host, held-out rank count (8), median" 15 "host: held-out rank count (fit 2+4, predict 8) median within the goal"
+# the host collection ran 3 cycles per sweep: each size is one row, the fastest of its cycles
+if grep -qE '^# calibration of the topotune model: 432 rows used' "$TMP/mt/calibrate-host.txt"; then
+  ok "host sweeps of 3 cycles are read as one row per size (432 rows)"
+else not_ok "host sweeps of 3 cycles are read as one row per size: $(head -1 "$TMP/mt/calibrate-host.txt")"; fi
+# the host-only constants are fitted and reported with their spread
+for c in peer_us xfer_GBps dram_GBps cache_MiB; do
+  grep -qE "^exec.host.Simple.$c +[0-9.e+-]+ +[0-9.e+-]+ \.\. " "$TMP/mt/calibrate-host.txt" && ok "host constant $c reported with its spread" \
+    || not_ok "host constant $c reported with its spread"
+done
 # LL128 rows of virtual ranks are predicted (not refused) and fitted
 if grep -qE '^allreduce +8 tree/ll128 ' "$TMP/mt/calibrate-virtual.txt" && grep -q '^exec.virtual.LL128.chan_GBps ' "$TMP/mt/calibrate-virtual.txt"; then
   ok "virtual-rank LL128 rows are modelled and set their own constants"

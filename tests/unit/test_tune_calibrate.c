@@ -513,7 +513,7 @@ static void test_gpu_ring_collectives(void **state)
     assert_non_null(strstr(tt_error_message(), "Broadcast, Reduce ring"));
 }
 
-/* host rows of recursive doubling (tune_model_exec_rd.c): log2 n exchange steps, so at 1 KiB on 8
+/* host rows of recursive doubling (tune_model_exec_host.c): log2 n exchange steps, so at 1 KiB on 8
  * ranks it is predicted well below the ring (14 steps); the default plan of 1 KiB on 8 ranks is rd
  * (exec_coll.c), of 1 KiB on 6 ranks the tree; 6 ranks cannot run rd (the reason is given) */
 static void test_host_rd_rows(void **state)
@@ -545,6 +545,77 @@ static void test_host_rd_rows(void **state)
     m.algo = TT_ALGO_RD;
     assert_int_equal(tt_exec_predict(&p, &m, &rd), TT_ERR_UNSUPPORTED);
     assert_non_null(strstr(tt_error_message(), "recursive doubling needs a power-of-two rank count"));
+}
+
+/* the host model's structure (tune_model_exec_host.c), one term at a time: with every constant 0
+ * but one, the prediction is that term alone.
+ *  - tree, 4 ranks: a piece is published only when copied, so one chunk (64 KiB) costs the work
+ *    along the deepest path (leaf 3 -> 1 -> root: 4 + 11 + 14 = 29 accesses per byte), while
+ *    more chunks run at the busiest rank's pace (root: 10 in the reduce phase, 4 in the
+ *    broadcast phase) after the first;
+ *  - hierarchical, 8 ranks, 8 B: one synchronised wait and 14 messages the leader finds arrived
+ *    (a quarter step each), not 14 synchronised steps;
+ *  - peers: recursive doubling meets log2 n partners, the ring one;
+ *  - the cache term: of one rank's buffer S, S / (S + cache) of the accesses miss. */
+static void test_host_structure(void **state)
+{
+    (void)state;
+    tt_model_params p;
+    tt_model_params_default(&p);
+    tt_exec_params *e = &p.exec[TT_RANKS_HOST][TT_PROTO_SIMPLE];
+    tt_exec_params z;
+    memset(&z, 0, sizeof z);
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.coll = TT_COLL_ALLREDUCE;
+    m.exec_kind = TT_RANKS_HOST;
+    m.proto = TT_PROTO_SIMPLE;
+    m.time_us = 1;
+    double t;
+    /* bandwidth along the tree: 1 GB/s = 1e3 bytes per us */
+    *e = z;
+    e->chan_GBps = 1;
+    m.algo = TT_ALGO_TREE;
+    m.nranks = 4;
+    m.bytes = 65536;
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    if (fabs(t - 29.0 * 65536 / 1e3) > 1e-6) fail_msg("tree 4 ranks 64 KiB: %.3f us, want %.3f", t, 29.0 * 65536 / 1e3);
+    m.bytes = 4u << 20; /* 8 chunks of 512 KiB */
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    double want = (14.0 * (m.bytes - 524288.0) + 29.0 * 524288.0) / 1e3;
+    if (fabs(t - want) > 1e-6) fail_msg("tree 4 ranks 4 MiB: %.3f us, want %.3f", t, want);
+    /* synchronised steps of the hierarchical gather */
+    *e = z;
+    e->step_us = 1;
+    m.algo = TT_ALGO_HIER;
+    m.nranks = 8;
+    m.bytes = 8;
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    if (fabs(t - (1 + 14 * 0.25)) > 1e-9) fail_msg("hier 8 ranks 8 B: %.3f steps, want 4.5", t);
+    m.algo = TT_ALGO_RING; /* 2(n-1) steps */
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    assert_true(fabs(t - 14) < 1e-9);
+    /* peers met */
+    *e = z;
+    e->peer_us = 1;
+    m.algo = TT_ALGO_RD;
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    assert_true(fabs(t - 3) < 1e-9);
+    m.algo = TT_ALGO_RING;
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    assert_true(fabs(t - 1) < 1e-9);
+    /* cache misses of the ring's own-buffer accesses (5 (n-1)/n S on the busiest rank) */
+    *e = z;
+    e->dram_GBps = 1;
+    e->cache_MiB = 2;
+    m.bytes = 2u << 20;
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    want = 5.0 * 7 / 8 * m.bytes * 0.5 / 1e3; /* S = cache: half miss */
+    if (fabs(t - want) > 1e-6) fail_msg("ring 8 ranks 2 MiB dram term %.3f us, want %.3f", t, want);
+    /* a rate of 0 is no term, not an infinite cost */
+    e->dram_GBps = 0;
+    assert_int_equal(tt_exec_predict(&p, &m, &t), TT_OK);
+    assert_true(t == 0);
 }
 
 static void test_unusable_rows(void **state)
@@ -609,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_tree_shape_per_engine),
         cmocka_unit_test(test_gpu_ring_collectives),
         cmocka_unit_test(test_host_rd_rows),
+        cmocka_unit_test(test_host_structure),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
     };

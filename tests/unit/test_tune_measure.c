@@ -133,6 +133,44 @@ static void test_topo_exec_text_and_srun(void **state)
     tt_measure_set_free(&ms);
 }
 
+/* a sweep run several times in one file (topo-exec --cycles, nccl-tests -N): one row per size, the
+ * fastest time of each placement, in the order of first appearance; another plan or rank count is
+ * another row; the recorded 3-cycle host collection reads as one row per size */
+static void test_repeats_merged(void **state)
+{
+    (void)state;
+    const char *t = "# topo-exec (topotune 0.1.0) collective: all_reduce\n"
+                    "#  Rank  0 Group  0 Pid   1 on h device -1 [host] shm\n"
+                    "#  Rank  1 Group  0 Pid   1 on h device -1 [host] shm\n"
+                    "# plan: algo ring from --algo, proto simple, channels 1, chunk 524288 bytes\n"
+                    "  8  2 float sum -1  5.00 0.00 0.00 0  6.00 0.00 0.00 0\n"
+                    " 16  4 float sum -1  7.00 0.00 0.00 0  7.50 0.00 0.00 0\n"
+                    "  8  2 float sum -1  4.00 0.00 0.00 0  9.00 0.00 0.00 0\n"
+                    " 16  4 float sum -1  8.00 0.00 0.00 0  6.50 0.00 0.00 0\n"
+                    "  8  2 float sum -1  4.50 0.00 0.00 0  5.50 0.00 0.00 0\n";
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_parse(t, strlen(t), "c.txt", NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 2);
+    assert_true(ms.m[0].bytes == 8 && ms.m[0].time_oop_us == 4.0 && ms.m[0].time_ip_us == 5.5);
+    assert_true(ms.m[0].time_us == 4.0);
+    assert_int_equal(ms.m[0].repeats, 3);
+    assert_non_null(strstr(ms.m[0].where, "c.txt:5")); /* the first of the repeats */
+    assert_true(ms.m[1].bytes == 16 && ms.m[1].time_oop_us == 7.0 && ms.m[1].time_ip_us == 6.5);
+    assert_true(ms.m[1].time_us == 6.5);
+    assert_int_equal(ms.m[1].repeats, 2);
+    /* a second file with the same rows is kept apart (the readers merge within one file) */
+    assert_int_equal(tt_measure_parse(t, strlen(t), "d.txt", NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 4);
+    tt_measure_set_free(&ms);
+    assert_int_equal(tt_measure_load(fix("model-truth-h200-c/host-8-tree-simple.txt"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 24); /* 8 B .. 64 MiB, x2; 3 cycles */
+    for (int i = 0; i < ms.n; i++) {
+        assert_int_equal(ms.m[i].repeats, 3);
+        assert_true(i == 0 || ms.m[i].bytes == 2 * ms.m[i - 1].bytes);
+    }
+    tt_measure_set_free(&ms);
+}
+
 /* topo-exec's GPU mode: "collective: all_reduce, engine ...", nGpus, and a last column with
  * the plan each row ran ("ring/ll/2"); NCCL rows say "nccl" there (NCCL's own choice) */
 static void test_topo_exec_gpu_text(void **state)
@@ -284,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_json_nccl_tests),
         cmocka_unit_test(test_json_topo_exec_recorded),
         cmocka_unit_test(test_topo_exec_text_and_srun),
+        cmocka_unit_test(test_repeats_merged),
         cmocka_unit_test(test_topo_exec_gpu_text),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_topo_exec_validate_rows),
