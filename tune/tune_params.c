@@ -17,7 +17,7 @@
 /* launch_us step_us hop_us chan_GBps shared_GBps [peer_us xfer_GBps dram_GBps cache_MiB: host only] */
 /* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-c (16 cores of
  * the H200 machine, 2026-12-02 06:49 UTC, 3 cycles per sweep, the fastest of each size kept) */
-#define EXEC_HOST_SIMPLE 0.42, 0.80, 0.49, 41.9, 178.6, 0.28, 4.67, 50.2, 2.0
+#define EXEC_HOST_SIMPLE 0.418, 0.797, 0.492, 42.0, 176.1, 0.286, 5.30, 50.2, 2.0
 /* the GPU kinds have no peer, first-page or cache-miss term (tt_exec_params: 0 = no term) */
 #define NO_HOST_TERMS 0, 0, 0, 0
 #define EXEC_VIRTUAL_LL 5.18, 2.32, 0.729, 17.0, 2083.0, NO_HOST_TERMS
