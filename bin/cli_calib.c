@@ -35,7 +35,8 @@ static int emit(const char *path, tt_strbuf *sb)
 
 static const char *cand_name(const tt_measurement *m, char *b, size_t n)
 {
-    snprintf(b, n, "%s/%s", m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : "nccl",
+    /* no recorded algorithm: NCCL's own choice, or our executor's default plan */
+    snprintf(b, n, "%s/%s", m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : m->exec_kind > 0 ? "default" : "nccl",
              m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "any");
     return b;
 }

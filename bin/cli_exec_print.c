@@ -110,7 +110,8 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
     }
     if (!perf || tt_cli_perf_extra())
     printf("# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
-           o->plan.algo == TT_ALGO_DEFAULT ? "default (tree up to 64 KiB AllReduce, ring otherwise)"
+           o->plan.algo == TT_ALGO_DEFAULT ? "default (AllReduce up to 64 KiB: recursive doubling on a power-of-two "
+                                             "rank count, else tree; ring above)"
                                            : tt_algo_label(o->plan.algo),
            o->algo_src ? " from " : "", o->algo_src ? o->algo_src : "",
            o->plan.proto == TT_PROTO_DEFAULT ? "simple" : tt_proto_name(o->plan.proto),
