@@ -14,7 +14,10 @@
 #       fixtures model-truth-h200-b (virtual ranks, 2026-12-01/02) and model-truth-h200-c (host
 #       ranks, 3 cycles per sweep, 2026-12-02 06:49 UTC)
 # MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
-# shorten step 3.
+# shorten step 3. MT_COLLECT=virtual|host|all|none: what step 1 collects (default: all without DATA_DIR,
+# none with); what it collects is used before the DATA_DIRs' sweeps of the same kind (e.g.
+# MT_COLLECT=virtual ... model-truth.sh tests/fixtures/measurements/model-truth-h200-c: new virtual-rank
+# sweeps, the recorded host ranks).
 # Writes $OUT/summary.txt with one "GOAL ... MET|MISSED" line per goal; exit 0 when every goal
 # evaluated was met, 1 otherwise (the lines say which).
 set -u
@@ -42,9 +45,11 @@ goal() { # NAME VALUE LIMIT (both in %, met when VALUE <= LIMIT)
   else say "GOAL $1: $2% (<= $3%) MISSED"; missed=1; fi
 }
 say "# model-truth $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname), mode $mode"
-if [ ${#dirs[@]} -eq 0 ]; then
-  OUT="$OUT/data" BUILD="$B" bash scripts/gpu/model-truth-collect.sh all > "$OUT/collect.log" 2>&1
-  dirs=("$OUT/data")
+collect=${MT_COLLECT:-$([ ${#dirs[@]} -eq 0 ] && echo all || echo none)}
+if [ "$mode" = gpu ] && [ "$collect" != none ]; then
+  OUT="$OUT/data" BUILD="$B" bash scripts/gpu/model-truth-collect.sh "$collect" > "$OUT/collect.log" 2>&1
+  dirs+=("$OUT/data")
+  say "# collected ($collect): $(grep -c '^== ' "$OUT/data/summary.txt") sweeps, $(grep -c '^== .*rc=[1-9]' "$OUT/data/summary.txt") failed"
 fi
 # the data of one kind of ranks: the last directory given that holds its sweeps
 data_of() { local d found=; for d in "${dirs[@]}"; do ls "$d"/$1-*.txt > /dev/null 2>&1 && found=$d; done; echo "$found"; }
