@@ -263,7 +263,7 @@ __device__ void tree_allreduce(Ctx x, const typename Tr<Tag>::S *in, typename Tr
 /* One rank: every collective is a copy of in to out (avg divides by 1), over the
  * channel's pieces of the Simple protocol's walk (a ring of one rank). */
 template <class Tag, int OP>
-__device__ void one_rank_copy(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out, size_t count,
+__device__ __noinline__ void one_rank_copy(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out, size_t count,
                               int nch, int div)
 {
     typedef typename Tr<Tag>::S S;
@@ -271,7 +271,7 @@ __device__ void one_rank_copy(const Ctx &x, const typename Tr<Tag>::S *in, typen
     for (size_t off = w.first; off < count; off += w.stride) {
         const S *src[1] = {in + off};
         S *dst[1] = {out + off};
-        reduce_copy<Tag, OP>(x.tid, x.nthr, 1, src, 0, 1, dst, min(w.piece, count - off), div);
+        channel_reduce_copy<Tag, OP>(x.tid, x.nthr, 1, src, 0, 1, dst, min(w.piece, count - off), div);
     }
 }
 

@@ -15,19 +15,22 @@
 #          ranks over IPC and the net transport)
 #   cli    topo-exec -g 4 checked sweeps 8 B .. 128 MiB of every collective (tree AllReduce too) with the
 #          default plan and with --proto ll128 (--proto ll: ring AllReduce, AllGather), -g 2 over the
-#          host-staged transport, two process ranks over IPC and over the net transport
-#   san    compute-sanitizer memcheck and racecheck on small -g 3 runs of the changed kernels (ring and
-#          tree AllReduce, AllGather, ReduceScatter, Broadcast, Reduce; simple, ll, ll128) and memcheck on
-#          the unit tests' quick sweeps
+#          host-staged transport (AllReduce simple, AllGather ll), two process ranks over IPC (AllReduce)
+#          and over the net transport (AllGather)
+#   san    compute-sanitizer memcheck and racecheck on -g 3 runs over 2 channels up to 2 MiB (every channel
+#          walks several rounds of pieces) of the changed kernels (ring and tree AllReduce, AllGather,
+#          ReduceScatter, Reduce, Broadcast; simple, ll, ll128; SAN_SET overrides the list) and memcheck on
+#          the unit tests' quick sweeps (one and three ranks, every collective)
 #   perf   AllReduce busbw on 2/4/8 virtual ranks, --proto simple / ll / ll128, 16 B .. 1 GiB, OLD and NEW
-#          side by side (perf-g<N>-<proto>.txt, ratio new / old per size)
+#          side by side (perf-g<N>-<proto>.txt, ratio new / old per size); perf-late: the same, later
 # Every check prints PASS / FAIL / SKIP NAME (reason); the last line is RESULT: PASS|FAIL (counts); logs in
 # $OUT/logs.tgz, tables in $OUT/summary.txt.
 # Usage, from the repository root (or a folder holding scripts/gpu/ and tests/gpu/ copies):
 #   NEW=dir OLD=dir [GTESTS=dir] [PROBE=path] [U8=dir] OUT=dir [PARTS="probe copy"] [BUDGET=300] \
 #     bash scripts/gpu/gpu-copy-check.sh
 #   NEW/OLD/U8: folders holding bin/topo-exec (U8: an optional third build, compared in copy and perf
-#   simple); PERF_RANKS (2 4 8) and PERF_PROTOS (simple ll ll128) narrow perf
+#   simple); PERF_SET ("2:simple 2:ll ... 8:ll128", ranks:protocol) narrows perf; the part perf-late
+#   sweeps PERF_LATE_SET (so that a budget-cut run can put some sweeps after cli and san)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 NEW=${NEW:-.devcarry/build}
@@ -164,14 +167,15 @@ part_cli() {
       else skipped "$name (time budget)"; fi
     done
   done
-  for c in all_reduce all_gather; do
-    for p in simple ll; do
+  for cp in all_reduce:simple all_gather:ll; do
+    c=${cp%%:*}; p=${cp#*:}
+    {
       name="host-staged-g2-$c-$p"
       if left 10; then
         TOPOTUNE_GPU_TRANSPORT=host step "$name" "$(limit 30)" "$TE" -g 2 -t $c --proto $p -b 8 -e 16M -f 16 -n 2 -w 1 --no-progress
         sweep_verdict "$name" $? "/$p/"
       else skipped "$name (time budget)"; fi
-    done
+    }
   done
   if left 20; then pair procs-ipc auto -b 8 -e 64M -f 8 -n 2 -w 1; else skipped "procs-ipc (time budget)"; fi
   if left 20; then pair procs-net net -t all_gather -b 8 -e 16M -f 8 -n 2 -w 1; else skipped "procs-net (time budget)"; fi
@@ -181,10 +185,9 @@ part_cli() {
 part_san() {
   if [ ! -x "$CS" ]; then fail "sanitizer (compute-sanitizer not found: $CS)"; return; fi
   local tc tool c name
-  for tc in "memcheck simple all_reduce --algo ring" "memcheck ll all_reduce --algo tree" \
-            "memcheck ll128 reduce_scatter" "memcheck simple all_gather" "memcheck ll broadcast -r 1" \
-            "memcheck simple reduce -r 2" "racecheck simple all_reduce --algo ring" "racecheck ll128 all_reduce --algo tree" \
-            "racecheck ll all_gather"; do
+  for tc in ${SAN_SET:-"memcheck simple all_reduce --algo ring" "memcheck ll all_reduce --algo tree" \
+            "memcheck ll128 all_gather" "memcheck simple reduce_scatter" "memcheck simple reduce -r 2" \
+            "racecheck simple all_reduce --algo ring" "racecheck ll broadcast -r 1"}; do
     tool=${tc%% *}; c=${tc#* }; p=${c%% *}; c=${c#* }
     name="$tool-$p-$(echo "$c" | tr -d ' -')"
     if left 12; then
@@ -203,12 +206,13 @@ part_san() {
 }
 
 # ---- perf: AllReduce busbw, OLD against NEW ----------------------------------------------------
+# part_perf "N:PROTO ...": the rank counts and protocols to sweep
 part_perf() {
-  local n p b tag build
+  local n p b tag build np
   local builds="new:$NEW"
   [ -n "$OLD" ] && builds="old:$OLD $builds"
-  for n in ${PERF_RANKS:-2 4 8}; do
-    for p in ${PERF_PROTOS:-simple ll ll128}; do
+  for np in $1; do
+      n=${np%%:*}; p=${np#*:}
       local bl="$builds"
       [ -n "$U8" ] && [ "$p" = simple ] && bl="$bl u8:$U8"
       for b in $bl; do
@@ -235,14 +239,16 @@ part_perf() {
                     if (nf >= 2 && o > 0) printf " %8.3f\n", nw / o; else printf " %8s\n", "-" } }'
       } > "$OUT/perf-g$n-$p.txt"
       cat "$OUT/perf-g$n-$p.txt" >> "$summary"
-    done
   done
 }
+PERF_SET=${PERF_SET:-2:simple 2:ll 2:ll128 4:simple 4:ll 4:ll128 8:simple 8:ll 8:ll128}
 
 for part in $PARTS; do
   case "$part" in
-    probe|copy|unit|cli|san|perf) "part_$part" ;;
-    *) fail "PARTS: unknown part '$part' (probe copy unit cli san perf)" ;;
+    probe|copy|unit|cli|san) "part_$part" ;;
+    perf) part_perf "$PERF_SET" ;;
+    perf-late) part_perf "${PERF_LATE_SET:-}" ;;
+    *) fail "PARTS: unknown part '$part' (probe copy unit cli san perf perf-late)" ;;
   esac
 done
 

@@ -9,8 +9,9 @@
  *          "contig" = one contiguous share per block (the layout the channels
  *          had up to 2026-12-02)
  *   U      16-byte loads in flight per thread (reduce_copy's unroll)
- *   sync   after every piece: none, a block barrier, or __threadfence + barrier
- *          (what a Simple protocol step adds)
+ *   sync   after every piece: none, a block barrier, __threadfence in every thread +
+ *          barrier (what a Simple protocol step adds), or barrier + one thread's fence +
+ *          barrier (an alternative ordering, measured only)
  * and, for a few of them, how the blocks' own durations spread (globaltimer at
  * each block's start and end): min / median / max block time over the kernel's
  * span tells stragglers (late blocks) from a uniformly slower rate.
@@ -37,7 +38,7 @@
         }                                                                                         \
     } while (0)
 
-enum { SYNC_NONE = 0, SYNC_BAR = 1, SYNC_FENCE = 2 };
+enum { SYNC_NONE = 0, SYNC_BAR = 1, SYNC_FENCE = 2, SYNC_FENCE1 = 3 };
 
 template <int U, int SYNC>
 __global__ void __launch_bounds__(GPU_THREADS) probe_kernel(float *dst, const float *src, size_t count, size_t piece,
@@ -51,6 +52,10 @@ __global__ void __launch_bounds__(GPU_THREADS) probe_kernel(float *dst, const fl
         reduce_copy<float, TT_SUM, U, 0>(threadIdx.x, blockDim.x, 1, s, 0, 1, d, n, 0);
         if (SYNC == SYNC_FENCE) __threadfence();
         if (SYNC != SYNC_NONE) __syncthreads();
+        if (SYNC == SYNC_FENCE1) { /* one thread fences after the barrier, a second barrier holds the rest */
+            if (threadIdx.x == 0) __threadfence();
+            __syncthreads();
+        }
     }
     if (times) {
         __syncthreads();
@@ -136,23 +141,21 @@ int main(int argc, char **argv)
     const size_t K = 1024;
     const config cfgs[] = {
         {"g132 tile32K u4", sms, 32 * K, probe_kernel<4, SYNC_NONE>, 1},
-        {"g64 tile32K u4", 64, 32 * K, probe_kernel<4, SYNC_NONE>, 1},
+        {"g64 tile32K u4", 64, 32 * K, probe_kernel<4, SYNC_NONE>, 0},
+        {"g64 tile64K u8", 64, 64 * K, probe_kernel<8, SYNC_NONE>, 0},
         {"g64 tile32K u8", 64, 32 * K, probe_kernel<8, SYNC_NONE>, 0},
         {"g64 contig u4", 64, 0, probe_kernel<4, SYNC_NONE>, 1},
         {"g64 contig u8", 64, 0, probe_kernel<8, SYNC_NONE>, 1},
         {"g132 contig u4", sms, 0, probe_kernel<4, SYNC_NONE>, 1},
-        {"g64 piece64K u4", 64, 64 * K, probe_kernel<4, SYNC_NONE>, 0},
-        {"g64 piece128K u4", 64, 128 * K, probe_kernel<4, SYNC_NONE>, 0},
         {"g64 piece256K u4", 64, 256 * K, probe_kernel<4, SYNC_NONE>, 1},
-        {"g64 piece512K u4", 64, 512 * K, probe_kernel<4, SYNC_NONE>, 0},
-        {"g64 piece1M u4", 64, 1024 * K, probe_kernel<4, SYNC_NONE>, 0},
-        {"g64 piece4M u4", 64, 4096 * K, probe_kernel<4, SYNC_NONE>, 0},
         {"g64 piece256K u8", 64, 256 * K, probe_kernel<8, SYNC_NONE>, 1},
-        {"g64 piece256K u4 bar", 64, 256 * K, probe_kernel<4, SYNC_BAR>, 0},
-        {"g64 piece256K u4 fence", 64, 256 * K, probe_kernel<4, SYNC_FENCE>, 0},
-        {"g64 piece256K u8 fence", 64, 256 * K, probe_kernel<8, SYNC_FENCE>, 0},
+        {"g64 piece1M u8", 64, 1024 * K, probe_kernel<8, SYNC_NONE>, 0},
         {"g64 piece120K u4", 64, 120 * K, probe_kernel<4, SYNC_NONE>, 0},
-        {"g32 piece256K u4", 32, 256 * K, probe_kernel<4, SYNC_NONE>, 0},
+        {"g64 piece120K u8", 64, 120 * K, probe_kernel<8, SYNC_NONE>, 0},
+        {"g64 piece100K u8", 64, 100 * K, probe_kernel<8, SYNC_NONE>, 0},
+        {"g64 piece256K u8 bar", 64, 256 * K, probe_kernel<8, SYNC_BAR>, 0},
+        {"g64 piece256K u8 fence", 64, 256 * K, probe_kernel<8, SYNC_FENCE>, 0},
+        {"g64 piece256K u8 fence1", 64, 256 * K, probe_kernel<8, SYNC_FENCE1>, 0},
         {"g32 piece256K u8", 32, 256 * K, probe_kernel<8, SYNC_NONE>, 0},
         {"g128 piece256K u4", 128, 256 * K, probe_kernel<4, SYNC_NONE>, 0},
     };
