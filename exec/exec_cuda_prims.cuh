@@ -251,13 +251,16 @@ __device__ __forceinline__ void reduce_copy(int tid, int nthr, int nsrc, const t
  * a block must keep twice the bytes in flight that a block of the standalone reduce-copy (one per SM,
  * U = 4) does: measured on H200 (docs/log/2026-12-02-gpu-copy.md), 64 blocks copying 256 KiB pieces
  * reach 82-83 % of cudaMemcpy with U = 4 and 95-96 % with U = 8.  U = 8 for several sources would
- * also spill the kernel's registers (128 at most for 512 threads). */
+ * also spill the kernel's registers (128 at most for 512 threads).  A step shorter than one round
+ * of 8 per thread (64 KiB for 512 threads) keeps U = 4: its partial round of 8 measured 2-4 % slower
+ * on 8 virtual ranks at 1-4 MiB than the whole round of 4 it was before. */
 template <class Tag, int OP>
 __device__ __forceinline__ void channel_reduce_copy(int tid, int nthr, int nsrc, const typename Tr<Tag>::S *const *src,
                                                     unsigned vol, int ndst, typename Tr<Tag>::S *const *dst, size_t n,
                                                     int div)
 {
-    if (nsrc == 1) reduce_copy<Tag, OP, 8>(tid, nthr, nsrc, src, vol, ndst, dst, n, div);
+    const size_t round8 = (size_t)8 * nthr * (16 / sizeof(typename Tr<Tag>::S));
+    if (nsrc == 1 && n >= round8) reduce_copy<Tag, OP, 8>(tid, nthr, nsrc, src, vol, ndst, dst, n, div);
     else reduce_copy<Tag, OP, 4>(tid, nthr, nsrc, src, vol, ndst, dst, n, div);
 }
 
