@@ -12,7 +12,7 @@
 #          whether NEW reaches GOAL_PCT (92) % of cudaMemcpy at 256 MiB and 1 GiB
 #   unit   test_exec_gpu (exact results on 1/2/3/4/8 virtual ranks, every collective, protocol, type,
 #          channel walks of several rounds, host-staged, stalled ranks) and test_exec_gpu_ipc (process
-#          ranks over IPC and the net transport)
+#          ranks over IPC and the net transport; UNIT_IPC=0 leaves it out)
 #   cli    topo-exec -g 4 checked sweeps 8 B .. 128 MiB of every collective (tree AllReduce too) with the
 #          default plan and with --proto ll128 (--proto ll: ring AllReduce, AllGather), -g 2 over the
 #          host-staged transport (AllReduce simple, AllGather ll), two process ranks over IPC (AllReduce)
@@ -131,6 +131,7 @@ part_unit() {
   if [ ! -x "$GTESTS/test_exec_gpu" ]; then fail "unit (test_exec_gpu not found in $GTESTS)"; return; fi
   if left 40; then step unit-gpu "$(limit 120)" "$GTESTS/test_exec_gpu"; unit_verdict unit-gpu $?
   else skipped "unit-gpu (time budget)"; fi
+  [ "${UNIT_IPC:-1}" = 0 ] && { skipped "unit-gpu-ipc (UNIT_IPC=0)"; return; }
   if [ -x "$GTESTS/test_exec_gpu_ipc" ] && left 40; then
     step unit-gpu-ipc "$(limit 120)" "$GTESTS/test_exec_gpu_ipc"; unit_verdict unit-gpu-ipc $?
   else skipped "unit-gpu-ipc (time budget or not found)"; fi
