@@ -19,7 +19,7 @@
 #          and over the net transport (AllGather)
 #   san    compute-sanitizer memcheck and racecheck on -g 3 runs over 2 channels up to 2 MiB (every channel
 #          walks several rounds of pieces) of the changed kernels (ring and tree AllReduce, AllGather,
-#          ReduceScatter, Reduce, Broadcast; simple, ll, ll128; SAN_SET overrides the list) and memcheck on
+#          ReduceScatter, Reduce, Broadcast; simple, ll, ll128; SAN_SET="TOOL PROTO COLL ARGS;..." overrides) and memcheck on
 #          the unit tests' quick sweeps (one and three ranks, every collective)
 #   perf   AllReduce busbw on 2/4/8 virtual ranks, --proto simple / ll / ll128, 16 B .. 1 GiB, OLD and NEW
 #          side by side (perf-g<N>-<proto>.txt, ratio new / old per size); perf-late: the same, later
@@ -186,9 +186,11 @@ part_cli() {
 part_san() {
   if [ ! -x "$CS" ]; then fail "sanitizer (compute-sanitizer not found: $CS)"; return; fi
   local tc tool c name
-  for tc in ${SAN_SET:-"memcheck simple all_reduce --algo ring" "memcheck ll all_reduce --algo tree" \
-            "memcheck ll128 all_gather" "memcheck simple reduce_scatter" "memcheck simple reduce -r 2" \
-            "racecheck simple all_reduce --algo ring" "racecheck ll broadcast -r 1"}; do
+  local set=${SAN_SET:-memcheck simple all_reduce --algo ring;memcheck ll all_reduce --algo tree;memcheck ll128 all_gather;memcheck simple reduce_scatter;memcheck simple reduce -r 2;racecheck simple all_reduce --algo ring;racecheck ll broadcast -r 1}
+  local ifs=$IFS
+  IFS=';'
+  for tc in $set; do
+    IFS=$ifs
     tool=${tc%% *}; c=${tc#* }; p=${c%% *}; c=${c#* }
     name="$tool-$p-$(echo "$c" | tr -d ' -')"
     if left 12; then
@@ -199,6 +201,7 @@ part_san() {
       san_verdict "$name" $?
     else skipped "$name (time budget)"; fi
   done
+  IFS=$ifs
   if [ -x "$GTESTS/test_exec_gpu" ] && left 40; then
     TT_GPU_TEST_COLL_ONLY=small TT_GPU_TEST_QUICK=1 step memcheck-unit-colls "$(limit 60)" \
       "$CS" --tool memcheck --error-exitcode 9 "$GTESTS/test_exec_gpu"
