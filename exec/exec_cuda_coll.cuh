@@ -38,11 +38,12 @@ template <int PROTO> __device__ __forceinline__ constexpr size_t proto_chunk_byt
  * the count is cut into pieces of nseg segments, each segment a multiple of 16 bytes and at
  * most one chunk, and the pieces go to the channels round robin: piece k belongs to channel
  * k % nch.  The number of rounds R = ceil(count / (nch x nseg x chunk)) is the fewest that keeps
- * segments within a chunk, and the segments are as equal as the 16-byte rounding allows, so every
- * channel takes R pieces (the last ones R - 1 or fewer) of the same size, as many synchronised
- * steps as one contiguous share per channel took, and at any moment the channels stream
- * neighbouring pieces instead of nch places far apart (measured: docs/log/2026-12-02-gpu-copy.md).
- * Every piece and segment starts at a multiple of 16 bytes from the buffer start. */
+ * segments within a chunk, and the segments are count / (R x nch x nseg) rounded up to 16 bytes,
+ * so every channel takes at most R pieces of one size (only the last piece of the count is
+ * short; channels past it take R - 1): as many synchronised steps per channel as one contiguous
+ * share per channel took, and at any moment the channels stream neighbouring pieces instead of
+ * nch places far apart (measured: docs/log/2026-12-02-gpu-copy.md).  Every piece and segment
+ * starts at a multiple of 16 bytes from the buffer start. */
 struct chan_walk {
     size_t seg;    /* elements per segment (a multiple of 16 bytes) */
     size_t piece;  /* nseg x seg: elements per piece */
