@@ -202,7 +202,7 @@ static int copy_bench(const gopts *o)
            (unsigned long long)o->copy_bench, o->iters);
     printf("# GB/s = (bytes read + bytes written) / time\n");
     printf("# variant: tiled = 32/64 KiB tiles round robin over blocks (tt_gpu_reduce_copy: tiled u4, 1 block/SM);\n"
-           "#          contig = one contiguous share per block (the layout of collective channels);\n"
+           "#          contig = one contiguous share per block (the channels' layout up to 2026-12-02);\n"
            "#          u4/u8 = 16-byte accesses in flight per thread; stream = evict-first cache hints\n");
     printf("# variant              blocks/SM   memcpy(GB/s)   copy(GB/s)  copy/memcpy   a+b->c(GB/s)  a+b/memcpy\n");
     static const char *vn[] = {"tiled u4 (default)", "tiled u8", "contig u4", "contig u8", "contig u4 stream",

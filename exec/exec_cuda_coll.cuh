@@ -34,33 +34,52 @@ template <int PROTO> __device__ __forceinline__ constexpr size_t proto_chunk_byt
                                                                                       : GPU_LL_SLOT_DATA;
 }
 
-/* Elements of the channel's share: 16-byte multiples, so every chunk starts
- * at the same offset modulo 16 as the buffer. */
+/* The channels' walk, the same for every collective (docs/gpu-executor.md, "Channel walk"):
+ * the count is cut into pieces of nseg segments, each segment a multiple of 16 bytes and at
+ * most one chunk, and the pieces go to the channels round robin: piece k belongs to channel
+ * k % nch.  The number of rounds R = ceil(count / (nch x nseg x chunk)) is the fewest that keeps
+ * segments within a chunk, and the segments are count / (R x nch x nseg) rounded up to 16 bytes,
+ * so every channel takes at most R pieces of one size (only the last piece of the count is
+ * short; channels past it take R - 1): as many synchronised steps per channel as one contiguous
+ * share per channel took, and at any moment the channels stream neighbouring pieces instead of
+ * nch places far apart (measured: docs/log/2026-12-02-gpu-copy.md).  Every piece and segment
+ * starts at a multiple of 16 bytes from the buffer start. */
+struct chan_walk {
+    size_t seg;    /* elements per segment (a multiple of 16 bytes) */
+    size_t piece;  /* nseg x seg: elements per piece */
+    size_t first;  /* the channel's first piece: chan x piece */
+    size_t stride; /* nch x piece: from one of the channel's pieces to its next */
+};
 template <class S>
-__device__ __forceinline__ void chan_range(size_t count, int c, int nch, size_t *lo, size_t *hi)
+__device__ __forceinline__ chan_walk make_walk(size_t count, int chan, int nch, int nseg, size_t chunk)
 {
     const size_t A = 16 / sizeof(S);
-    size_t per = (count + nch - 1) / nch;
-    per = (per + A - 1) / A * A;
-    *lo = min(count, (size_t)c * per);
-    *hi = min(count, *lo + per);
+    const size_t per_round = (size_t)nch * (size_t)nseg * chunk;
+    size_t rounds = (count + per_round - 1) / per_round;
+    if (!rounds) rounds = 1;
+    const size_t parts = rounds * (size_t)nch * (size_t)nseg;
+    size_t seg = (count + parts - 1) / parts;
+    seg = (seg + A - 1) / A * A;
+    if (!seg) seg = A;
+    chan_walk w;
+    w.seg = seg;
+    w.piece = seg * (size_t)nseg;
+    w.first = (size_t)chan * w.piece;
+    w.stride = (size_t)nch * w.piece;
+    return w;
 }
 
+/* Ring AllReduce: pieces of n segments (make_walk), per piece 2(n-1) steps. */
 template <class Tag, int OP, int PROTO>
 __device__ void ring_allreduce(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out,
                                size_t count, int nch, int n, int r, int div)
 {
     typedef typename Tr<Tag>::S S;
-    const size_t A = 16 / sizeof(S);
     const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
-    size_t lo, hi;
-    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const chan_walk w = make_walk<S>(count, x.chan, nch, n, chunk);
     const int R[1] = {GPU_CONN_RING};
-    for (size_t base = lo; base < hi;) {
-        size_t rem = hi - base;
-        size_t cs = (rem + n - 1) / n;
-        cs = (cs + A - 1) / A * A;
-        if (cs > chunk) cs = chunk;
+    for (size_t base = w.first; base < count; base += w.stride) {
+        const size_t hi = min(count, base + w.piece), cs = w.seg;
         auto seg = [&](int j, size_t *len) -> size_t {
             size_t off = base + (size_t)j * cs;
             *len = off < hi ? min(cs, hi - off) : 0;
@@ -84,15 +103,14 @@ __device__ void ring_allreduce(const Ctx &x, const typename Tr<Tag>::S *in, type
         }
         off = seg((r + 2) % n, &len);
         if (!do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 0, R, out + off, len, 0)) return;
-        base += (size_t)n * cs;
     }
 }
 
 /* The other ring collectives, built from the same protocol steps (do_step) and
- * connections (GPU_CONN_RING, r -> r+1) as ring_allreduce.  Each channel takes
- * its 16-byte-multiple share of the per-rank count (chan_range) and walks it
- * in chunks of one slot; every rank runs the same number of steps per chunk
- * on each connection it uses, so the per-connection step numbers agree. */
+ * connections (GPU_CONN_RING, r -> r+1) as ring_allreduce.  Each channel walks
+ * its pieces of the per-rank count (make_walk, one segment per piece: at most
+ * one slot); every rank runs the same number of steps per piece on each
+ * connection it uses, so the per-connection step numbers agree. */
 
 /* AllGather: the all-gather half of ring_allreduce over whole blocks.  Rank
  * r stores its block in place and sends it; steps 1..n-2 receive block
@@ -104,11 +122,10 @@ __device__ void ring_allgather(const Ctx &x, const typename Tr<Tag>::S *in, type
 {
     typedef typename Tr<Tag>::S S;
     const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
-    size_t lo, hi;
-    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const chan_walk w = make_walk<S>(count, x.chan, nch, 1, chunk);
     const int R[1] = {GPU_CONN_RING};
-    for (size_t off = lo; off < hi; off += chunk) {
-        size_t len = min(chunk, hi - off);
+    for (size_t off = w.first; off < count; off += w.stride) {
+        size_t len = min(w.piece, count - off);
         if (!do_step<Tag, OP, PROTO>(x, 0, R, in + off, 1, R, out + (size_t)r * count + off, len, 0)) return;
         for (int s = 1; s <= n - 2; s++) {
             size_t b = (size_t)((r - s + n) % n);
@@ -131,11 +148,10 @@ __device__ void ring_reducescatter(const Ctx &x, const typename Tr<Tag>::S *in, 
 {
     typedef typename Tr<Tag>::S S;
     const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
-    size_t lo, hi;
-    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const chan_walk w = make_walk<S>(count, x.chan, nch, 1, chunk);
     const int R[1] = {GPU_CONN_RING};
-    for (size_t off = lo; off < hi; off += chunk) {
-        size_t len = min(chunk, hi - off);
+    for (size_t off = w.first; off < count; off += w.stride) {
+        size_t len = min(w.piece, count - off);
         size_t b = (size_t)((r - 1 + n) % n);
         if (!do_step<Tag, OP, PROTO>(x, 0, R, in + b * count + off, 1, R, nullptr, len, 0)) return;
         for (int s = 1; s <= n - 2; s++) {
@@ -156,12 +172,11 @@ __device__ void ring_broadcast(const Ctx &x, const typename Tr<Tag>::S *in, type
 {
     typedef typename Tr<Tag>::S S;
     const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
-    size_t lo, hi;
-    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const chan_walk w = make_walk<S>(count, x.chan, nch, 1, chunk);
     const int R[1] = {GPU_CONN_RING};
     int p = (r - root + n) % n;
-    for (size_t off = lo; off < hi; off += chunk) {
-        size_t len = min(chunk, hi - off);
+    for (size_t off = w.first; off < count; off += w.stride) {
+        size_t len = min(w.piece, count - off);
         bool ok;
         if (p == 0) ok = do_step<Tag, OP, PROTO>(x, 0, R, in + off, 1, R, in == out ? nullptr : out + off, len, 0);
         else if (p < n - 1) ok = do_step<Tag, OP, PROTO>(x, 1, R, nullptr, 1, R, out + off, len, 0);
@@ -180,12 +195,11 @@ __device__ void ring_reduce(const Ctx &x, const typename Tr<Tag>::S *in, typenam
 {
     typedef typename Tr<Tag>::S S;
     const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
-    size_t lo, hi;
-    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const chan_walk w = make_walk<S>(count, x.chan, nch, 1, chunk);
     const int R[1] = {GPU_CONN_RING};
     int p = (r - root - 1 + 2 * n) % n;
-    for (size_t off = lo; off < hi; off += chunk) {
-        size_t len = min(chunk, hi - off);
+    for (size_t off = w.first; off < count; off += w.stride) {
+        size_t len = min(w.piece, count - off);
         bool ok;
         if (p == 0) ok = do_step<Tag, OP, PROTO>(x, 0, R, in + off, 1, R, nullptr, len, 0);
         else if (p < n - 1) ok = do_step<Tag, OP, PROTO>(x, 1, R, in + off, 1, R, nullptr, len, 0);
@@ -223,14 +237,13 @@ __device__ void tree_allreduce(Ctx x, const typename Tr<Tag>::S *in, typename Tr
 {
     typedef typename Tr<Tag>::S S;
     const size_t chunk = proto_chunk_bytes<PROTO>() / sizeof(S);
-    size_t lo, hi;
-    chan_range<S>(count, x.chan, nch, &lo, &hi);
+    const chan_walk w = make_walk<S>(count, x.chan, nch, 1, chunk);
     int nchild = (2 * r + 1 < n) + (2 * r + 2 < n);
     const int C[2] = {GPU_CONN_CHILD0, GPU_CONN_CHILD1};
     const int P[1] = {GPU_CONN_PARENT};
     if (r == 0) {
-        for (size_t off = lo; off < hi; off += chunk) {
-            size_t len = min(chunk, hi - off);
+        for (size_t off = w.first; off < count; off += w.stride) {
+            size_t len = min(w.piece, count - off);
             if (!do_step<Tag, OP, PROTO>(x, nchild, C, in + off, nchild, C, out + off, len, div)) return;
         }
         return;
@@ -240,11 +253,26 @@ __device__ void tree_allreduce(Ctx x, const typename Tr<Tag>::S *in, typename Tr
     x.nthr = half;
     x.bar = up ? 1 : 2;
     if (!up) x.tid -= half;
-    for (size_t off = lo; off < hi; off += chunk) {
-        size_t len = min(chunk, hi - off);
+    for (size_t off = w.first; off < count; off += w.stride) {
+        size_t len = min(w.piece, count - off);
         bool ok = up ? do_step<Tag, OP, PROTO>(x, nchild, C, in + off, 1, P, nullptr, len, 0)
                      : do_step<Tag, OP, PROTO>(x, 1, P, nullptr, nchild, C, out + off, len, 0);
         if (!ok) return;
+    }
+}
+
+/* One rank: every collective is a copy of in to out (avg divides by 1), over the
+ * channel's pieces of the Simple protocol's walk (a ring of one rank). */
+template <class Tag, int OP>
+__device__ __noinline__ void one_rank_copy(const Ctx &x, const typename Tr<Tag>::S *in, typename Tr<Tag>::S *out, size_t count,
+                              int nch, int div)
+{
+    typedef typename Tr<Tag>::S S;
+    const chan_walk w = make_walk<S>(count, x.chan, nch, 1, proto_chunk_bytes<TT_PROTO_SIMPLE>() / sizeof(S));
+    for (size_t off = w.first; off < count; off += w.stride) {
+        const S *src[1] = {in + off};
+        S *dst[1] = {out + off};
+        channel_reduce_copy<Tag, OP>(x.tid, x.nthr, 1, src, 0, 1, dst, min(w.piece, count - off), div);
     }
 }
 
@@ -279,12 +307,9 @@ __global__ void __launch_bounds__(GPU_THREADS) coll_kernel(gpu_kargs a)
         /* testing aid (TOPOTUNE_GPU_TEST_STALL_RANK): behave like a rank that
          * never entered the collective, so its peers hit their deadline */
     } else if (a.nranks == 1) {
-        /* every collective of one rank is a copy (the avg division by 1 included) */
-        size_t lo, hi;
-        chan_range<S>(a.count, c, a.nch, &lo, &hi);
-        const S *src[1] = {in + lo};
-        S *dst[1] = {out + lo};
-        if (hi > lo) reduce_copy<Tag, OP>(x.tid, x.nthr, 1, src, 0, 1, dst, hi - lo, a.avg_div);
+        /* every collective of one rank is a copy (the avg division by 1 included), walked
+         * like a ring of one rank: pieces of at most one Simple chunk, round robin */
+        one_rank_copy<Tag, OP>(x, in, out, a.count, a.nch, a.avg_div);
     } else if (a.algo == TT_ALGO_TREE && a.coll == TT_COLL_ALLREDUCE) {
         if (a.proto == TT_PROTO_SIMPLE) tree_allreduce<Tag, OP, TT_PROTO_SIMPLE>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
         else if (a.proto == TT_PROTO_LL128) tree_allreduce<Tag, OP, TT_PROTO_LL128>(x, in, out, a.count, a.nch, a.nranks, x.rank, a.avg_div);
@@ -302,15 +327,17 @@ __global__ void __launch_bounds__(GPU_THREADS) coll_kernel(gpu_kargs a)
 }
 
 /* Reduce-copy over the whole grid, contiguous layout: block b takes one
- * contiguous 16-byte-aligned share (the layout of a collective's channels).
- * Kept as a benchmark variant. */
+ * contiguous 16-byte-aligned share (the layout of a collective's channels up
+ * to 2026-12-02).  Kept as a benchmark variant. */
 template <class Tag, int OP, int U = 4, int HINT = 0>
 __global__ void __launch_bounds__(GPU_THREADS) reduce_copy_block_kernel(void *dst, const void *s0, const void *s1,
                                                                          size_t count)
 {
     typedef typename Tr<Tag>::S S;
-    size_t lo, hi;
-    chan_range<S>(count, blockIdx.x, gridDim.x, &lo, &hi);
+    const size_t A = 16 / sizeof(S);
+    size_t per = (count + gridDim.x - 1) / gridDim.x;
+    per = (per + A - 1) / A * A;
+    const size_t lo = min(count, (size_t)blockIdx.x * per), hi = min(count, lo + per);
     if (hi <= lo) return;
     const S *src[2] = {(const S *)s0 + lo, s1 ? (const S *)s1 + lo : nullptr};
     S *d[1] = {(S *)dst + lo};

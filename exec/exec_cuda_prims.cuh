@@ -133,12 +133,7 @@ static __device__ bool wait_ge(const Ctx &x, const volatile ull *p, ull want, in
     }
 }
 
-/* dst[k][i] = (src0 op src1 op ...)[i] (then / div) for i < n, over the
- * group's threads.  16-byte vector accesses when every pointer has the same
- * offset modulo 16 (scalar head up to the boundary, vector body with 4 packs
- * in flight per thread, scalar tail); element accesses otherwise.  Sources
- * with bit k of vol set are peer-written slots: read with ld.cv (no stale
- * L1 line). */
+
 /* 16-byte accesses; HINT 1 = streaming (evict-first) cache hints */
 template <int HINT> __device__ __forceinline__ uint4 ld16(const uint4 *p, bool vol)
 {
@@ -152,6 +147,50 @@ template <int HINT> __device__ __forceinline__ void st16(uint4 *p, uint4 v)
     else *p = v;
 }
 
+/* One round of reduce_copy's vector body: packs i, i + stride, ..., i + (U-1) stride, all U
+ * loads of a source issued before the first use.  PART: the last round, each pack under the
+ * bound nvec. */
+template <class Tag, int OP, int U, int HINT, bool PART>
+__device__ __forceinline__ void reduce_copy_round(const uint4 *const *vs, int nsrc, unsigned vol, uint4 *const *vd,
+                                                  int ndst, size_t i, size_t stride, size_t nvec, int div)
+{
+    uint4 acc[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        acc[u] = make_uint4(0, 0, 0, 0);
+        if (!PART || i + u * stride < nvec) acc[u] = ld16<HINT>(vs[0] + i + u * stride, vol & 1);
+    }
+#pragma unroll
+    for (int k = 1; k < 3; k++)
+        if (k < nsrc) {
+            uint4 w[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                w[u] = make_uint4(0, 0, 0, 0);
+                if (!PART || i + u * stride < nvec) w[u] = ld16<HINT>(vs[k] + i + u * stride, vol >> k & 1);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) acc[u] = red16<Tag, OP>(acc[u], w[u]);
+        }
+    if (div) {
+#pragma unroll
+        for (int u = 0; u < U; u++) acc[u] = div16<Tag>(acc[u], div);
+    }
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+        if (k < ndst) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (!PART || i + u * stride < nvec) st16<HINT>(vd[k] + i + u * stride, acc[u]);
+        }
+}
+
+/* dst[k][i] = (src0 op src1 op ...)[i] (then / div) for i < n, over the
+ * group's threads.  16-byte vector accesses when every pointer has the same
+ * offset modulo 16 (scalar head up to the boundary, vector body with U packs
+ * in flight per thread, its last partial round too, scalar tail); element
+ * accesses otherwise.  Sources with bit k of vol set are peer-written
+ * slots: read with ld.cv (no stale L1 line). */
 template <class Tag, int OP, int U = 4, int HINT = 0>
 __device__ __forceinline__ void reduce_copy(int tid, int nthr, int nsrc, const typename Tr<Tag>::S *const *src,
                                             unsigned vol, int ndst, typename Tr<Tag>::S *const *dst, size_t n,
@@ -199,40 +238,30 @@ __device__ __forceinline__ void reduce_copy(int tid, int nthr, int nsrc, const t
         vd[k] = k < ndst ? (uint4 *)(dst[k] + head) : nullptr;
     }
     size_t i = tid;
-    for (; i + (size_t)(U - 1) * nthr < nvec; i += (size_t)U * nthr) {
-        uint4 acc[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) acc[u] = ld16<HINT>(vs[0] + i + u * nthr, vol & 1);
-#pragma unroll
-        for (int k = 1; k < 3; k++)
-            if (k < nsrc) {
-                uint4 w[U];
-#pragma unroll
-                for (int u = 0; u < U; u++) w[u] = ld16<HINT>(vs[k] + i + u * nthr, vol >> k & 1);
-#pragma unroll
-                for (int u = 0; u < U; u++) acc[u] = red16<Tag, OP>(acc[u], w[u]);
-            }
-        if (div) {
-#pragma unroll
-            for (int u = 0; u < U; u++) acc[u] = div16<Tag>(acc[u], div);
-        }
-#pragma unroll
-        for (int k = 0; k < 3; k++)
-            if (k < ndst) {
-#pragma unroll
-                for (int u = 0; u < U; u++) st16<HINT>(vd[k] + i + u * nthr, acc[u]);
-            }
-    }
-    for (; i < nvec; i += nthr) {
-        uint4 acc = (vol & 1) ? __ldcv(vs[0] + i) : vs[0][i];
-#pragma unroll
-        for (int k = 1; k < 3; k++)
-            if (k < nsrc) acc = red16<Tag, OP>(acc, (vol >> k & 1) ? __ldcv(vs[k] + i) : vs[k][i]);
-        if (div) acc = div16<Tag>(acc, div);
-#pragma unroll
-        for (int k = 0; k < 3; k++)
-            if (k < ndst) vd[k][i] = acc;
-    }
+    for (; i + (size_t)(U - 1) * nthr < nvec; i += (size_t)U * nthr)
+        reduce_copy_round<Tag, OP, U, HINT, false>(vs, nsrc, vol, vd, ndst, i, nthr, nvec, div);
+    /* the last, partial round keeps U loads in flight too (each under its bound): one element
+     * per iteration would wait for one memory latency after another */
+    if (i < nvec) reduce_copy_round<Tag, OP, U, HINT, true>(vs, nsrc, vol, vd, ndst, i, nthr, nvec, div);
+}
+
+/* The channels' reduce-copy (Simple steps and the one-rank copy): about 8 16-byte loads in flight
+ * per thread, i.e. U = 8 for one source and 4 for two or three (a round issues its U loads of every
+ * source before the first use).  A collective runs one block per channel (at most 64 on 132 SMs), so
+ * a block must keep twice the bytes in flight that a block of the standalone reduce-copy (one per SM,
+ * U = 4) does: measured on H200 (docs/log/2026-12-02-gpu-copy.md), 64 blocks copying 256 KiB pieces
+ * reach 82-83 % of cudaMemcpy with U = 4 and 95-96 % with U = 8.  U = 8 for several sources would
+ * also spill the kernel's registers (128 at most for 512 threads).  A step shorter than one round
+ * of 8 per thread (64 KiB for 512 threads) keeps U = 4: its partial round of 8 measured 2-4 % slower
+ * on 8 virtual ranks at 1-4 MiB than the whole round of 4 it was before. */
+template <class Tag, int OP>
+__device__ __forceinline__ void channel_reduce_copy(int tid, int nthr, int nsrc, const typename Tr<Tag>::S *const *src,
+                                                    unsigned vol, int ndst, typename Tr<Tag>::S *const *dst, size_t n,
+                                                    int div)
+{
+    const size_t round8 = (size_t)8 * nthr * (16 / sizeof(typename Tr<Tag>::S));
+    if (nsrc == 1 && n >= round8) reduce_copy<Tag, OP, 8>(tid, nthr, nsrc, src, vol, ndst, dst, n, div);
+    else reduce_copy<Tag, OP, 4>(tid, nthr, nsrc, src, vol, ndst, dst, n, div);
 }
 
 /* ---- one protocol step ------------------------------------------------
@@ -274,7 +303,7 @@ __device__ __noinline__ bool simple_step(const Ctx &x, int nr, const int *rroles
         dst[ndst++] = (S *)(x.ch->send[sroles[k]].simple +
                             (size_t)(x.ss[sroles[k]] % GPU_SIMPLE_SLOTS) * GPU_SIMPLE_SLOT_BYTES);
     if (out) dst[ndst++] = out;
-    if (nsrc && ndst && n) reduce_copy<Tag, OP>(x.tid, x.nthr, nsrc, src, vol, ndst, dst, n, div);
+    if (nsrc && ndst && n) channel_reduce_copy<Tag, OP>(x.tid, x.nthr, nsrc, src, vol, ndst, dst, n, div);
     /* data before flag: every writer fences at system scope, the barrier
      * gathers the group, one thread publishes with a release store */
     if (ns) {

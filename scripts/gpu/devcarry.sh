@@ -3,6 +3,9 @@
 # machine lacks (libcjson, libcmocka) into .devcarry/lib, so a device run can carry `.devcarry` (see scripts/README.md).
 set -eu
 cd "$(dirname "$0")/../.."
+# a previous run removed the objects (and with them make's header dependencies): without this, a change
+# to a header only (exec/exec_cuda_*.cuh) would leave the old binaries in place
+[ -d .devcarry/build ] && [ ! -d .devcarry/build/obj ] && rm -rf .devcarry/build
 make BUILD=.devcarry/build -j2 all tests >/dev/null
 make BUILD=.devcarry/build -j2 $(grep -q '^plugin:' Makefile && echo plugin) >/dev/null 2>&1 || true
 mkdir -p .devcarry/lib

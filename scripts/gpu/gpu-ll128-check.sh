@@ -163,7 +163,7 @@ part_validate() {
 # ---- copy: reduce-copy layouts against cudaMemcpy ------------------------------------------------
 part_copy() {
   # the collectives' own per-channel movement: one rank, every collective is a copy of each
-  # channel's contiguous share (64 channels); copy GB/s = 2 x algbw
+  # channel's pieces (64 channels); copy GB/s = 2 x algbw
   if left 10; then
     step copy-coll-g1 "$(limit 30)" "$TE" -g 1 -b 256M -e 1G -f 4 -n 10 -w 2 -c 0 --no-progress
     rc=$?

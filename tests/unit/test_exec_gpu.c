@@ -7,7 +7,9 @@
  * (ring) on 1/2/3/4 (8) virtual ranks: every type and op, every protocol (LL128 where the pairs
  * allow it, refused with the reason on host-staged / PCIe pairs),
  * in and out of place, every root, odd counts, bit-exact against the host
- * engine's expected values (tt_verify_*); host-staged and P2P too.
+ * engine's expected values (tt_verify_*); host-staged and P2P too.  Both sweeps also walk
+ * large counts over 1 and 3 channels, so that every channel takes several pieces round robin
+ * and the last piece is short.
  * TT_GPU_TEST_COLL_ONLY=1 runs only those (and the plan errors); TT_GPU_TEST_PROTOS=ll128 runs the
  * sweeps of the listed protocols only.  Every GPU test is skipped (cmocka skip) with
  * the reason printed when no GPU is usable.  Without CUDA the API must
@@ -262,6 +264,18 @@ static void sweep(int n, const char *label)
                     bad += run_one(&f, 5003, ts[ti], (tt_redop)op, (tt_algo)algo, gpu_protos[pi], 2, op & 1, 0);
                     runs++;
                 }
+    /* the channel walk over several rounds (pieces round robin over few channels, a short last piece) */
+    const tt_dtype wt[] = {TT_INT8, TT_HALF, TT_FLOAT, TT_DOUBLE};
+    const size_t wcount = quick() ? 20011 : 300007;
+    for (int algo = 0; algo < 2; algo++)
+        for (int pi = 0; pi < NPROTOS; pi++)
+            for (size_t ti = 0; ti < sizeof wt / sizeof *wt && proto_wanted(pi); ti++)
+                for (int nch = 1; nch <= 3 && nch <= maxch; nch += 2) {
+                    if (quick() && wt[ti] != TT_FLOAT) continue;
+                    bad += run_one(&f, wcount, wt[ti], TT_SUM, (tt_algo)algo, gpu_protos[pi], nch,
+                                   (int)(ti + nch) & 1, 0);
+                    runs++;
+                }
     printf("# %s: %d ranks, %d AllReduce runs, %zu wrong elements (channels up to %d, virtual=%d)\n", label, n,
            runs, bad, maxch, tt_gpu_comm_is_virtual(f.g));
     fix_free(&f);
@@ -291,7 +305,7 @@ static void test_allreduce_one_rank(void **state)
     size_t bad = 0;
     for (int t = 0; t < TT_NDTYPES; t++)
         for (int op = 0; op < TT_NREDOPS; op++) bad += run_one(&f, 99999, (tt_dtype)t, (tt_redop)op, TT_ALGO_RING,
-                                                               TT_PROTO_SIMPLE, 1, op & 1, 0);
+                                                               TT_PROTO_SIMPLE, (op & 1) ? 1 : 3, op & 1, 0);
     fix_free(&f);
     assert_int_equal(bad, 0);
 }
@@ -576,6 +590,18 @@ static void coll_sweep(int n, const char *label)
             bad += run_coll(&f, TT_COLL_REDUCE, 77777, TT_INT32, TT_AVG, root, gpu_protos[pi], 0, !(root & 1));
             runs += 2;
         }
+    /* the channel walk over several rounds (pieces round robin over few channels, a short last piece) */
+    const tt_dtype wt[] = {TT_INT8, TT_FLOAT, TT_DOUBLE};
+    const size_t wcount = quick() ? 20011 : 300007;
+    for (int ci = 0; ci < 4; ci++)
+        for (int pi = 0; pi < NPROTOS; pi++)
+            for (size_t ti = 0; ti < sizeof wt / sizeof *wt && proto_wanted(pi); ti++)
+                for (int nch = 1; nch <= 3 && nch <= maxch; nch += 2) {
+                    if (quick() && wt[ti] != TT_FLOAT) continue;
+                    bad += run_coll(&f, other_colls[ci], wcount, wt[ti], TT_SUM, (int)(ti + nch + ci) % n,
+                                    gpu_protos[pi], nch, (int)(ti + nch + ci) & 1);
+                    runs++;
+                }
     printf("# %s: %d ranks, %d AllGather/ReduceScatter/Broadcast/Reduce runs, %zu wrong elements (channels up to %d)\n",
            label, n, runs, bad, maxch);
     fix_free(&f);
