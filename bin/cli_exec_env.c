@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli_common.h"
 #include "cli_exec.h"
@@ -47,5 +48,8 @@ int tt_cli_exec_check_env(void)
             return tt_cli_bad("%s='%.80s': must be %s (unset it for the default)", env_vars[i].name, s,
                               env_vars[i].what);
     }
+    const char *b = getenv("TOPOTUNE_HOST_BIND"); /* exec/exec_bind.c */
+    if (b && *b && strcmp(b, "none") && strcmp(b, "core") && strcmp(b, "cpu"))
+        return tt_cli_bad("TOPOTUNE_HOST_BIND='%.80s': must be none, core or cpu (unset it for the default)", b);
     return 0;
 }

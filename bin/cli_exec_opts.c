@@ -65,6 +65,8 @@ void tt_cli_exec_usage(FILE *f)
             "      --no-progress      no live progress line on stderr\n"
             "      --cycles N         run the whole sweep N times (0: until killed; nccl-tests' -N)\n"
             "      --average MODE     time across ranks: avg (default), rank0, min, max (nccl-tests' -a)\n"
+            "      --bind POLICY      host ranks' worker threads: none (default), core (one per core first),\n"
+            "                         cpu (in CPU order); also TOPOTUNE_HOST_BIND\n"
             "  -V, --version          print the version\n"
             "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
             "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
@@ -113,7 +115,7 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
         o->warmup = 2;
     }
     enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
-           O_MPI, O_VALIDATE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS, O_CYCLES, O_AVERAGE };
+           O_MPI, O_VALIDATE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS, O_CYCLES, O_AVERAGE, O_BIND };
     static const struct option lo[] = {
         {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
@@ -127,7 +129,7 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
         {"mpi", 0, 0, O_MPI}, {"validate", 0, 0, O_VALIDATE}, {"topo", 1, 0, O_TOPO},
         {"validate-margin", 1, 0, O_VMARGIN}, {"validate-runners-up", 1, 0, O_VRUNNERS},
         {"validate-rounds", 1, 0, O_VROUNDS}, {"cycles", 1, 0, O_CYCLES}, {"average", 1, 0, O_AVERAGE},
-        {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"bind", 1, 0, O_BIND}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, mpi_given = 0, val_given = 0;
     tt_cli_validate_defaults(&o->val);
     long long v;
@@ -202,6 +204,12 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
             int m = tt_cli_choice("--average", optarg, modes);
             if (m < 0) return EXIT_USAGE;
             o->time_of = m; /* TT_SWEEP_TIME_* in this order */
+            break;
+        }
+        case O_BIND: {
+            static const char *const pol[] = {"none", "core", "cpu", NULL};
+            if (tt_cli_choice("--bind", optarg, pol) < 0) return EXIT_USAGE;
+            setenv("TOPOTUNE_HOST_BIND", optarg, 1); /* read by the communicators (exec_bind.c) */
             break;
         }
         case O_HOST:

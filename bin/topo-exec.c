@@ -307,6 +307,17 @@ static int json_writer_hint(const opts *o)
     return 0;
 }
 
+/* where the local ranks' workers run (--bind / TOPOTUNE_HOST_BIND), when they are bound */
+static void print_binding(tt_comm **comms, int nlocal)
+{
+    int any = 0;
+    for (int i = 0; i < nlocal; i++) any |= tt_comm_bound_cpu(comms[i]) >= 0;
+    if (!any) return;
+    printf("# bound (TOPOTUNE_HOST_BIND=%s):", getenv("TOPOTUNE_HOST_BIND"));
+    for (int i = 0; i < nlocal; i++) printf(" rank %d cpu %d", tt_comm_rank(comms[i]), tt_comm_bound_cpu(comms[i]));
+    printf("\n");
+}
+
 /* rank 0: the header with every rank's process and host */
 static void print_header(const opts *o, int nranks, const char *transport)
 {
@@ -414,6 +425,8 @@ int main(int argc, char **argv)
         rc = mpi_agree(&o, me, nranks, rc ? rc : jrc);
     if (rc)
         goto done;
+    if (me == 0)
+        print_binding(comms, nlocal);
     if (o.val.on) {
         jwrite = 0; /* --validate writes its own -J */
         rc = tt_cli_validate_host(&o.val, &sweep, comms, nlocal);

@@ -48,6 +48,7 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
     c->timeout_ms = env_timeout_ms();
     c->plan = TT_PLAN_DEFAULT;
     c->spin_budget_us = -1;
+    c->bind_cpu = -1;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv_work, NULL);
     pthread_cond_init(&c->cv_idle, NULL);
@@ -131,7 +132,16 @@ tt_status exec_comm_start(tt_comm *comm)
     if (st != TT_OK)
         return st;
     exec_transport_describe(comm, comm->tp_desc, sizeof comm->tp_desc);
-    if (pthread_create(&comm->worker, NULL, worker_main, comm) != 0)
+    if ((st = exec_bind_plan(comm)) != TT_OK) /* exec_bind.c */
+        return st;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    st = exec_bind_attr(comm, &attr);
+    int e = st == TT_OK ? pthread_create(&comm->worker, &attr, worker_main, comm) : 0;
+    pthread_attr_destroy(&attr);
+    if (st != TT_OK)
+        return st;
+    if (e != 0)
         return tt_error_set(TT_ERR_SYSTEM, "rank %d: cannot start the worker thread", comm->rank);
     comm->worker_started = 1;
     return TT_OK;

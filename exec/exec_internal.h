@@ -102,6 +102,7 @@ struct tt_comm {
     int hdr_on;              /* a collective's headers are in flight */
     exec_hdr_peer *hdr_peer; /* [nranks] */
     int64_t spin_budget_us;  /* idle busy-poll of this comm, -1 = not decided yet (exec_spin.c) */
+    int bind_cpu;            /* CPU the worker is bound to, -1 = not bound (exec_bind.c) */
 
     /* scratch of the worker */
     unsigned char *scratch;
@@ -194,6 +195,10 @@ void exec_hdr_end(tt_comm *c);
 int exec_cpu_count(void);
 int exec_local_ranks(const tt_comm *comm);
 int64_t exec_spin_budget_us(tt_comm *comm);
+/* exec_bind.c: decide the worker's CPU from TOPOTUNE_HOST_BIND (after the rendezvous: needs the nodes;
+ * a bad value is TT_ERR_INVALID), and put it on the worker thread's attributes */
+tt_status exec_bind_plan(tt_comm *comm);
+tt_status exec_bind_attr(const tt_comm *comm, pthread_attr_t *attr);
 
 /* Run one op (header + algorithm); called by the worker. */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);

@@ -199,6 +199,11 @@ tt_status tt_comm_destroy(tt_comm *comm);
 int tt_comm_rank(const tt_comm *comm);
 int tt_comm_nranks(const tt_comm *comm);
 const char *tt_comm_transport(const tt_comm *comm); /* in use: "shm", "tcp", "ib", "shm+tcp", "shm+ib", ... */
+/* The CPU this rank's worker thread (which moves its data) is bound to, -1 when not bound.
+ * TOPOTUNE_HOST_BIND at communicator creation: none (default), core (local rank i -> one hardware
+ * thread of every core before a second of any), cpu (the i-th CPU of the process's mask); not bound
+ * when the node has more ranks than CPUs; another value fails the creation (TT_ERR_INVALID). */
+int tt_comm_bound_cpu(const tt_comm *comm);
 /* Per-wait deadline in milliseconds (default TOPOTUNE_TIMEOUT_MS or 30000). */
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
 /* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */

@@ -189,6 +189,21 @@ for v in TOPOTUNE_TIMEOUT_MS=0 TOPOTUNE_SHM_RING_BYTES=5000 TOPOTUNE_SPIN_US=x; 
   run env $v "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
   [ "$RC" -eq 2 ] && grep -q "${v%%=*}=" "$TMP/err" && ok "$v: exit 2 naming it" || not_ok "$v: exit $RC $(head -c 200 "$TMP/err")"
 done
+# binding host ranks (exec_bind.c): a wrong policy is a usage error naming it; a bound run says where
+run env TOPOTUNE_HOST_BIND=numa "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+[ "$RC" -eq 2 ] && grep -q "TOPOTUNE_HOST_BIND='numa': must be none, core or cpu" "$TMP/err" && ok "TOPOTUNE_HOST_BIND=numa: exit 2 naming it" \
+  || not_ok "TOPOTUNE_HOST_BIND=numa: exit $RC $(head -c 200 "$TMP/err")"
+run "$X" --host 2 -b 1K -e 1K -n 1 --no-progress --bind all
+[ "$RC" -eq 2 ] && grep -q -- "--bind 'all'" "$TMP/err" && ok "--bind all: exit 2" || not_ok "--bind all: exit $RC $(head -c 200 "$TMP/err")"
+ncpu=$(nproc)
+run "$X" --host 1 -b 1K -e 4K -f 4 -n 2 --no-progress --bind cpu
+grep -qE '^# bound \(TOPOTUNE_HOST_BIND=cpu\): rank 0 cpu [0-9]+$' "$TMP/out" && grep -q 'Out of bounds values : 0 OK' "$TMP/out" \
+  && ok "--bind cpu: the bound line names the CPU, results exact" || not_ok "--bind cpu: $(head -c 300 "$TMP/out") $(head -c 200 "$TMP/err")"
+run "$X" --host $((ncpu + 1)) -b 1K -e 1K -n 1 --no-progress --bind core
+[ "$RC" -eq 0 ] && ! grep -q '^# bound' "$TMP/out" && ok "--bind core with more ranks than CPUs: not bound, runs" \
+  || not_ok "--bind core oversubscribed: exit $RC $(grep '^# bound' "$TMP/out")"
+run "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+! grep -q '^# bound' "$TMP/out" && ok "default: not bound" || not_ok "default: $(grep '^# bound' "$TMP/out")"
 run env TOPOTUNE_THREAD_NODES=0 "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
 [ "$RC" -eq 2 ] && ok "TOPOTUNE_THREAD_NODES=0: exit 2" || not_ok "TOPOTUNE_THREAD_NODES=0: exit $RC"
 run env TOPOTUNE_THREAD_NODES=3 "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
