@@ -371,14 +371,13 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
             /* rows that set each constant: its term >= 30% of the predicted time */
             for (int j = 0; j < TT_EXEC_NCONST && rep->nparams < TT_CALIB_MAX_PARAMS; j++) {
                 /* the host-only constants of a GPU kind: no term of its schedule, not reported */
-                if (j >= 5 && kind != TT_RANKS_HOST) continue;
+                if (j >= EXEC_NGPU && kind != TT_RANKS_HOST) continue;
                 int idx = rep->nparams++;
                 snprintf(rep->name[idx], sizeof rep->name[idx], "exec.%s.%s.%s", tt_exec_kind_name((tt_exec_kind)kind),
                          exec_pname[q], tune_exec_param_name(j));
                 rep->before[idx] = exec_get(&start.exec[kind][q], j);
                 rep->after[idx] = exec_get(&e, j);
-                rep->lo[idx] = tune_exec_param_is_rate(j) ? 1e-6 : 0;
-                rep->hi[idx] = j == TT_EXEC_NCONST - 1 ? 1e6 : tune_exec_param_is_rate(j) ? 1e7 : 1e5;
+                tune_exec_param_range(j, &rep->lo[idx], &rep->hi[idx]);
                 rep->spread_lo[idx] = lo[j];
                 rep->spread_hi[idx] = hi[j];
                 if (!(mask & (1u << j))) {
@@ -396,7 +395,7 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
                     /* the cache size sets the terms it scales (shared and dram) */
                     double part = 0;
                     for (int c = 0; c < TT_EXEC_NPARAM; c++)
-                        if (c == j || (j == TT_EXEC_NCONST - 1 && (c == 4 || c == 7))) part += fv[c] * tune_exec_coef(&e, c);
+                        if (c == j || (j == EXEC_CACHE && (c == EXEC_SHARED || c == EXEC_DRAM))) part += fv[c] * tune_exec_coef(&e, c);
                     if (tot > 0 && part >= 0.3 * tot) {
                         cnt++;
                         if (rows[i]->bytes < bmin) bmin = rows[i]->bytes;
@@ -707,7 +706,7 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
             for (int q = 0; q < TT_PROTO_COUNT; q++) {
                 const tt_exec_params *e = &p->exec[k][q];
                 /* the host-only constants are written for host ranks only */
-                int nc = k == TT_RANKS_HOST ? TT_EXEC_NCONST : 5;
+                int nc = k == TT_RANKS_HOST ? TT_EXEC_NCONST : EXEC_NGPU;
                 const char *ek[TT_EXEC_NCONST];
                 double v[TT_EXEC_NCONST];
                 for (int j = 0; j < nc; j++) {

@@ -245,7 +245,7 @@ int tune_exec_fit(const tt_model_params *p, const tt_measurement *const *rows, i
         e.cache_MiB = best_cache;
         *identified = best_mask;
         /* the cache size was chosen when the terms it scales were fitted */
-        if (kind == TT_RANKS_HOST && (best_mask & ((1u << 4) | (1u << 7)))) *identified |= 1u << (TT_EXEC_NCONST - 1);
+        if (kind == TT_RANKS_HOST && (best_mask & ((1u << EXEC_SHARED) | (1u << EXEC_DRAM)))) *identified |= 1u << EXEC_CACHE;
     }
     *out = e;
     free(fr.F); free(fr.t); free(fr.w); free(fr.tr);

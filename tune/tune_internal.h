@@ -80,13 +80,20 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
 int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[TT_EXEC_NPARAM], int *proto_out,
                     int *algo_out, char *why, size_t wl);
 double tune_exec_value(const tt_exec_params *e, const double f[TT_EXEC_NPARAM]);
-/* the constants by column (0 .. TT_EXEC_NCONST-1; the last is cache_MiB): name, value, whether it is
- * a rate in GB/s, and its time coefficient (us per unit; 1 / (GB/s 1e3) for rates, 0 = no term) */
+/* the constants by column (tt_exec_params order): the first EXEC_NGPU are every kind's, the rest host
+ * ranks' only; EXEC_CACHE (cache_MiB) scales the EXEC_SHARED and EXEC_DRAM terms */
+enum { EXEC_LAUNCH, EXEC_STEP, EXEC_HOP, EXEC_CHAN, EXEC_SHARED, EXEC_PEER, EXEC_XFER, EXEC_DRAM, EXEC_CACHE };
+#define EXEC_NGPU 5
+/* per column: name, value, whether it is a rate in GB/s, its time coefficient (us per unit;
+ * 1 / (GB/s 1e3) for rates, 0 = no term), and the range a calibration file may give it */
 const char *tune_exec_param_name(int j);
 double tune_exec_param_get(const tt_exec_params *e, int j);
 void tune_exec_param_set(tt_exec_params *e, int j, double v);
 int tune_exec_param_is_rate(int j);
 double tune_exec_coef(const tt_exec_params *e, int j);
+void tune_exec_param_range(int j, double *lo, double *hi);
+/* pipeline chunks of `bytes` in pieces of `chunk`: ceil, at least 1 */
+double tune_exec_chunks(double bytes, double chunk);
 /* tune_model_exec_host.c: the host executor's default AllReduce algorithm at a size, and the terms
  * of a host row run with `algo` (0 = ok, else why) */
 int tune_exec_host_default_algo(int nranks, double bytes);

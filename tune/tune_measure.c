@@ -73,25 +73,23 @@ int tm_type_size(const char *t)
     return 0;
 }
 
-/* the identity of a measurement: rows equal in it measured the same thing */
-static int same_key(const tt_measurement *a, const tt_measurement *b)
+/* the identity of a measurement (rows equal in it measured the same thing), as an order */
+static int key_order(const tt_measurement *a, const tt_measurement *b)
 {
-    return a->coll == b->coll && a->bytes == b->bytes && a->nranks == b->nranks && a->nodes == b->nodes &&
-           a->algo == b->algo && a->proto == b->proto && a->channels == b->channels &&
-           a->exec_kind == b->exec_kind && a->topotune_tree == b->topotune_tree;
-}
-
-static const tt_measurement *sort_base;
-static int key_cmp(const void *pa, const void *pb)
-{
-    const tt_measurement *a = &sort_base[*(const int *)pa], *b = &sort_base[*(const int *)pb];
-    long long d[] = {a->coll - b->coll, a->nranks - b->nranks, a->nodes - b->nodes, a->algo - b->algo,
+    const int d[] = {a->coll - b->coll, a->nranks - b->nranks, a->nodes - b->nodes, a->algo - b->algo,
                      a->proto - b->proto, a->channels - b->channels, a->exec_kind - b->exec_kind,
                      a->topotune_tree - b->topotune_tree};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         if (d[i]) return d[i] < 0 ? -1 : 1;
-    if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
-    return *(const int *)pa - *(const int *)pb; /* stable: the first occurrence leads its group */
+    return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+/* sorting pointers into one array: equal keys keep the order of the rows (the first leads) */
+static int ptr_cmp(const void *pa, const void *pb)
+{
+    const tt_measurement *a = *(const tt_measurement *const *)pa, *b = *(const tt_measurement *const *)pb;
+    int k = key_order(a, b);
+    return k ? k : (a > b) - (a < b);
 }
 
 static double min_time(double a, double b)
@@ -105,43 +103,33 @@ static double min_time(double a, double b)
  * "file:line"), with the fastest time of each placement; O(n log n) */
 static tt_status merge_repeats(tt_measure_set *set, int from)
 {
-    int n = set->n - from;
+    int n = set->n - from, merged = 0;
     if (n < 2) return TT_OK;
-    int *idx = malloc(sizeof(int) * (size_t)n), *lead = malloc(sizeof(int) * (size_t)n);
-    if (!idx || !lead) {
-        free(idx);
-        free(lead);
-        return tt_error_set(TT_ERR_NOMEM, "out of memory reading measurements");
-    }
-    for (int i = 0; i < n; i++) idx[i] = from + i;
-    sort_base = set->m;
-    qsort(idx, (size_t)n, sizeof(int), key_cmp);
-    int merged = 0;
-    for (int i = 0; i < n; i++) {
-        tt_measurement *m = &set->m[idx[i]];
-        if (i > 0 && same_key(&set->m[lead[i - 1]], m)) {
-            tt_measurement *l = &set->m[lead[i - 1]];
-            l->time_oop_us = min_time(l->time_oop_us, m->time_oop_us);
-            l->time_ip_us = min_time(l->time_ip_us, m->time_ip_us);
-            double t = l->time_us;
-            tm_finish_times(l);
-            if (l->time_us != t && m->time_us == l->time_us) l->busbw = m->busbw;
-            l->repeats += m->repeats;
-            m->repeats = 0; /* dropped below */
-            lead[i] = lead[i - 1];
-            merged = 1;
-        } else {
-            lead[i] = idx[i];
+    tt_measurement **p = malloc(sizeof(*p) * (size_t)n);
+    if (!p) return tt_error_set(TT_ERR_NOMEM, "out of memory reading measurements");
+    for (int i = 0; i < n; i++) p[i] = &set->m[from + i];
+    qsort(p, (size_t)n, sizeof(*p), ptr_cmp);
+    for (int i = 1, lead = 0; i < n; i++) {
+        if (key_order(p[lead], p[i])) {
+            lead = i;
+            continue;
         }
+        tt_measurement *l = p[lead], *m = p[i];
+        if (m->time_us < l->time_us) l->busbw = m->busbw; /* the busbw of the fastest row */
+        l->time_oop_us = min_time(l->time_oop_us, m->time_oop_us);
+        l->time_ip_us = min_time(l->time_ip_us, m->time_ip_us);
+        tm_finish_times(l);
+        l->repeats += m->repeats;
+        m->repeats = 0; /* dropped below */
+        merged = 1;
     }
+    free(p);
     if (merged) {
         int w = from;
         for (int i = from; i < set->n; i++)
             if (set->m[i].repeats > 0) set->m[w++] = set->m[i];
         set->n = w;
     }
-    free(idx);
-    free(lead);
     return TT_OK;
 }
 

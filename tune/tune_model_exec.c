@@ -41,12 +41,6 @@ const char *tt_exec_kind_name(tt_exec_kind k)
     return k >= 0 && k < TT_RANKS_KIND_COUNT ? n[k] : "?";
 }
 
-static int floor_log2(int n)
-{
-    int l = 0;
-    while ((2L << l) <= n) l++;
-    return l;
-}
 
 /* GPU memory accesses per byte of a binary tree in heap order: rank r with c children.  Leaf up
  * (read input, write slot) + down (read slot, write output) = 4; interior up (input + c slots,
@@ -64,9 +58,9 @@ static void tree_access(int n, double *busiest, double *total)
     }
 }
 
-static double cdiv(double a, double b)
+double tune_exec_chunks(double bytes, double chunk)
 {
-    double k = ceil(a / b - 1e-9);
+    double k = ceil(bytes / chunk - 1e-9);
     return k < 1 ? 1 : k;
 }
 
@@ -117,7 +111,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
      * AllGather / ReduceScatter (S is their total, nccl-tests' size column) */
     int blocks = m->coll == TT_COLL_ALLGATHER || m->coll == TT_COLL_REDUCESCATTER;
     double B = blocks ? S / n : S;
-    double c = m->channels > 0 ? m->channels : fmin(cmax, cdiv(B, GPU_CHANNEL_BYTES));
+    double c = m->channels > 0 ? m->channels : fmin(cmax, tune_exec_chunks(B, GPU_CHANNEL_BYTES));
     double Sc = S / c;
     /* buffers of one rank (input + output) for the L2 term below */
     double F1 = blocks ? S + S / n : 2.0 * S;
@@ -134,7 +128,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
          * Broadcast / Reduce: a chain of n - 1 hops with the chunks pipelined, n - 2 + k steps
          * on the critical path; the busiest rank (an inner one, or the root: 3 accesses per
          * byte) moves 3 B / c; all ranks together 3 + 3(n - 2) + 2 = 3n - 1 per byte. */
-        double k = cdiv(B / c, chunk);
+        double k = tune_exec_chunks(B / c, chunk);
         if (blocks) {
             f[1] = (n - 1.0) * k;
             f[3] = (3.0 * n - 1) / n * Sc;
@@ -151,16 +145,16 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
         /* per channel: loops of n segments of at most one chunk, 2(n-1) steps each; reduce-scatter
          * step: read input + slot, write slot (first: 2, last: 4 with the output); all-gather:
          * read slot, write output + slot (last: 2) -> (6n - 4) accesses per segment */
-        double k = cdiv(Sc, n * chunk);
+        double k = tune_exec_chunks(Sc, n * chunk);
         f[1] = 2.0 * (n - 1) * k;
         f[3] = (6.0 * n - 4) / n * Sc;
         f[4] = (6.0 * n - 4) * S * share;
     } else {
         /* binary tree in heap order, up and down streams overlapped (warps split), root in one
          * step: depth up + depth down + one hop per further chunk */
-        double k = cdiv(Sc, chunk), b, t;
+        double k = tune_exec_chunks(Sc, chunk), b, t;
         tree_access(n, &b, &t);
-        f[2] = 2.0 * floor_log2(n) + k - 1;
+        f[2] = 2.0 * tune_log2i(n) + k - 1;
         /* a chunk crosses every level before the next one follows it: (2D + k - 1) chunk times
          * at the busiest rank's pace (the pipeline fill; Simple only: LL forwards every 16-byte
          * line as soon as it is read, so its fill is a line, LL128 likewise a 128-byte line); the shared
@@ -207,6 +201,15 @@ double tune_exec_coef(const tt_exec_params *e, int j)
     double v = tune_exec_param_get(e, j);
     if (!col[j].rate) return v;
     return v > 0 ? 1.0 / (v * 1e3) : 0;
+}
+
+/* latencies 0..1e5 us, rates 1e-6..1e7 GB/s (the host-only rates may be 0: no such term), the cache
+ * 0..1e6 MiB */
+void tune_exec_param_range(int j, double *lo, double *hi)
+{
+    int rate = tune_exec_param_is_rate(j);
+    *lo = rate && j < EXEC_NGPU ? 1e-6 : 0;
+    *hi = j == EXEC_CACHE ? 1e6 : rate ? 1e7 : 1e5;
 }
 
 double tune_exec_value(const tt_exec_params *e, const double f[TT_EXEC_NPARAM])

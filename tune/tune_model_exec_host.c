@@ -29,27 +29,11 @@
 #define XFER_PAGE 4096.0             /* MODEL ASSUMPTION: first page of a step's piece */
 #define HIER_MSG_PER_STEP 0.25       /* MODEL ASSUMPTION: an arrived message / a synchronised step */
 
-/* column indices of f[] (tt_exec_params order) */
-enum { C_LAUNCH, C_STEP, C_HOP, C_CHAN, C_SHARED, C_PEER, C_XFER, C_DRAM };
-
 int tune_exec_host_default_algo(int nranks, double bytes)
 {
     if (bytes > SMALL_MAX) return TT_ALGO_RING;
     if (nranks > 0 && !(nranks & (nranks - 1))) return TT_ALGO_RD;
     return nranks > 2 ? TT_ALGO_TREE : TT_ALGO_RING;
-}
-
-static double cdiv(double a, double b)
-{
-    double k = ceil(a / b - 1e-9);
-    return k < 1 ? 1 : k;
-}
-
-static int floor_log2(int n)
-{
-    int l = 0;
-    while ((2L << l) <= n) l++;
-    return l;
 }
 
 static int kids(int n, int r) { return (2 * r + 1 < n) + (2 * r + 2 < n); }
@@ -91,11 +75,11 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
     double cache = p->exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].cache_MiB * 1048576.0;
     double miss = S / (S + cache); /* of the accesses to the rank's own buffer */
     double Wb = 0, Bb = 0, Bt = 0;  /* all accesses of the busiest rank; own-buffer accesses: busiest, all */
-    f[C_LAUNCH] = 1;
+    f[EXEC_LAUNCH] = 1;
     if (n == 1) { /* a local copy */
-        f[C_CHAN] = 2 * S;
-        f[C_SHARED] = 2 * S * miss;
-        f[C_DRAM] = 2 * S * miss;
+        f[EXEC_CHAN] = 2 * S;
+        f[EXEC_SHARED] = 2 * S * miss;
+        f[EXEC_DRAM] = 2 * S * miss;
         return 0;
     }
     int pow2 = !(n & (n - 1)), L = 0;
@@ -106,10 +90,10 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
             /* reduce-scatter n-1 steps (send 2, receive 2, reduce 3), all-gather n-1 (send 2, receive
              * 2), one segment S/n per step in chunks; own buffer: the reduce reads and writes it and
              * the send reads it (3), all-gather send reads, receive writes (2) */
-            double seg = S / n, k = cdiv(seg, HOST_CHUNK);
-            f[C_STEP] = 2.0 * (n - 1) * k;
-            f[C_XFER] = f[C_STEP] * fmin(fmin(seg, HOST_CHUNK), XFER_PAGE);
-            f[C_PEER] = 1;
+            double seg = S / n, k = tune_exec_chunks(seg, HOST_CHUNK);
+            f[EXEC_STEP] = 2.0 * (n - 1) * k;
+            f[EXEC_XFER] = f[EXEC_STEP] * fmin(fmin(seg, HOST_CHUNK), XFER_PAGE);
+            f[EXEC_PEER] = 1;
             Wb = 11.0 * (n - 1) / n * S;
             Bb = 5.0 * (n - 1) / n * S;
             Bt = n * Bb;
@@ -119,25 +103,25 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
                          algo == TT_ALGO_RHD ? "halving-doubling" : "recursive doubling");
                 return -1;
             }
-            f[C_PEER] = L; /* a new partner every level */
+            f[EXEC_PEER] = L; /* a new partner every level */
             if (algo == TT_ALGO_RHD) {
                 /* halving: level l exchanges S/2^l (7 accesses, own buffer 3), doubling the same blocks
                  * back (4, own buffer 2) */
                 double d = S;
                 for (int l = 0; l < L; l++) {
                     d /= 2;
-                    double k = cdiv(d, HOST_CHUNK);
-                    f[C_STEP] += 2 * k;
-                    f[C_XFER] += 2 * k * fmin(fmin(d, HOST_CHUNK), XFER_PAGE);
+                    double k = tune_exec_chunks(d, HOST_CHUNK);
+                    f[EXEC_STEP] += 2 * k;
+                    f[EXEC_XFER] += 2 * k * fmin(fmin(d, HOST_CHUNK), XFER_PAGE);
                 }
                 Wb = 11.0 * (n - 1) / n * S;
                 Bb = 5.0 * (n - 1) / n * S;
             } else {
                 /* log2(n) levels, each swapping the whole vector with one partner in chunks: send 2,
                  * receive 2, reduce 3 (own buffer: send reads, reduce reads and writes: 3) */
-                double k = cdiv(S, HOST_CHUNK);
-                f[C_STEP] = L * k;
-                f[C_XFER] = f[C_STEP] * fmin(P, XFER_PAGE);
+                double k = tune_exec_chunks(S, HOST_CHUNK);
+                f[EXEC_STEP] = L * k;
+                f[EXEC_XFER] = f[EXEC_STEP] * fmin(P, XFER_PAGE);
                 Wb = 7.0 * L * S;
                 Bb = 3.0 * L * S;
             }
@@ -147,12 +131,12 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
              * D levels: 2(D + k - 1) hops; the busiest rank's work for all but the first piece, the
              * deepest path's work for the first; a parent drains two children per reduce hop and
              * receives one piece per broadcast hop (1.5 pieces between cores per hop) */
-            double k = cdiv(S, HOST_CHUNK);
-            int D = floor_log2(n);
+            double k = tune_exec_chunks(S, HOST_CHUNK);
+            int D = tune_log2i(n);
             tree_costs t = host_tree(n);
-            f[C_HOP] = 2.0 * (D + k - 1);
-            f[C_XFER] = 1.5 * f[C_HOP] * fmin(P, XFER_PAGE);
-            f[C_PEER] = 2.0 * D;
+            f[EXEC_HOP] = 2.0 * (D + k - 1);
+            f[EXEC_XFER] = 1.5 * f[EXEC_HOP] * fmin(P, XFER_PAGE);
+            f[EXEC_PEER] = 2.0 * D;
             Wb = (t.bu + t.bd) * (S - P) + t.chain * P;
             Bb = t.buf_b * S;
             Bt = t.buf_t * S;
@@ -162,10 +146,10 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
              * data, and 2(n-1) messages the leader handles with the data already there; the leader's
              * work (5 per byte and stream in, 2 per byte and stream out) plus the first sender's copy
              * in and the last receiver's copy out (pieces up to the ring) lie on the critical path */
-            double k = cdiv(S, HOST_CHUNK);
-            f[C_STEP] = k + HIER_MSG_PER_STEP * 2.0 * (n - 1) * k;
-            f[C_XFER] = n * k * fmin(P, XFER_PAGE);
-            f[C_PEER] = 2;
+            double k = tune_exec_chunks(S, HOST_CHUNK);
+            f[EXEC_STEP] = k + HIER_MSG_PER_STEP * 2.0 * (n - 1) * k;
+            f[EXEC_XFER] = n * k * fmin(P, XFER_PAGE);
+            f[EXEC_PEER] = 2;
             Wb = 7.0 * (n - 1) * S + 4.0 * fmin(S, HOST_RING);
             Bb = 3.0 * (n - 1) * S;
             Bt = Bb + 2.0 * (n - 1) * S;
@@ -178,10 +162,10 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
     case TT_COLL_REDUCESCATTER: {
         /* ring, n-1 steps of one block S/n in chunks: AllGather send 2 + receive 2 (own buffer 2),
          * ReduceScatter send 2 + receive 2 + reduce 3 (own buffer: input read 2, output 1) */
-        double blk = S / n, k = cdiv(blk, HOST_CHUNK), ag = m->coll == TT_COLL_ALLGATHER;
-        f[C_STEP] = (n - 1.0) * k;
-        f[C_XFER] = f[C_STEP] * fmin(fmin(blk, HOST_CHUNK), XFER_PAGE);
-        f[C_PEER] = 1;
+        double blk = S / n, k = tune_exec_chunks(blk, HOST_CHUNK), ag = m->coll == TT_COLL_ALLGATHER;
+        f[EXEC_STEP] = (n - 1.0) * k;
+        f[EXEC_XFER] = f[EXEC_STEP] * fmin(fmin(blk, HOST_CHUNK), XFER_PAGE);
+        f[EXEC_PEER] = 1;
         Wb = (ag ? 4.0 : 7.0) * (n - 1) / n * S;
         Bb = (ag ? 2.0 : 3.0) * (n - 1) / n * S;
         Bt = n * Bb;
@@ -191,10 +175,10 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
     case TT_COLL_REDUCE: {
         /* a chain of n-1 hops, chunks pipelined: n - 2 + k steps; an inner rank receives and sends
          * every byte (Broadcast 4 accesses, own buffer 2; Reduce 7, own buffer 3) */
-        double k = cdiv(S, HOST_CHUNK), bc = m->coll == TT_COLL_BROADCAST;
-        f[C_STEP] = n - 2.0 + k;
-        f[C_XFER] = f[C_STEP] * fmin(P, XFER_PAGE);
-        f[C_PEER] = 1;
+        double k = tune_exec_chunks(S, HOST_CHUNK), bc = m->coll == TT_COLL_BROADCAST;
+        f[EXEC_STEP] = n - 2.0 + k;
+        f[EXEC_XFER] = f[EXEC_STEP] * fmin(P, XFER_PAGE);
+        f[EXEC_PEER] = 1;
         Wb = (bc ? 4.0 : 7.0) * S + (n - 2.0) * (bc ? 4.0 : 7.0) * P;
         Bb = (bc ? 2.0 : 3.0) * S;
         Bt = (n - 1) * Bb;
@@ -204,12 +188,12 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
         snprintf(why, wl, "not modelled for host ranks");
         return -1;
     }
-    f[C_CHAN] = Wb;
-    f[C_DRAM] = Bb * miss;
-    f[C_SHARED] = Bt * miss;
+    f[EXEC_CHAN] = Wb;
+    f[EXEC_DRAM] = Bb * miss;
+    f[EXEC_SHARED] = Bt * miss;
     /* more ranks than cores: time-sliced (everything but the shared memory's own rate) */
     double slice = p->host_cores > 0 && n > p->host_cores ? n / p->host_cores : 1.0;
-    for (int j = C_STEP; j < TT_EXEC_NPARAM; j++)
-        if (j != C_SHARED) f[j] *= slice;
+    for (int j = EXEC_STEP; j < TT_EXEC_NPARAM; j++)
+        if (j != EXEC_SHARED) f[j] *= slice;
     return 0;
 }

@@ -190,10 +190,8 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
                 if ((st = check_members(it, where, ek)) != TT_OK) goto out;
                 tt_exec_params *e = &p->exec[kind][pr];
                 for (int j = 0; j < TT_EXEC_NCONST; j++) {
-                    double v = tune_exec_param_get(e, j);
-                    int rate = tune_exec_param_is_rate(j);
-                    /* the host-only rates (j >= 5) may be 0: no such term */
-                    double lo = rate && j < 5 ? 1e-6 : 0, hi = j == TT_EXEC_NCONST - 1 ? 1e6 : rate ? 1e7 : 1e5;
+                    double v = tune_exec_param_get(e, j), lo, hi;
+                    tune_exec_param_range(j, &lo, &hi);
                     if ((st = num_member(it, tune_exec_param_name(j), where, lo, hi, &v)) != TT_OK) goto out;
                     tune_exec_param_set(e, j, v);
                 }

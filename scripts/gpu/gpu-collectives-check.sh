@@ -125,11 +125,4 @@ else
   skipped "unit-all-quick (time budget or no test_exec_gpu)"
 fi
 
-say "# done $(date -u '+%H:%M:%S UTC'), $(( $(date +%s) - T0 )) s"
-(cd "$OUT" && tar czf logs.tgz ./*.log) 2>/dev/null
-if [ "$nfail" = 0 ]; then
-  say "RESULT: PASS ($npass passed, $nskip skipped)"
-  exit 0
-fi
-say "RESULT: FAIL ($nfail failed, $npass passed, $nskip skipped)"
-exit 1
+finish_result

@@ -256,11 +256,4 @@ for part in $PARTS; do
   esac
 done
 
-say "# done $(date -u '+%H:%M:%S UTC'), $(( $(date +%s) - T0 )) s"
-(cd "$OUT" && tar czf logs.tgz ./*.log) 2>/dev/null
-if [ "$nfail" = 0 ]; then
-  say "RESULT: PASS ($npass passed, $nskip skipped)"
-  exit 0
-fi
-say "RESULT: FAIL ($nfail failed, $npass passed, $nskip skipped)"
-exit 1
+finish_result

@@ -22,6 +22,18 @@ npass=0 nfail=0 nskip=0
 pass() { say "PASS $*"; npass=$((npass + 1)); }
 fail() { say "FAIL $*"; nfail=$((nfail + 1)); }
 skipped() { say "SKIP $*"; nskip=$((nskip + 1)); }
+# finish_result: the closing lines of a checking script (time taken, logs.tgz of $OUT/*.log, the
+# RESULT line) and its exit code: 0 when nothing failed
+finish_result() {
+  say "# done $(date -u '+%H:%M:%S UTC'), $(( $(date +%s) - T0 )) s"
+  (cd "$OUT" && tar czf logs.tgz ./*.log) 2>/dev/null
+  if [ "$nfail" = 0 ]; then
+    say "RESULT: PASS ($npass passed, $nskip skipped)"
+    exit 0
+  fi
+  say "RESULT: FAIL ($nfail failed, $npass passed, $nskip skipped)"
+  exit 1
+}
 # left NEED: 0 when at least NEED seconds of the budget are left; sets LEFT
 left() { LEFT=$((BUDGET - ($(date +%s) - T0))); [ "$LEFT" -ge "$1" ]; }
 # limit WANT: the step's time limit, cut to what is left of the budget
