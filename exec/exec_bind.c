@@ -12,7 +12,8 @@
  * "Local" counts the ranks of this node (thread ranks: all).  More local ranks than CPUs: no
  * binding (time-slicing ranks pinned two to a CPU is worse than letting the scheduler move them),
  * said once at INFO.  The CPU is set on the worker thread's attributes before it starts, so it never
- * runs elsewhere. */
+ * runs elsewhere.  The CPU order is read once per process (sysfs and the CPU mask at the first
+ * communicator). */
 #include "exec_internal.h"
 
 #include <pthread.h>
@@ -80,6 +81,12 @@ static int cpu_order(int policy, int *cpus, int max)
     return n;
 }
 
+/* the order per policy, read once per process (every communicator of a job asks for the same) */
+static struct { pthread_once_t once; int n, cpus[CPU_SETSIZE]; } orders[2] = {{PTHREAD_ONCE_INIT, 0, {0}},
+                                                                           {PTHREAD_ONCE_INIT, 0, {0}}};
+static void order_core(void) { orders[0].n = cpu_order(BIND_CORE, orders[0].cpus, CPU_SETSIZE); }
+static void order_cpu(void) { orders[1].n = cpu_order(BIND_CPU, orders[1].cpus, CPU_SETSIZE); }
+
 tt_status exec_bind_plan(tt_comm *comm)
 {
     int policy;
@@ -92,8 +99,9 @@ tt_status exec_bind_plan(tt_comm *comm)
             if (r < comm->rank) idx++;
             local++;
         }
-    int cpus[CPU_SETSIZE];
-    int n = cpu_order(policy, cpus, CPU_SETSIZE);
+    int o = policy == BIND_CORE ? 0 : 1;
+    pthread_once(&orders[o].once, o == 0 ? order_core : order_cpu);
+    const int n = orders[o].n, *cpus = orders[o].cpus;
     if (n <= 0 || local > n) {
         if (idx == 0)
             TT_INFO("exec", "TOPOTUNE_HOST_BIND=%s: %d ranks on this node, %d CPUs: not binding", getenv("TOPOTUNE_HOST_BIND"),
