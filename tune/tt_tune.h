@@ -160,9 +160,11 @@ typedef struct {
     double xfer_GBps;    /* host: rate of the first page of each step's data as it moves between cores */
     double dram_GBps;    /* host: the busiest rank's rate for its accesses that miss the cache */
     double cache_MiB;    /* host: one rank's buffer size at which half its accesses miss (0 = all miss) */
+    double l2_GBps;      /* GPU kinds: every access of the ranks on one GPU, cached or not (its L2 and
+                          * fabric), per second; 0 = no such term */
 } tt_exec_params;
-#define TT_EXEC_NPARAM 8 /* linear columns: launch step hop chan shared peer xfer dram */
-#define TT_EXEC_NCONST 9 /* with cache_MiB (fitted by a grid, not linearly) */
+#define TT_EXEC_NPARAM 9 /* linear columns: launch step hop chan shared peer xfer dram l2 */
+#define TT_EXEC_NCONST 10 /* with cache_MiB (fitted by a grid, not linearly) */
 
 typedef struct {
     tt_link_params link[TT_LCLASS_COUNT];

@@ -371,7 +371,7 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
             /* rows that set each constant: its term >= 30% of the predicted time */
             for (int j = 0; j < TT_EXEC_NCONST && rep->nparams < TT_CALIB_MAX_PARAMS; j++) {
                 /* the host-only constants of a GPU kind: no term of its schedule, not reported */
-                if (j >= EXEC_NGPU && kind != TT_RANKS_HOST) continue;
+                if (!tune_exec_param_applies(j, kind)) continue;
                 int idx = rep->nparams++;
                 snprintf(rep->name[idx], sizeof rep->name[idx], "exec.%s.%s.%s", tt_exec_kind_name((tt_exec_kind)kind),
                          exec_pname[q], tune_exec_param_name(j));
@@ -705,13 +705,14 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
             if (!(kd = cJSON_AddObjectToObject(ex, tt_exec_kind_name((tt_exec_kind)k)))) goto nomem;
             for (int q = 0; q < TT_PROTO_COUNT; q++) {
                 const tt_exec_params *e = &p->exec[k][q];
-                /* the host-only constants are written for host ranks only */
-                int nc = k == TT_RANKS_HOST ? TT_EXEC_NCONST : EXEC_NGPU;
+                /* each kind's own constants only (tune_exec_param_applies) */
+                int nc = 0;
                 const char *ek[TT_EXEC_NCONST];
                 double v[TT_EXEC_NCONST];
-                for (int j = 0; j < nc; j++) {
-                    ek[j] = tune_exec_param_name(j);
-                    v[j] = exec_get(e, j);
+                for (int j = 0; j < TT_EXEC_NCONST; j++) {
+                    if (!tune_exec_param_applies(j, k)) continue;
+                    ek[nc] = tune_exec_param_name(j);
+                    v[nc++] = exec_get(e, j);
                 }
                 if (!(o = cJSON_AddObjectToObject(kd, pn[q])) || !add_nums(o, ek, v, nc)) goto nomem;
             }

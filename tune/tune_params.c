@@ -18,19 +18,20 @@
 /* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-c (16 cores of
  * the H200 machine, 2026-12-02 06:49 UTC, 3 cycles per sweep, the fastest of each size kept) */
 #define EXEC_HOST_SIMPLE 0.418, 0.797, 0.492, 42.0, 176.1, 0.286, 5.30, 50.2, 2.0
-/* the GPU kinds have no peer, first-page or cache-miss term (tt_exec_params: 0 = no term).
- * Virtual ranks: measured before the channels' round-robin walk (2026-12-02 07:40); Simple now runs
- * 1-6 % faster at large sizes (docs/model.md, "Where it is weak") until refitted. */
+/* the GPU kinds have no peer, first-page or cache-miss term (tt_exec_params: 0 = no term); the last
+ * value is l2_GBps (every access of the ranks on one GPU; 0 = no term).
+ * Virtual ranks: fitted on the virtual-rank sweeps of tests/fixtures/measurements/model-truth-h200-d
+ * (one H200, 2026-12-02 13:41 UTC, after the channels' round-robin walk; LL128's fit gives its l2
+ * term no weight, so it has none). */
 #define NO_HOST_TERMS 0, 0, 0, 0
-#define EXEC_VIRTUAL_LL 5.18, 2.32, 0.729, 17.0, 2083.0, NO_HOST_TERMS
-#define EXEC_VIRTUAL_SIMPLE 6.28, 4.38, 2.88, 108.5, 5028.0, NO_HOST_TERMS
+#define EXEC_VIRTUAL_LL 5.34, 2.68, 0.709, 17.9, 3088.0, NO_HOST_TERMS, 3765.0
+#define EXEC_VIRTUAL_SIMPLE 5.77, 4.50, 3.34, 132.9, 22896.0, NO_HOST_TERMS, 6998.0
+#define EXEC_VIRTUAL_LL128 5.77, 3.36, 0.955, 28.0, 3665.0, NO_HOST_TERMS, 0
 /* one rank per GPU, H100/H200 SXM with NVLink4 to an NVSwitch (sm90 NV18): fitted with topo-tune
  * --calibrate on the first recorded 2 x H200 session only (tests/fixtures/measurements/gpu-h200x2,
  * 2026-11-29); the second session (gpu-h200x2-b) is the held-out check (docs/benchmarks.md).
- * MODEL ASSUMPTION: other GPUs and links use these until calibrated. */
-/* virtual ranks, LL128: fitted on the LL128 sweeps of tests/fixtures/measurements/model-truth-h200-b
- * (one H200, 2026-12-02, ring and tree on 2/4/8 ranks) */
-#define EXEC_VIRTUAL_LL128 5.71, 3.25, 0.962, 27.4, 4210.0, NO_HOST_TERMS
+ * MODEL ASSUMPTION: other GPUs and links use these until calibrated; no l2 term (one rank per
+ * GPU). */
 #define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0, NO_HOST_TERMS
 #define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0, NO_HOST_TERMS
 
@@ -108,7 +109,7 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
     char where[96];
     static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "exec", "host_cores", "channel_us", "max_channels", "comment", NULL};
     static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps", "peer_us",
-                                     "xfer_GBps", "dram_GBps", "cache_MiB", NULL};
+                                     "xfer_GBps", "dram_GBps", "l2_GBps", "cache_MiB", NULL};
     static const char *const lk[] = {"alpha_us", "beta_GBps", "efficiency", NULL};
     static const char *const pk[] = {"base_us", "step_us", "efficiency", "per_channel_GBps", "chunk_bytes", NULL};
     static const char *const nk[] = {"efficiency", "alpha_us", NULL};

@@ -11,8 +11,9 @@
 #   anywhere, on recorded data (no GPU; steps 2 only):
 #     bash scripts/gpu/model-truth.sh --offline [DATA_DIR...]
 #       each kind of ranks is taken from the last DATA_DIR that has its sweeps; default: the
-#       fixtures model-truth-h200-b (virtual ranks, 2026-12-01/02) and model-truth-h200-c (host
-#       ranks, 3 cycles per sweep, 2026-12-02 06:49 UTC)
+#       fixtures model-truth-h200-d (virtual ranks, 2026-12-02 13:41 UTC; its host ranks bound to
+#       cores are replaced by) model-truth-h200-c (host ranks unbound, the default, 3 cycles per
+#       sweep, 2026-12-02 06:49 UTC)
 # MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
 # shorten step 3. MT_COLLECT=virtual|host|all|none: what step 1 collects (default: all without DATA_DIR,
 # none with); what it collects is used before the DATA_DIRs' sweeps of the same kind (e.g.
@@ -30,7 +31,7 @@ if [ "${1:-}" = --offline ]; then
   mode=offline
   shift
   dirs=("$@")
-  [ ${#dirs[@]} -gt 0 ] || dirs=(tests/fixtures/measurements/model-truth-h200-b tests/fixtures/measurements/model-truth-h200-c)
+  [ ${#dirs[@]} -gt 0 ] || dirs=(tests/fixtures/measurements/model-truth-h200-d tests/fixtures/measurements/model-truth-h200-c)
 elif [ $# -gt 0 ]; then
   dirs=("$@")
 fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/gpu/model-truth.sh --offline on the recorded one-H200 collections of 2026-12-02 (issue #20:
-# virtual ranks from model-truth-h200-b, host ranks from model-truth-h200-c): the cross-validation
+# virtual ranks from model-truth-h200-d, host ranks from model-truth-h200-c): the cross-validation
 # figures the executor-shaped model reaches today are held, so a regression fails here.  Goals met
-# today are asserted at the goal; goals missed today (the worst held-out rows: virtual tree/LL at
-# 4 and 8 ranks, host rows within the machine's run-to-run noise, docs/model.md) at today's level.
+# today are asserted at the goal; goals missed today (the host ranks' worst held-out rows, within
+# the machine's run-to-run noise or the hierarchical schedule at 2 ranks, docs/model.md) at today's
+# level.
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 OUT="$TMP/mt" BUILD="${BIN%/bin}" bash scripts/gpu/model-truth.sh --offline > "$TMP/out" 2> "$TMP/err"
@@ -20,9 +21,9 @@ le() { # NAME LIMIT WHAT
 for n in 2 4 8; do
   le "virtual $n ranks, held-out sizes, median" 10 "virtual $n ranks: held-out sizes median within the goal"
 done
-le "virtual 2 ranks, held-out sizes, worst" 25 "virtual 2 ranks: held-out sizes worst within the goal"
-le "virtual 4 ranks, held-out sizes, worst" 40 "virtual 4 ranks: held-out sizes worst at today's level (goal 25%)"
-le "virtual 8 ranks, held-out sizes, worst" 45 "virtual 8 ranks: held-out sizes worst at today's level (goal 25%)"
+for n in 2 4 8; do
+  le "virtual $n ranks, held-out sizes, worst" 25 "virtual $n ranks: held-out sizes worst within the goal"
+done
 le "virtual, held-out rank count (8), median" 15 "virtual: held-out rank count (fit 2+4, predict 8) median within the goal"
 for n in 2 4 8; do
   le "host $n ranks, held-out sizes, median" 10 "host $n ranks: held-out sizes median within the goal"
@@ -40,6 +41,12 @@ for c in peer_us xfer_GBps dram_GBps cache_MiB; do
   grep -qE "^exec.host.Simple.$c +[0-9.e+-]+ +[0-9.e+-]+ \.\. " "$TMP/mt/calibrate-host.txt" && ok "host constant $c reported with its spread" \
     || not_ok "host constant $c reported with its spread"
 done
+# the GPU-wide term of virtual ranks (every access of the ranks on the one GPU) is fitted and set by
+# the large Simple rows; host ranks have no such constant
+if grep -qE '^exec\.virtual\.Simple\.l2_GBps .* rows, ' "$TMP/mt/calibrate-virtual.txt" \
+   && ! grep -q '^exec\.host\..*l2_GBps' "$TMP/mt/calibrate-host.txt"; then
+  ok "virtual-rank l2_GBps reported with the rows that set it (none for host ranks)"
+else not_ok "virtual-rank l2_GBps reported with the rows that set it (none for host ranks)"; fi
 # LL128 rows of virtual ranks are predicted (not refused) and fitted
 if grep -qE '^allreduce +8 tree/ll128 ' "$TMP/mt/calibrate-virtual.txt" && grep -q '^exec.virtual.LL128.chan_GBps ' "$TMP/mt/calibrate-virtual.txt"; then
   ok "virtual-rank LL128 rows are modelled and set their own constants"
