@@ -5,7 +5,9 @@
  * steps of every size, both directions, two channels, bytes exact; over the
  * shared-memory transport (thread ranks) and TCP (forked processes); an
  * abort raised on one side stops the other; a dead peer is named by the
- * survivor's proxy within the deadline; bytes that are no message are refused. */
+ * survivor's proxy within the deadline; bytes that are no message are refused.
+ * Over IB verbs too (the same data and abort cases), when tests/cli/test_gpu_net_ib.sh
+ * runs this program on the fake verbs library. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -492,6 +494,20 @@ static int free_port(void)
 
 typedef int (*child_fn)(tt_comm *c, int rank, char *msg, size_t ml);
 
+/* the host transport of run_pair's communicator: tcp, or ib on the fake verbs library */
+static const char *g_transport = "tcp";
+
+/* The IB verbs cases run only where tests/cli/test_gpu_net_ib.sh started this program on the fake
+ * libibverbs (tests/fixtures/stubs/fake_ibverbs_rdma.c, LD_LIBRARY_PATH, TT_NET_TEST_IB=1); a skip
+ * elsewhere (the library is found at start-up, so this process cannot switch to it itself). */
+static int want_ib(void)
+{
+    if (getenv("TT_NET_TEST_IB")) return 1;
+    printf("# SKIP IB verbs under the proxy: run by tests/cli/test_gpu_net_ib.sh on the fake verbs library\n");
+    skip();
+    return 0;
+}
+
 /* Two processes on a TCP communicator; each runs fn; returns their exit codes
  * (or -1 when killed at the deadline) and messages. */
 static void run_pair(child_fn fn, int deadline_s, int rc[2], char msg[2][512])
@@ -500,7 +516,7 @@ static void run_pair(child_fn fn, int deadline_s, int rc[2], char msg[2][512])
     tt_unique_id id;
     snprintf(addr, sizeof addr, "127.0.0.1:%d", free_port());
     assert_int_equal(tt_unique_id_from_addr(&id, addr), TT_OK);
-    setenv("TOPOTUNE_TRANSPORT", "tcp", 1);
+    setenv("TOPOTUNE_TRANSPORT", g_transport, 1);
     pid_t pid[2];
     int fd[2];
     for (int r = 0; r < 2; r++) assert_int_equal(pipe(g_bar[r]), 0);
@@ -594,6 +610,23 @@ static void test_proxy_processes_tcp(void **state)
     assert_non_null(strstr(msg[0], "tcp"));
 }
 
+/* The same steps with the proxies' host connections on IB verbs (the fake library moves the bytes
+ * between the processes as RDMA writes): bytes exact, the transport reported as ib. */
+static void test_proxy_processes_ib(void **state)
+{
+    (void)state;
+    if (!want_ib()) return;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "ib";
+    run_pair(data_child, (int)(90 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    for (int r = 0; r < 2; r++)
+        if (rc[r]) fail_msg("rank %d exited %d: %s", r, rc[r], msg[r]);
+    if (strncmp(msg[0], "ib:", 3) || strncmp(msg[1], "ib:", 3))
+        fail_msg("not on ib: '%s' / '%s'", msg[0], msg[1]);
+}
+
 /* Rank 1 raises its abort word (as a kernel at its deadline would): rank 0's
  * proxy must raise rank 0's, with rank 1's record.  Then rank 1 exits
  * without a word: rank 0's proxy must name it as gone. */
@@ -661,6 +694,20 @@ static void test_proxy_abort_and_dead_peer(void **state)
     if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
 }
 
+/* the abort message and a dead peer over IB verbs: the peer's exit is seen by the survivor's proxy */
+static void test_proxy_abort_and_dead_peer_ib(void **state)
+{
+    (void)state;
+    if (!want_ib()) return;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "ib";
+    run_pair(abort_child, (int)(60 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    if (rc[1]) fail_msg("rank 1 exited %d: %s", rc[1], msg[1]);
+    if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
+}
+
 /* A peer that sends something that is no message of the protocol is named as
  * a failed net connection (what 5), not trusted. */
 static int garbage_child(tt_comm *c, int rank, char *msg, size_t ml)
@@ -720,6 +767,11 @@ int main(void)
         cmocka_unit_test(test_proxy_processes_tcp),
         cmocka_unit_test(test_proxy_abort_and_dead_peer),
         cmocka_unit_test(test_proxy_refuses_junk),
+        cmocka_unit_test(test_proxy_processes_ib),
+        cmocka_unit_test(test_proxy_abort_and_dead_peer_ib),
     };
+    /* TT_NET_TEST_FILTER=*ib: only those (tests/cli/test_gpu_net_ib.sh) */
+    const char *f = getenv("TT_NET_TEST_FILTER");
+    if (f && *f) cmocka_set_test_filter(f);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
