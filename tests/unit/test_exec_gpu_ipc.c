@@ -675,5 +675,8 @@ int main(void)
     /* TT_GPU_TEST_FILTER=*net*: only those tests; *mixed*: the mixed ones (scripts/gpu/gpu-net-check.sh) */
     const char *f = getenv("TT_GPU_TEST_FILTER");
     if (f && *f) cmocka_set_test_filter(f);
+    /* TT_GPU_TEST_SKIP=*mixed*: all but those */
+    const char *sk = getenv("TT_GPU_TEST_SKIP");
+    if (sk && *sk) cmocka_set_skip_filter(sk);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
