@@ -147,6 +147,9 @@ if [ "$nipc" -ge 1 ] && [ "$nnet" -ge 1 ] && ! grep -qhE 'rank (0 -> 1|1 -> 0|2 
    ! grep -qhE 'rank (0|1) -> (2|3) via IPC|rank (2|3) -> (0|1) via IPC' "$OUT"/ar-mixed-rank[0-3].log; then
   pass "per-pair transport logged: $nipc IPC line(s) (same host), $nnet NET/tcp line(s) (hosts differ)"
 else fail "per-pair transport lines: $nipc IPC, $nnet NET (or a pair on the wrong transport)"; fi
+grep -h '^# process ranks on GPUs' "$OUT/ar-mixed-rank0.log" | tee -a "$summary"
+grep -q 'mixed: CUDA IPC inside a host, net transport between hosts; 8 of 12 directed pairs on net' "$OUT/ar-mixed-rank0.log" &&
+  pass "topo-exec header: mixed, 8 of 12 pairs on net" || fail "topo-exec header does not say mixed (8 of 12 pairs on net)"
 if group ar-ipc4 4 "" $MSWEEP && wrong_ok "$OUT/ar-ipc4-rank0.log"; then pass "all_reduce all-IPC (4 processes): #wrong 0"
 else fail "all_reduce all-IPC (4 processes)"; fi
 if group ar-net4 4 "TOPOTUNE_GPU_TRANSPORT=net" $MSWEEP && wrong_ok "$OUT/ar-net4-rank0.log"; then
