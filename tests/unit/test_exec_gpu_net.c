@@ -3,7 +3,7 @@
  * per-pair rule of process mode, IPC or net (exec_gpu_select.c), and the proxy thread (exec_gpu_proxy.c) with threads
  * playing the kernels' part on the same host-memory layout: Simple and LL
  * steps of every size, both directions, two channels, bytes exact; over the
- * shared-memory transport (thread ranks) and TCP (forked processes); an
+ * shared-memory transport (thread ranks and forked processes) and TCP (forked processes); an
  * abort raised on one side stops the other; a dead peer is named by the
  * survivor's proxy within the deadline; bytes that are no message are refused.
  * Over IB verbs too (the same data and abort cases), when tests/cli/test_gpu_net_ib.sh
@@ -610,6 +610,22 @@ static void test_proxy_processes_tcp(void **state)
     assert_non_null(strstr(msg[0], "tcp"));
 }
 
+/* The same steps between processes on the shared-memory transport (what the proxies' host
+ * communicator is on one machine in auto mode, e.g. with TOPOTUNE_GPU_EMULATE_HOSTS) */
+static void test_proxy_processes_shm(void **state)
+{
+    (void)state;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "shm";
+    run_pair(data_child, (int)(60 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    for (int r = 0; r < 2; r++)
+        if (rc[r]) fail_msg("rank %d exited %d: %s", r, rc[r], msg[r]);
+    if (strncmp(msg[0], "shm:", 4) || strncmp(msg[1], "shm:", 4))
+        fail_msg("not on shm: '%s' / '%s'", msg[0], msg[1]);
+}
+
 /* The same steps with the proxies' host connections on IB verbs (the fake library moves the bytes
  * between the processes as RDMA writes): bytes exact, the transport reported as ib. */
 static void test_proxy_processes_ib(void **state)
@@ -694,6 +710,20 @@ static void test_proxy_abort_and_dead_peer(void **state)
     if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
 }
 
+/* the abort message and a dead peer between processes on shared memory: a shm read sees no
+ * hang-up, so the peer's exit is found by the transport's liveness check */
+static void test_proxy_abort_and_dead_peer_shm(void **state)
+{
+    (void)state;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "shm";
+    run_pair(abort_child, (int)(40 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    if (rc[1]) fail_msg("rank 1 exited %d: %s", rc[1], msg[1]);
+    if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
+}
+
 /* the abort message and a dead peer over IB verbs: the peer's exit is seen by the survivor's proxy */
 static void test_proxy_abort_and_dead_peer_ib(void **state)
 {
@@ -767,6 +797,8 @@ int main(void)
         cmocka_unit_test(test_proxy_processes_tcp),
         cmocka_unit_test(test_proxy_abort_and_dead_peer),
         cmocka_unit_test(test_proxy_refuses_junk),
+        cmocka_unit_test(test_proxy_processes_shm),
+        cmocka_unit_test(test_proxy_abort_and_dead_peer_shm),
         cmocka_unit_test(test_proxy_processes_ib),
         cmocka_unit_test(test_proxy_abort_and_dead_peer_ib),
     };
