@@ -27,6 +27,7 @@ static const struct {
     {"TOPOTUNE_SPIN_US", ENV_INT, 0, 10000000LL, "microseconds 0..10000000"},
     {"TOPOTUNE_THREAD_NODES", ENV_INT, 1, 1024, "a node count 1..1024 (at most --host)"},
     {"TOPOTUNE_IB_GID_INDEX", ENV_INT, 0, 255, "a GID index 0..255"},
+    {"TOPOTUNE_GPU_EMULATE_HOSTS", ENV_INT, 1, 1024, "an emulated host count 1..1024 (at most the process ranks)"},
 };
 
 int tt_cli_exec_check_env(void)

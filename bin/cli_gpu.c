@@ -468,11 +468,23 @@ int topo_exec_gpu_main(int argc, char **argv)
            (unsigned long long)(o.factor > 1 ? (uint64_t)o.factor : o.stepb), o.factor > 1 ? "factor" : "bytes",
            o.warmup, o.iters, o.check, (unsigned long long)o.check_max);
     }
-    if (hc)
-        printf("# process ranks on GPUs: %d processes, one GPU rank each (%s between them)\n", n,
-               n > 1 && !strncmp(tt_gpu_comm_link(g, 0, 1), "NET", 3)
-                   ? "net transport: pinned host FIFOs and a proxy thread over the host connections"
-                   : "CUDA IPC or shared memory");
+    if (hc) {
+        /* per pair: all net, all IPC/shm, or mixed (IPC inside a host, net between hosts) */
+        int npairs = 0, nnet = 0;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++)
+                if (a != b) {
+                    npairs++;
+                    nnet += !strncmp(tt_gpu_comm_link(g, a, b), "NET", 3);
+                }
+        if (nnet && nnet < npairs)
+            printf("# process ranks on GPUs: %d processes, one GPU rank each (mixed: CUDA IPC inside a host, net "
+                   "transport between hosts; %d of %d directed pairs on net)\n", n, nnet, npairs);
+        else
+            printf("# process ranks on GPUs: %d processes, one GPU rank each (%s between them)\n", n,
+                   nnet ? "net transport: pinned host FIFOs and a proxy thread over the host connections"
+                        : "CUDA IPC or shared memory");
+    }
     if (virt)
         printf("# VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real kernels; "
                "bandwidths are NOT those of %d GPUs\n", n, ndev == 1 ? "1" : "some", n);

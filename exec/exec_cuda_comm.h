@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <sys/types.h>
 
+#include <string>
 #include <vector>
 
 #include "exec_gpu_internal.h"
@@ -82,6 +83,7 @@ struct tt_gpu_comm {
     char net_name[48];             /* "NET/tcp": the pairs' link name */
     char net_name_same[64];        /* "NET/tcp (same GPU)": pairs whose ranks share a GPU */
     std::vector<unsigned char> same_gpu; /* process mode: [a * n + b] = 1 when both ranks use one GPU (UUID) */
+    std::vector<std::string> pair_why;   /* process mode: [a * n + b] why that pair has its transport (logs) */
 };
 
 tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what);
@@ -108,11 +110,15 @@ void exec_gpu_procs_destroy(tt_gpu_comm *g);
 tt_status exec_gpu_procs_sync(tt_gpu_comm *g);
 
 /* Net transport (exec_cuda_net.cu).  wire: pinned memory, control words and
- * this rank's channel pointers (g->hchans) for nch channels, every pair on
- * the net (local, no communication).  connect: the proxies' host
- * communicator and thread (collective over g->host, with status exchanges).
- * stop: the thread and that communicator; free: also the pinned memory. */
-tt_status exec_gpu_net_wire(tt_gpu_comm *g, int nch, int span_hosts, const char *reason);
+ * this rank's channel pointers (g->hchans, reset here) for nch channels of the
+ * pairs whose link is LINK_NET (local, no communication; the other pairs,
+ * IPC in a mixed communicator, are wired by the caller afterwards).  span_hosts:
+ * the ranks are on different real hosts (the proxies' rendezvous is then on
+ * tt_host_address, else on 127.0.0.1).  connect: the proxies' host
+ * communicator (every process: it also carries aborts to IPC peers) and
+ * thread (collective over g->host, with status exchanges).  stop: the thread
+ * and that communicator; free: also the pinned memory. */
+tt_status exec_gpu_net_wire(tt_gpu_comm *g, int nch, int span_hosts);
 tt_status exec_gpu_net_connect(tt_gpu_comm *g);
 void exec_gpu_net_stop(tt_gpu_comm *g);
 void exec_gpu_net_free(tt_gpu_comm *g);

@@ -31,7 +31,6 @@ struct gpu_net {
     char *hmem;                           /* cudaHostAlloc'ed region */
     size_t bytes;
     std::vector<exec_gpu_netconn> conns;
-    char reason[256];
     int span_hosts;
 };
 
@@ -69,14 +68,13 @@ template <class M> void fail_into(M &m, tt_status st)
 size_t r256(size_t v) { return (v + 255) & ~(size_t)255; }
 }  // namespace
 
-tt_status exec_gpu_net_wire(tt_gpu_comm *g, int nch, int span_hosts, const char *reason)
+tt_status exec_gpu_net_wire(tt_gpu_comm *g, int nch, int span_hosts)
 {
     const int n = g->nranks, me = g->me;
     gpu_net *net = new gpu_net();
     g->net = net;
     net->span_hosts = span_hosts;
-    snprintf(net->reason, sizeof net->reason, "%s", reason);
-    /* this process's connections: receives (rank me, every role with a sender) and sends */
+    /* this process's net connections: receives (rank me, every role with a sender) and sends */
     struct c_rec {
         int peer, is_send, role, srole, c;
     };
@@ -84,7 +82,7 @@ tt_status exec_gpu_net_wire(tt_gpu_comm *g, int nch, int span_hosts, const char 
     for (int r = 0; r < n; r++)
         for (int role = 0; role < GPU_NCONN; role++) {
             int srole, s = exec_gpu_sender_of(n, r, role, &srole);
-            if (s < 0 || (s != me && r != me)) continue;
+            if (s < 0 || (s != me && r != me) || g->link[(size_t)s * n + r] != LINK_NET) continue;
             for (int c = 0; c < nch; c++) cs.push_back({s == me ? r : s, s == me, role, srole, c});
         }
     const size_t blk = r256(exec_gpu_recv_block()), per = blk + 512;
@@ -185,7 +183,8 @@ tt_status exec_gpu_net_connect(tt_gpu_comm *g)
     for (const exec_gpu_netconn &c : net->conns)
         if (c.is_send && c.channel == 0)
             TT_INFO(SUBSYS, "rank %d -> %d via %s (%s, %zu channel(s); %s; host-staged: pinned FIFOs, proxy thread)",
-                    me, c.peer, tt_gpu_comm_link(g, me, c.peer), roles[c.role & 3], g->hchans.size(), net->reason);
+                    me, c.peer, tt_gpu_comm_link(g, me, c.peer), roles[c.role & 3], g->hchans.size(),
+                    g->pair_why[(size_t)me * n + c.peer].c_str());
     TT_INFO(SUBSYS, "net transport: GPUDirect RDMA not used (not implemented: every step is staged in pinned "
                     "host memory)");
     return TT_OK;

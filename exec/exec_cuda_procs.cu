@@ -52,7 +52,7 @@
 namespace {
 
 struct ident_msg {
-    int32_t st, pid, mode;
+    int32_t st, pid, mode, emulate;
     char host[64], boot[40], pidns[48];
     char err[256];
 };
@@ -181,25 +181,34 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
     if (nl < 0) im.pidns[0] = '\0';
     char why[200];
     int ndev = tt_gpu_available(why, sizeof why);
-    int tmode = GPU_TP_AUTO, net = 0;
-    char net_why[256] = "";
+    int tmode = GPU_TP_AUTO, emulate = 0, net = 0, span_real = 0;
+    std::vector<exec_gpu_pair> pairs((size_t)n * n);
     if (!ndev) {
         im.st = TT_ERR_UNSUPPORTED;
         snprintf(im.err, sizeof im.err, "%s", why);
-    } else if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK) {
+    } else if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK ||
+               exec_gpu_emulate_parse(getenv("TOPOTUNE_GPU_EMULATE_HOSTS"), n, &emulate) != TT_OK) {
         set_fail(im, TT_ERR_INVALID);
     }
     im.mode = tmode;
+    im.emulate = emulate;
     std::vector<ident_msg> ids;
     if ((st = gather(host, im, ids, "identity")) != TT_OK) goto fail;
     {
-        /* net transport when the ranks span hosts or a rank forces it (exec_gpu_select.c) */
+        /* per pair: net when the two processes are on different (real or emulated) hosts or a rank
+         * forces it, else peer GPU memory (exec_gpu_select.c); the same decision in every process */
         std::vector<exec_gpu_where> w(n);
         for (int r = 0; r < n; r++) {
             ids[r].host[sizeof ids[r].host - 1] = ids[r].boot[sizeof ids[r].boot - 1] = '\0';
-            w[r] = {ids[r].mode, ids[r].host, ids[r].boot};
+            w[r] = {ids[r].mode, ids[r].host, ids[r].boot, ids[r].emulate};
         }
-        if ((st = exec_gpu_net_select(n, w.data(), &net, net_why, sizeof net_why)) != TT_OK) goto fail;
+        if ((st = exec_gpu_pairs_select(n, w.data(), pairs.data())) != TT_OK) goto fail;
+        g->pair_why.assign((size_t)n * n, std::string());
+        for (size_t i = 0; i < pairs.size(); i++) {
+            net |= pairs[i].net;
+            span_real |= pairs[i].apart;
+            g->pair_why[i] = pairs[i].why;
+        }
     }
     g->pids.resize(n);
     /* a pid means something only on this host and in this pid namespace (0: not watched) */
@@ -266,13 +275,22 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
             for (int b = 0; b < n; b++) {
                 if (a == b) continue;
                 int l;
-                if (net) l = LINK_NET;
+                const size_t ab = (size_t)a * n + b;
+                /* pairs on one host: the same GPU, peer access, or host-staged shared memory */
+                if (pairs[ab].net) l = LINK_NET;
                 else if (g->force_host) l = LINK_HOST_SHM;
                 else if (!memcmp(devs[a].uuid, devs[b].uuid, 16)) l = LINK_IPC_SAME;
                 else if (p2p[a].can[b] && p2p[b].can[a])
                     l = p2p[a].can[b] == 2 && p2p[b].can[a] == 2 ? LINK_IPC_NVLINK : LINK_IPC_PCIE;
                 else l = LINK_HOST_SHM;
-                g->link[(size_t)a * n + b] = l;
+                if (l == LINK_HOST_SHM && net) {
+                    /* a communicator with net pairs has no shared segment (another host could not map it):
+                     * a same-host pair without peer access goes over net too */
+                    l = LINK_NET;
+                    g->pair_why[ab] = "same host, but no peer access between the GPUs and no shared segment in a "
+                                      "communicator with net pairs";
+                }
+                g->link[ab] = l;
                 if (!memcmp(devs[a].uuid, devs[b].uuid, 16)) g->is_virtual = g->same_gpu[(size_t)a * n + b] = 1;
             }
         if (std::count(g->link.begin(), g->link.end(), (int)LINK_HOST_SHM))
@@ -289,7 +307,8 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
         for (int r = 0; r < n; r++)
             for (int role = 0; role < GPU_NCONN; role++) {
                 int srole, s = exec_gpu_sender_of(n, r, role, &srole);
-                if (s < 0 || net) continue; /* net pairs: each process lays out its own pinned memory */
+                /* net pairs: each process lays out its own pinned memory (exec_cuda_net.cu) */
+                if (s < 0 || g->link[(size_t)s * n + r] == LINK_NET) continue;
                 int shm = g->link[(size_t)s * n + r] == LINK_HOST_SHM;
                 for (int c = 0; c < nch; c++) {
                     slot_rec q = {s, r, role, srole, c, shm, 0, 0};
@@ -386,12 +405,9 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
             base[peer] = (char *)p;
         }
         if (dn.st == TT_OK && net) {
-            /* control words and every connection of this rank in its own pinned memory */
-            if (exec_gpu_net_wire(g, nch, strstr(net_why, "hosts differ") != NULL, net_why) != TT_OK)
-                set_fail(dn, TT_ERR_NOMEM);
-            else if ((e = cudaMemcpy(G.dchans, g->hchans.data(), sizeof(gpu_chan) * nch, cudaMemcpyHostToDevice)) !=
-                     cudaSuccess)
-                set_fail(dn, exec_gpu_cuda_fail(e, "cudaMemcpy(channels)"));
+            /* control words and every net connection of this rank in its own pinned memory; the
+             * IPC connections of a mixed communicator are wired below */
+            if (exec_gpu_net_wire(g, nch, span_real) != TT_OK) set_fail(dn, TT_ERR_NOMEM);
         }
         if (dn.st == TT_OK && me != 0 && !net) {
             mems[0].shm[sizeof mems[0].shm - 1] = '\0';
@@ -434,6 +450,9 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
             g->hchans.assign((size_t)nch, gpu_chan{});
             for (auto &c : g->hchans)
                 for (int k = 0; k < GPU_NCONN; k++) c.send[k].peer = c.recv[k].peer = -1;
+        }
+        if (dn.st == TT_OK) {
+            /* the pairs on one host (all of them without net): peer pools or the shared segment */
             for (const slot_rec &q : recs) {
                 if (q.s != me && q.r != me) continue;
                 char *bk = q.shm ? shm_dev + q.blk : base[q.r] + q.blk;
@@ -461,10 +480,10 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
                     sd.peer = q.r;
                     sd.sys = 1;
                     if (q.c == 0)
-                        TT_INFO(SUBSYS, "rank %d -> %d via %s (%s, %d channel(s))", me, q.r,
+                        TT_INFO(SUBSYS, "rank %d -> %d via %s (%s, %d channel(s); %s)", me, q.r,
                                 exec_gpu_link_name(g->link[(size_t)me * n + q.r]),
                                 q.role == GPU_CONN_RING ? "ring" : q.role == GPU_CONN_PARENT ? "tree down" : "tree up",
-                                nch);
+                                nch, g->pair_why[(size_t)me * n + q.r].c_str());
                 }
             }
             if ((e = cudaMemcpy(G.dchans, g->hchans.data(), sizeof(gpu_chan) * nch, cudaMemcpyHostToDevice)) !=
@@ -551,7 +570,12 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
             snprintf(pid, sizeof pid, " (pid %d)", (int)g->pids[er->peer]);
         return tt_error_set(TT_ERR_SYSTEM, "rank %d: %s #%llu (%s): rank %d%s exited%s; seen by rank %d, "
                                            "every rank was stopped", g->me, g->last_coll, (unsigned long long)g->seq,
-                            g->last_algo, er->peer, pid, g->net ? " (its net connection closed)" : "", er->rank);
+                            g->last_algo, er->peer, pid,
+                            g->net && er->peer >= 0 && er->peer < g->nranks &&
+                                    g->link[(size_t)g->me * g->nranks + er->peer] == LINK_NET
+                                ? " (its net connection closed)"
+                                : "",
+                            er->rank);
     }
     if (er->what == 5)
         return tt_error_set(TT_ERR_REMOTE, "rank %d: %s #%llu (%s): the net connection to rank %d failed, seen by "

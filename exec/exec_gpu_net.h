@@ -16,8 +16,11 @@
  * second host communicator of the same processes (tcp, ib or shm, chosen
  * like any host communicator's: TOPOTUNE_TRANSPORT).
  *
- * Selection (exec_gpu_select.c, no CUDA): TOPOTUNE_GPU_TRANSPORT = auto |
- * host | net; auto takes net when the processes are on different hosts.
+ * Selection (exec_gpu_select.c, no CUDA), per directed pair: TOPOTUNE_GPU_TRANSPORT
+ * = auto | host | net; auto takes net for a pair whose processes are on
+ * different hosts (real ones, or emulated ones: TOPOTUNE_GPU_EMULATE_HOSTS=K,
+ * a testing aid) and peer GPU memory (IPC) for a pair on one host, so one
+ * communicator mixes both; net forces every pair onto net.
  */
 #ifndef EXEC_GPU_NET_H
 #define EXEC_GPU_NET_H
@@ -47,14 +50,41 @@ typedef struct {
     int mode;           /* its TOPOTUNE_GPU_TRANSPORT */
     const char *host;   /* host name */
     const char *boot;   /* boot id */
+    int emulate;        /* its TOPOTUNE_GPU_EMULATE_HOSTS (0: unset) */
 } exec_gpu_where;
 
-/* Decide, identically in every process, whether the communicator runs on the
- * net transport: *net = 1 when some process forces it (GPU_TP_NET) or two
- * processes are on different hosts (host name or boot id differ).  why
- * (may be NULL) receives the reason ("forced by TOPOTUNE_GPU_TRANSPORT=net on
- * rank 1" / "rank 2 runs on 'b', rank 0 on 'a'").  TT_ERR_UNSUPPORTED when a
- * process forces host-staged memory while the ranks span hosts. */
+/* Parse TOPOTUNE_GPU_EMULATE_HOSTS for a communicator of n process ranks
+ * (NULL or "" = 0, off): K in 1..n; TT_ERR_INVALID naming the variable, the
+ * value and the range otherwise. */
+tt_status exec_gpu_emulate_parse(const char *value, int n, int *k);
+/* The emulated host of rank r among n with k emulated hosts: r * k / n
+ * (contiguous blocks, as TOPOTUNE_THREAD_NODES splits thread ranks); 0 when
+ * k <= 0. */
+int exec_gpu_emulated_host(int r, int n, int k);
+
+/* The transport of one directed pair (a -> b) of process ranks. */
+typedef struct {
+    int net;            /* 1: net transport (pinned FIFOs + proxy); 0: same host (IPC or host-staged) */
+    int apart;          /* 1: the processes are on different real hosts (host name or boot id) */
+    char why[160];      /* the reason, for the per-pair log line */
+} exec_gpu_pair;
+
+/* Decide, identically in every process, the transport of every directed
+ * pair: pairs[a * n + b] for a != b (the diagonal is left zeroed).  In order:
+ * a rank forcing net (GPU_TP_NET) makes every pair net; processes on
+ * different hosts (host name or boot id) are net; processes on different
+ * emulated hosts (TOPOTUNE_GPU_EMULATE_HOSTS, the same value on every rank)
+ * are net; the others share a host.  Errors: TT_ERR_UNSUPPORTED when a rank
+ * forces host-staged memory while the ranks span (real or emulated) hosts;
+ * TT_ERR_INVALID when the ranks disagree (net on one, host on another; a
+ * different TOPOTUNE_GPU_EMULATE_HOSTS). */
+tt_status exec_gpu_pairs_select(int n, const exec_gpu_where *w, exec_gpu_pair *pairs);
+
+/* Whether the communicator has any net pair (exec_gpu_pairs_select): *net = 1
+ * when some process forces it (GPU_TP_NET) or two processes are on different
+ * (real or emulated) hosts.  why (may be NULL) receives the first net pair's
+ * reason ("forced by TOPOTUNE_GPU_TRANSPORT=net on rank 1" / "hosts differ:
+ * rank 2 runs on 'b', rank 0 on 'a'"); the errors of exec_gpu_pairs_select. */
 tt_status exec_gpu_net_select(int n, const exec_gpu_where *w, int *net, char *why, size_t whylen);
 
 /* One net connection as the proxy sees it (host pointers). */

@@ -22,7 +22,8 @@
  * are received straight into the receive slot (free: the sending kernel
  * waited for its credit); LL payloads go through a staging buffer and are
  * stored with 8-byte stores, so the polling kernel never sees a flag before
- * its data.
+ * its data.  A peer that is gone is seen by the transport's error on the data
+ * path (TCP) or by its liveness check (check_peer: shm, IB verbs), every 50 ms.
  */
 #include "exec_gpu_net.h"
 #include "exec_internal.h"
@@ -40,6 +41,7 @@
 enum { MSG_DATA = 1, MSG_CREDIT = 2, MSG_ABORT = 3 };
 #define CTL_Q 128 /* pending small messages per peer (credits coalesce, so few are ever queued) */
 #define LL_SLOT_BYTES ((size_t)GPU_LL_SLOT_LINES * 16u)
+#define PEER_CHECK_MS 50 /* engineering choice: how often the host transports' liveness checks run */
 
 typedef struct {
     uint32_t type, proto;
@@ -88,6 +90,7 @@ struct exec_gpu_proxy {
     int started;
     atomic_int stop;
     atomic_ullong sent, received;
+    int64_t last_check_ms;
 };
 
 static unsigned long long ld_acq(volatile unsigned long long *p)
@@ -401,6 +404,25 @@ static void pump_abort(exec_gpu_proxy *p)
             queue_ctl(&p->peers[r], &h, &p->abort_out);
 }
 
+/* Peers gone without an error on the data path: transports whose reads do not
+ * see a hang-up (shared memory, IB verbs: check_peer watches their TCP
+ * liveness connection); what such a peer sent before leaving is read first. */
+static void check_peers(exec_gpu_proxy *p, int64_t now)
+{
+    if (now - p->last_check_ms < PEER_CHECK_MS)
+        return;
+    p->last_check_ms = now;
+    for (int r = 0; r < p->n; r++) {
+        peer_state *ps = &p->peers[r];
+        if (r == p->me || ps->dead || !ps->c->tp->check_peer || ps->c->tp->check_peer(ps->c) == TT_OK)
+            continue;
+        char why[256];
+        snprintf(why, sizeof why, "%s", tt_error_message());
+        pump_in(p, r);
+        peer_lost(p, r, 4, why);
+    }
+}
+
 static void *proxy_main(void *arg)
 {
     exec_gpu_proxy *p = arg;
@@ -409,6 +431,7 @@ static void *proxy_main(void *arg)
         int64_t now = exec_now_ms();
         int any = pump_credits(p);
         pump_abort(p);
+        check_peers(p, now);
         for (int r = 0; r < p->n; r++) {
             if (r == p->me || p->peers[r].dead)
                 continue;
@@ -446,6 +469,7 @@ tt_status exec_gpu_proxy_start(exec_gpu_proxy **out, tt_comm *net, exec_gpu_netc
     if (!p->peers)
         goto nomem;
     int64_t now = exec_now_ms();
+    p->last_check_ms = now;
     for (int r = 0; r < p->n; r++) {
         peer_state *ps = &p->peers[r];
         ps->idle_since_ms = now;

@@ -11,9 +11,14 @@
 #      reduce) with #wrong
 #   4. a killed peer in a topo-exec pair: the survivor names it within the deadline
 #   5. nothing left in /dev/shm
+#   6. mixed: 4 processes on 2 emulated hosts (TOPOTUNE_GPU_EMULATE_HOSTS=2): IPC inside each, net
+#      between, in one communicator; the mixed unit tests (sweeps exact, killed peer, stuck rank), the
+#      per-pair transport lines, the same topo-exec sweep mixed, all-IPC and all-net in one run (busbw
+#      of each, ratios), the other collectives mixed (#wrong)
 # Usage (binaries built elsewhere and carried, scripts/gpu/devcarry.sh):
 #   BUILD=.devcarry/build GTESTS=.devcarry/gtests OUT=results-dir bash scripts/gpu/gpu-net-check.sh
-# (UNIT_TIMEOUT, PAIR_TIMEOUT: seconds of the unit tests and of each topo-exec pair)
+# (UNIT_TIMEOUT, PAIR_TIMEOUT: seconds of the unit tests and of each topo-exec pair;
+#  ONLY=mixed: step 6 and the /dev/shm check only; ONLY=net: steps 1-5 only)
 # Prints PASS/FAIL lines; exit 0 when every check passed.
 set -u
 BUILD=${BUILD:-build}
@@ -32,6 +37,8 @@ fail() { say "FAIL $*"; fails=$((fails + 1)); }
 say "# gpu-net-check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
 nvidia-smi -L 2>&1 | tee -a "$summary"
 shm_before=$(ls /dev/shm 2>/dev/null | grep -c topotune)
+ONLY=${ONLY:-all}
+want() { [ "$ONLY" = all ] || [ "$ONLY" = "$1" ]; }
 
 # pair NAME TRANSPORT EXTRA...: a topo-exec pair on one GPU, rank 0's output in $OUT/NAME-rank0.log
 pair() {
@@ -52,6 +59,24 @@ pair() {
 rows() { grep -E '^ +[0-9]+ +[0-9]+ ' "$1" | awk '{print $1, $8, $9}'; }
 wrong_ok() { local w; w=$(grep -E '^ +[0-9]+ +[0-9]+ ' "$1" | awk '{s += $9 + $13} END {print s + 0}'); [ "$w" = 0 ]; }
 
+# group NAME N "VAR=VALUE ..." ARGS...: N topo-exec processes on one GPU (proxies over TCP loopback),
+# rank R's output in $OUT/NAME-rankR.log; 0 when every process exited 0
+group() {
+  local name=$1 n=$2 envs=$3; shift 3
+  local port=$(( 20000 + (RANDOM % 20000) )) pids=() r rc=0
+  for r in $(seq 1 $((n - 1))); do
+    env TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO $envs timeout ${PAIR_TIMEOUT:-30} "$TE" -g 1 --rank $r --nranks $n \
+      --master 127.0.0.1:$port "$@" > "$OUT/$name-rank$r.log" 2>&1 &
+    pids+=($!)
+  done
+  ( for v in $envs; do export "$v"; done; export TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO
+    step "$name-rank0" ${PAIR_TIMEOUT:-30} "$TE" -g 1 --rank 0 --nranks $n --master 127.0.0.1:$port "$@" ) || rc=1
+  for r in "${!pids[@]}"; do wait "${pids[$r]}" || rc=1; done
+  say "== $name: $n processes, rc=$rc"
+  return $rc
+}
+
+if want net; then
 # 2. AllReduce over net and over IPC, same sweep, same run
 SWEEP="-b 8 -e 64M -f 8 -n 5 -w 1"
 if pair ar-net net $SWEEP && wrong_ok "$OUT/ar-net-rank0.log"; then pass "all_reduce over net: #wrong 0"
@@ -102,8 +127,49 @@ for t in all_gather reduce_scatter broadcast reduce; do
   else fail "$t over net"; fi
 done
 grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/all_gather-net-rank0.log" | tail -2 | tee -a "$summary"
+fi
 
-# 6. nothing left behind
+# 6. mixed: IPC inside an emulated host, net between them, in one communicator
+if want mixed; then
+TT_GPU_TEST_FILTER='*mixed*' step mixed-unit ${UNIT_TIMEOUT:-90} "$GT/test_exec_gpu_ipc"
+rc=$?
+grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/mixed-unit.log" | head -40 | tee -a "$summary"
+if [ $rc -eq 0 ] && grep -q 'PASSED  \] 3 test' "$OUT/mixed-unit.log"; then pass "mixed unit tests (3)"
+else fail "mixed unit tests (rc $rc)"; fi
+MSWEEP="-b 8 -e 16M -f 8 -n 5 -w 1"
+EMU="TOPOTUNE_GPU_EMULATE_HOSTS=2"
+if group ar-mixed 4 "$EMU" $MSWEEP && wrong_ok "$OUT/ar-mixed-rank0.log"; then pass "all_reduce mixed (4 processes, 2 emulated hosts): #wrong 0"
+else fail "all_reduce mixed"; fi
+grep -hE ' via ' "$OUT"/ar-mixed-rank[0-3].log | sed 's/.*INFO gpu: //' | sort -u | head -12 | tee -a "$summary"
+nipc=$(grep -hE 'rank [0-3] -> [0-3] via IPC' "$OUT"/ar-mixed-rank[0-3].log | grep -c 'same host')
+nnet=$(grep -hE 'rank [0-3] -> [0-3] via NET/tcp' "$OUT"/ar-mixed-rank[0-3].log | grep -c 'hosts differ: emulated host')
+if [ "$nipc" -ge 1 ] && [ "$nnet" -ge 1 ] && ! grep -qhE 'rank (0 -> 1|1 -> 0|2 -> 3|3 -> 2) via NET' "$OUT"/ar-mixed-rank[0-3].log &&
+   ! grep -qhE 'rank (0|1) -> (2|3) via IPC|rank (2|3) -> (0|1) via IPC' "$OUT"/ar-mixed-rank[0-3].log; then
+  pass "per-pair transport logged: $nipc IPC line(s) (same host), $nnet NET/tcp line(s) (hosts differ)"
+else fail "per-pair transport lines: $nipc IPC, $nnet NET (or a pair on the wrong transport)"; fi
+grep -h '^# process ranks on GPUs' "$OUT/ar-mixed-rank0.log" | tee -a "$summary"
+grep -q 'mixed: CUDA IPC inside a host, net transport between hosts; 8 of 12 directed pairs on net' "$OUT/ar-mixed-rank0.log" &&
+  pass "topo-exec header: mixed, 8 of 12 pairs on net" || fail "topo-exec header does not say mixed (8 of 12 pairs on net)"
+if group ar-ipc4 4 "" $MSWEEP && wrong_ok "$OUT/ar-ipc4-rank0.log"; then pass "all_reduce all-IPC (4 processes): #wrong 0"
+else fail "all_reduce all-IPC (4 processes)"; fi
+if group ar-net4 4 "TOPOTUNE_GPU_TRANSPORT=net" $MSWEEP && wrong_ok "$OUT/ar-net4-rank0.log"; then
+  pass "all_reduce all-net (4 processes): #wrong 0"
+else fail "all_reduce all-net (4 processes)"; fi
+grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/ar-mixed-rank0.log" | tee -a "$summary"
+say "# 4 processes, AllReduce float sum out of place: busbw (GB/s) mixed, all-IPC, all-net; ratios"
+say "# size(B)       mixed       IPC       net  mixed/IPC  mixed/net"
+join <(rows "$OUT/ar-mixed-rank0.log" | awk '{print $1, $2}') \
+     <(join <(rows "$OUT/ar-ipc4-rank0.log" | awk '{print $1, $2}') <(rows "$OUT/ar-net4-rank0.log" | awk '{print $1, $2}')) |
+  awk '{printf "%10s %10s %9s %9s %10s %10s\n", $1, $2, $3, $4, ($3 > 0 ? sprintf("%.2f", $2 / $3) : "-"),
+        ($4 > 0 ? sprintf("%.2f", $2 / $4) : "-")}' | tee -a "$summary"
+for t in all_gather reduce_scatter broadcast reduce; do
+  if group "$t-mixed" 4 "$EMU" -t $t -b 8 -e 4M -f 16 -n 3 -w 1 && wrong_ok "$OUT/$t-mixed-rank0.log"; then
+    pass "$t mixed: #wrong 0"
+  else fail "$t mixed"; fi
+done
+fi
+
+# nothing left behind (every mode)
 shm_after=$(ls /dev/shm 2>/dev/null | grep -c topotune)
 if [ "$shm_after" -le "$shm_before" ]; then pass "/dev/shm: no topotune segment left ($shm_after)"
 else fail "/dev/shm: $shm_after topotune segment(s) left"; ls -la /dev/shm | tee -a "$summary"; fi

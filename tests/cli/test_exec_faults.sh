@@ -208,6 +208,12 @@ run env TOPOTUNE_THREAD_NODES=0 "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
 [ "$RC" -eq 2 ] && ok "TOPOTUNE_THREAD_NODES=0: exit 2" || not_ok "TOPOTUNE_THREAD_NODES=0: exit $RC"
 run env TOPOTUNE_THREAD_NODES=3 "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
 [ "$RC" -eq 2 ] && ok "TOPOTUNE_THREAD_NODES=3 with --host 2: exit 2" || not_ok "TOPOTUNE_THREAD_NODES=3: exit $RC"
+# the GPU executor's emulated hosts (testing aid): refused before anything runs, naming the variable and value
+for v in 0 -2 two; do
+  run env TOPOTUNE_GPU_EMULATE_HOSTS=$v "$X" --host 2 -b 1K -e 1K -n 1 --no-progress
+  [ "$RC" -eq 2 ] && grep -q "TOPOTUNE_GPU_EMULATE_HOSTS='$v'" "$TMP/err" && ok "TOPOTUNE_GPU_EMULATE_HOSTS=$v: exit 2 naming it" ||
+    not_ok "TOPOTUNE_GPU_EMULATE_HOSTS=$v: exit $RC $(head -c 200 "$TMP/err")"
+done
 run "$X" --host 4 --rank 0 --nranks 2 --master 127.0.0.1:1 -b 1K -e 1K
 [ "$RC" -eq 2 ] && grep -q -- '--host N' "$TMP/err" && ok "--host beside --rank/--nranks/--master: exit 2" || not_ok "--host with --rank: exit $RC $(head -c 200 "$TMP/err")"
 run env TOPOTUNE_DEBUG=garbage "$X" --host 2 -b 1K -e 1K -n 1 --no-progress

@@ -8,7 +8,9 @@
  * deadline in one process stops the kernels of the others (shared abort word).
  * The same sweeps and failures over the net transport (TOPOTUNE_GPU_TRANSPORT=net:
  * pinned host FIFOs and proxy threads over TCP loopback; aborts travel through
- * the proxies, a killed peer is seen by the survivor's proxy).
+ * the proxies, a killed peer is seen by the survivor's proxy).  Mixed: 4 processes
+ * on 2 emulated hosts (TOPOTUNE_GPU_EMULATE_HOSTS=2): IPC inside each, net between,
+ * in one communicator; the same sweep and a killed peer named by every survivor.
  *
  * CUDA must not be initialised in the parent before fork(): the parent probes
  * the GPU in a child and never calls CUDA itself.  Every GPU test is a cmocka
@@ -166,8 +168,11 @@ static void run_procs(int nprocs, child_fn fn, const void *arg, int deadline_s, 
 
 /* ---- AllReduce sweep in every process ----------------------------------- */
 typedef struct {
-    const char *link;   /* expected substring of the 0 -> 1 transport */
+    const char *link;   /* expected substring of the rank -> rank + 1 transport */
     int full;           /* every type on every size; otherwise a few */
+    int emulate;        /* > 0: TOPOTUNE_GPU_EMULATE_HOSTS; every pair is checked: `link` on one emulated
+                         * host, `far` across them */
+    const char *far;
 } sweep_arg;
 
 static const tt_proto protos[2] = {TT_PROTO_SIMPLE, TT_PROTO_LL};
@@ -221,9 +226,16 @@ static int sweep_child(int rank, tt_comm *hc, const void *argp, char *msg, size_
     if (tt_gpu_comm_nlocal(g) != 1 || tt_gpu_comm_local_rank(g, 0) != rank)
         CFAIL("rank %d: local ranks %d / %d", rank, tt_gpu_comm_nlocal(g), tt_gpu_comm_local_rank(g, 0));
     int n = tt_gpu_comm_nranks(g);
-    if (!strstr(tt_gpu_comm_link(g, rank, (rank + 1) % n), a->link))
+    if (!a->emulate && !strstr(tt_gpu_comm_link(g, rank, (rank + 1) % n), a->link))
         CFAIL("rank %d: link to %d is '%s', expected '%s'", rank, (rank + 1) % n,
               tt_gpu_comm_link(g, rank, (rank + 1) % n), a->link);
+    for (int b = 0; a->emulate && b < n; b++) {
+        /* mixed: IPC inside an emulated host (rank r on r * K / n), net between them */
+        const char *exp = rank * a->emulate / n == b * a->emulate / n ? a->link : a->far;
+        if (b != rank && (!strstr(tt_gpu_comm_link(g, rank, b), exp) ||
+                          (exp == a->link && strstr(tt_gpu_comm_link(g, rank, b), "NET"))))
+            CFAIL("rank %d: link to %d is '%s', expected '%s'", rank, b, tt_gpu_comm_link(g, rank, b), exp);
+    }
     if (tt_gpu_alloc(g, rank, cap, &sb) != TT_OK || tt_gpu_alloc(g, rank, cap, &rb) != TT_OK)
         CFAIL("rank %d: alloc: %s", rank, tt_error_message());
     /* another process's rank is not ours to allocate for */
@@ -251,9 +263,9 @@ static int sweep_child(int rank, tt_comm *hc, const void *argp, char *msg, size_
                     runs++;
                     if (b) goto out;
                 }
-    snprintf(msg, ml, "%d AllReduce runs exact, link %d -> %d: %s, channels up to %d, virtual %d", runs, rank,
-             (rank + 1) % n, tt_gpu_comm_link(g, rank, (rank + 1) % n), tt_gpu_comm_max_channels(g),
-             tt_gpu_comm_is_virtual(g));
+    snprintf(msg, ml, "%d AllReduce runs exact, link %d -> %d: %s, %d -> %d: %s, channels up to %d, virtual %d",
+             runs, rank, (rank + 1) % n, tt_gpu_comm_link(g, rank, (rank + 1) % n), rank, (rank + n - 1) % n,
+             tt_gpu_comm_link(g, rank, (rank + n - 1) % n), tt_gpu_comm_max_channels(g), tt_gpu_comm_is_virtual(g));
     rc = 0;
 out:
     if (g) {
@@ -278,7 +290,7 @@ static void test_ipc_2_procs(void **state)
 {
     (void)state;
     if (!need_gpu()) return;
-    sweep_arg a = {ipc_link(), !quick()};
+    sweep_arg a = {ipc_link(), !quick(), 0, NULL};
     results r;
     run_procs(2, sweep_child, &a, 240, &r);
     expect_all_ok(2, &r);
@@ -288,7 +300,7 @@ static void test_ipc_3_procs(void **state)
 {
     (void)state;
     if (!need_gpu()) return;
-    sweep_arg a = {ipc_link(), !quick()};
+    sweep_arg a = {ipc_link(), !quick(), 0, NULL};
     results r;
     run_procs(3, sweep_child, &a, 240, &r);
     expect_all_ok(3, &r);
@@ -299,7 +311,7 @@ static void test_host_staged_shm_3_procs(void **state)
     (void)state;
     if (!need_gpu()) return;
     setenv("TOPOTUNE_GPU_TRANSPORT", "host", 1);
-    sweep_arg a = {"host-staged (shm)", 0};
+    sweep_arg a = {"host-staged (shm)", 0, 0, NULL};
     results r;
     run_procs(3, sweep_child, &a, 240, &r);
     unsetenv("TOPOTUNE_GPU_TRANSPORT");
@@ -323,7 +335,7 @@ static void test_net_2_procs(void **state)
     (void)state;
     if (!need_gpu()) return;
     net_env(1);
-    sweep_arg a = {"NET/tcp", !quick()};
+    sweep_arg a = {"NET/tcp", !quick(), 0, NULL};
     results r;
     run_procs(2, sweep_child, &a, 240, &r);
     net_env(0);
@@ -335,11 +347,35 @@ static void test_net_3_procs(void **state)
     (void)state;
     if (!need_gpu()) return;
     net_env(1);
-    sweep_arg a = {"NET/tcp", 0};
+    sweep_arg a = {"NET/tcp", 0, 0, NULL};
     results r;
     run_procs(3, sweep_child, &a, 240, &r);
     net_env(0);
     expect_all_ok(3, &r);
+}
+
+/* ---- mixed: 4 processes on 2 emulated hosts, IPC inside each, net between ---- */
+static void mixed_env(int on)
+{
+    if (on) {
+        setenv("TOPOTUNE_GPU_EMULATE_HOSTS", "2", 1);
+        setenv("TOPOTUNE_TRANSPORT", "tcp", 1); /* the proxies' host connections: TCP, as between hosts */
+    } else {
+        unsetenv("TOPOTUNE_GPU_EMULATE_HOSTS");
+        unsetenv("TOPOTUNE_TRANSPORT");
+    }
+}
+
+static void test_mixed_4_procs_2_hosts(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    mixed_env(1);
+    sweep_arg a = {ipc_link(), 0, 2, "NET/tcp"};
+    results r;
+    run_procs(4, sweep_child, &a, 240, &r);
+    mixed_env(0);
+    expect_all_ok(4, &r);
 }
 
 /* ---- failures ------------------------------------------------------------ */
@@ -350,6 +386,7 @@ static void test_net_3_procs(void **state)
 static int killed_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t ml)
 {
     (void)argp;
+    const int victim = 1;
     tt_gpu_comm *g = NULL;
     void *b = NULL;
     int rc = 1;
@@ -365,15 +402,17 @@ static int killed_child(int rank, tt_comm *hc, const void *argp, char *msg, size
     int one = 1, sum = 0;
     if (tt_allreduce(&one, &sum, 1, TT_INT32, TT_SUM, hc) != TT_OK || tt_comm_wait(hc) != TT_OK)
         CFAIL("rank %d: barrier: %s", rank, tt_error_message());
-    if (rank == 1) raise(SIGKILL);
+    if (rank == victim) raise(SIGKILL);
     usleep(200 * 1000); /* rank 1 is gone (and reaped) before the collective starts */
     double t0 = now_s();
     tt_status st = tt_gpu_allreduce(g, s, d, 1 << 18, TT_FLOAT, TT_SUM, NULL);
     if (st == TT_OK) st = tt_gpu_comm_sync(g);
     double el = now_s() - t0;
-    if (st == TT_OK) CFAIL("rank 0: AllReduce with a dead peer succeeded");
-    if (!strstr(tt_error_message(), "rank 1")) CFAIL("rank 0: the failure does not name rank 1: %s", tt_error_message());
-    if (el > KILL_TIMEOUT_MS / 1000.0 + 5) CFAIL("rank 0: failed only after %.1f s: %s", el, tt_error_message());
+    /* every survivor (all the others: the same host's over IPC, the other host's over net) names it */
+    if (st == TT_OK) CFAIL("rank %d: AllReduce with a dead peer succeeded", rank);
+    if (!strstr(tt_error_message(), "rank 1 "))
+        CFAIL("rank %d: the failure does not name rank 1: %s", rank, tt_error_message());
+    if (el > KILL_TIMEOUT_MS / 1000.0 + 5) CFAIL("rank %d: failed only after %.1f s: %s", rank, el, tt_error_message());
     snprintf(msg, ml, "failed after %.2f s (deadline %d ms): %s", el, KILL_TIMEOUT_MS, tt_error_message());
     rc = 0;
 out:
@@ -384,19 +423,25 @@ out:
     return rc;
 }
 
+/* net: 0 IPC, 1 net (2 processes); 2 mixed (4 processes on 2 emulated hosts: rank 1 dies, rank 0 is
+ * its IPC peer, ranks 2 and 3 reach it over net) */
 static void killed_peer(int net)
 {
     char old[32] = "";
     if (getenv("TOPOTUNE_TIMEOUT_MS")) snprintf(old, sizeof old, "%s", getenv("TOPOTUNE_TIMEOUT_MS"));
     setenv("TOPOTUNE_TIMEOUT_MS", "5000", 1); /* host communicator: setup and tear-down with a dead peer */
     results r;
-    net_env(net);
-    run_procs(2, killed_child, NULL, 60, &r);
+    int np = net == 2 ? 4 : 2;
+    if (net == 2) mixed_env(1);
+    else net_env(net);
+    run_procs(np, killed_child, NULL, 60, &r);
+    mixed_env(0);
     net_env(0);
     if (old[0]) setenv("TOPOTUNE_TIMEOUT_MS", old, 1);
     else unsetenv("TOPOTUNE_TIMEOUT_MS");
     assert_int_equal(r.rc[1], 128 + SIGKILL);
-    if (r.rc[0] != 0) fail_msg("survivor: exit %d: %s", r.rc[0], r.msg[0]);
+    for (int k = 0; k < np; k++)
+        if (k != 1 && r.rc[k] != 0) fail_msg("survivor rank %d: exit %d: %s", k, r.rc[k], r.msg[k]);
 }
 
 static void test_killed_peer_process(void **state)
@@ -412,6 +457,14 @@ static void test_net_killed_peer_process(void **state)
     (void)state;
     if (!need_gpu()) return;
     killed_peer(1);
+}
+
+/* mixed: the killed rank's IPC peer and its net peers all name it */
+static void test_mixed_killed_peer_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    killed_peer(2);
 }
 
 /* rank 2 never enters (testing aid); rank 0 has a 1 s deadline, rank 1 a 60 s
@@ -460,16 +513,20 @@ out:
     return rc;
 }
 
+/* net: 0 IPC, 1 net, 2 mixed (2 emulated hosts: ranks 0 and 1 share one, so rank 0's abort reaches
+ * its IPC peer rank 1 through the proxies too: no word is shared in a mixed communicator) */
 static void stuck_rank(int net)
 {
     for (int pi = 0; pi < 2; pi++) {
-        net_env(net);
+        if (net == 2) mixed_env(1);
+        else net_env(net);
         setenv("TOPOTUNE_GPU_TEST_STALL_RANK", "2", 1);
         setenv("TOPOTUNE_TIMEOUT_MS", "10000", 1);
         results r;
         run_procs(3, stuck_child, &protos[pi], 90, &r);
         unsetenv("TOPOTUNE_GPU_TEST_STALL_RANK");
         unsetenv("TOPOTUNE_TIMEOUT_MS");
+        mixed_env(0);
         net_env(0);
         expect_all_ok(3, &r);
         assert_true(r.secs[1] < 30);
@@ -489,6 +546,13 @@ static void test_net_stuck_rank_stops_every_process(void **state)
     (void)state;
     if (!need_gpu()) return;
     stuck_rank(1);
+}
+
+static void test_mixed_stuck_rank_stops_every_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    stuck_rank(2);
 }
 
 /* A setup error in one process fails every process at the same point, naming
@@ -604,9 +668,15 @@ int main(void)
         cmocka_unit_test(test_net_3_procs),
         cmocka_unit_test(test_net_killed_peer_process),
         cmocka_unit_test(test_net_stuck_rank_stops_every_process),
+        cmocka_unit_test(test_mixed_4_procs_2_hosts),
+        cmocka_unit_test(test_mixed_killed_peer_process),
+        cmocka_unit_test(test_mixed_stuck_rank_stops_every_process),
     };
-    /* TT_GPU_TEST_FILTER=*net*: only those tests (scripts/gpu/gpu-net-check.sh) */
+    /* TT_GPU_TEST_FILTER=*net*: only those tests; *mixed*: the mixed ones (scripts/gpu/gpu-net-check.sh) */
     const char *f = getenv("TT_GPU_TEST_FILTER");
     if (f && *f) cmocka_set_test_filter(f);
+    /* TT_GPU_TEST_SKIP=*mixed*: all but those */
+    const char *sk = getenv("TT_GPU_TEST_SKIP");
+    if (sk && *sk) cmocka_set_skip_filter(sk);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,13 @@
 /* test_exec_gpu_net.c - the GPU executor's net transport without a GPU:
- * TOPOTUNE_GPU_TRANSPORT values and the net-or-not rule of process mode
- * (exec_gpu_select.c), and the proxy thread (exec_gpu_proxy.c) with threads
+ * TOPOTUNE_GPU_TRANSPORT and TOPOTUNE_GPU_EMULATE_HOSTS values and the
+ * per-pair rule of process mode, IPC or net (exec_gpu_select.c), and the proxy thread (exec_gpu_proxy.c) with threads
  * playing the kernels' part on the same host-memory layout: Simple and LL
  * steps of every size, both directions, two channels, bytes exact; over the
- * shared-memory transport (thread ranks) and TCP (forked processes); an
+ * shared-memory transport (thread ranks and forked processes) and TCP (forked processes); an
  * abort raised on one side stops the other; a dead peer is named by the
- * survivor's proxy within the deadline; bytes that are no message are refused. */
+ * survivor's proxy within the deadline; bytes that are no message are refused.
+ * Over IB verbs too (the same data and abort cases), when tests/cli/test_gpu_net_ib.sh
+ * runs this program on the fake verbs library. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,7 +75,7 @@ static void test_selection(void **state)
     (void)state;
     char why[256];
     int net = -1;
-    exec_gpu_where w[3] = {{GPU_TP_AUTO, "a", "b1"}, {GPU_TP_AUTO, "a", "b1"}, {GPU_TP_AUTO, "a", "b1"}};
+    exec_gpu_where w[3] = {{GPU_TP_AUTO, "a", "b1", 0}, {GPU_TP_AUTO, "a", "b1", 0}, {GPU_TP_AUTO, "a", "b1", 0}};
     assert_int_equal(exec_gpu_net_select(3, w, &net, why, sizeof why), TT_OK);
     assert_int_equal(net, 0);
     assert_string_equal(why, "");
@@ -102,6 +104,135 @@ static void test_selection(void **state)
     assert_int_equal(exec_gpu_net_select(3, w, &net, why, sizeof why), TT_ERR_UNSUPPORTED);
     assert_non_null(strstr(tt_error_message(), "rank 0 forces host-staged"));
     assert_int_equal(net, 0);
+}
+
+/* TOPOTUNE_GPU_EMULATE_HOSTS: 1..n, anything else refused naming the variable and value */
+static void test_emulate_values(void **state)
+{
+    (void)state;
+    int k = -1;
+    assert_int_equal(exec_gpu_emulate_parse(NULL, 4, &k), TT_OK);
+    assert_int_equal(k, 0);
+    assert_int_equal(exec_gpu_emulate_parse("", 4, &k), TT_OK);
+    assert_int_equal(k, 0);
+    assert_int_equal(exec_gpu_emulate_parse("1", 4, &k), TT_OK);
+    assert_int_equal(k, 1);
+    assert_int_equal(exec_gpu_emulate_parse("4", 4, &k), TT_OK);
+    assert_int_equal(k, 4);
+    const char *bad[] = {"0", "5", "-1", "two", "2x", " ", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        k = -1;
+        assert_int_equal(exec_gpu_emulate_parse(bad[i], 4, &k), TT_ERR_INVALID);
+        assert_int_equal(k, 0);
+        assert_non_null(strstr(tt_error_message(), "TOPOTUNE_GPU_EMULATE_HOSTS"));
+        assert_non_null(strstr(tt_error_message(), bad[i]));
+        assert_non_null(strstr(tt_error_message(), "1..4"));
+    }
+    /* contiguous blocks: r * k / n */
+    int want4_2[] = {0, 0, 1, 1}, want5_2[] = {0, 0, 0, 1, 1}, want3_3[] = {0, 1, 2};
+    for (int r = 0; r < 4; r++) assert_int_equal(exec_gpu_emulated_host(r, 4, 2), want4_2[r]);
+    for (int r = 0; r < 5; r++) assert_int_equal(exec_gpu_emulated_host(r, 5, 2), want5_2[r]);
+    for (int r = 0; r < 3; r++) assert_int_equal(exec_gpu_emulated_host(r, 3, 3), want3_3[r]);
+    for (int r = 0; r < 4; r++) assert_int_equal(exec_gpu_emulated_host(r, 4, 0), 0);
+}
+
+/* per pair: IPC on one host, net across (real or emulated) hosts, every pair net when forced */
+static void test_pairs_selection(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    exec_gpu_pair p[N * N];
+    exec_gpu_where w[N];
+    for (int r = 0; r < N; r++) w[r] = (exec_gpu_where){GPU_TP_AUTO, "h", "b", 0};
+    /* one host: no pair is net */
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_OK);
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++) {
+            assert_int_equal(p[a * N + b].net, 0);
+            assert_int_equal(p[a * N + b].apart, 0);
+            if (a != b) assert_string_equal(p[a * N + b].why, "same host");
+        }
+    /* two emulated hosts {0,1} {2,3}: net exactly across them, both directions, reasons name them */
+    for (int r = 0; r < N; r++) w[r].emulate = 2;
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_OK);
+    int nnet = 0;
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++) {
+            if (a == b) continue;
+            int want = (a / 2) != (b / 2);
+            assert_int_equal(p[a * N + b].net, want);
+            assert_int_equal(p[a * N + b].apart, 0);
+            nnet += p[a * N + b].net;
+        }
+    assert_int_equal(nnet, 8);
+    assert_string_equal(p[1 * N + 2].why, "hosts differ: emulated host 1 vs 0 (TOPOTUNE_GPU_EMULATE_HOSTS=2)");
+    assert_string_equal(p[2 * N + 1].why, "hosts differ: emulated host 0 vs 1 (TOPOTUNE_GPU_EMULATE_HOSTS=2)");
+    assert_string_equal(p[0 * N + 1].why, "same host: emulated host 0 (TOPOTUNE_GPU_EMULATE_HOSTS=2)");
+    assert_string_equal(p[3 * N + 2].why, "same host: emulated host 1 (TOPOTUNE_GPU_EMULATE_HOSTS=2)");
+    /* the communicator-wide answer agrees: net, with the first net pair's reason */
+    int net = -1;
+    char why[256];
+    assert_int_equal(exec_gpu_net_select(N, w, &net, why, sizeof why), TT_OK);
+    assert_int_equal(net, 1);
+    assert_non_null(strstr(why, "emulated host 1 vs 0"));
+    /* one emulated host = one host */
+    for (int r = 0; r < N; r++) w[r].emulate = 1;
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_OK);
+    for (int i = 0; i < N * N; i++) assert_int_equal(p[i].net, 0);
+    /* forcing net on any rank: every pair net, even inside an emulated host */
+    for (int r = 0; r < N; r++) w[r].emulate = 2;
+    w[3].mode = GPU_TP_NET;
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_OK);
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++)
+            if (a != b) {
+                assert_int_equal(p[a * N + b].net, 1);
+                assert_string_equal(p[a * N + b].why, "forced by TOPOTUNE_GPU_TRANSPORT=net on rank 3");
+            }
+    w[3].mode = GPU_TP_AUTO;
+    /* real hosts: ranks 2, 3 on another machine; a real difference wins over the emulated one */
+    for (int r = 0; r < N; r++) w[r].emulate = 0;
+    w[2].host = w[3].host = "g";
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_OK);
+    assert_int_equal(p[0 * N + 1].net, 0);
+    assert_int_equal(p[2 * N + 3].net, 0);
+    assert_int_equal(p[1 * N + 2].net, 1);
+    assert_int_equal(p[1 * N + 2].apart, 1);
+    assert_string_equal(p[1 * N + 2].why, "hosts differ: rank 2 runs on 'g', rank 1 on 'h'");
+    assert_string_equal(p[3 * N + 0].why, "hosts differ: rank 0 runs on 'h', rank 3 on 'g'");
+    /* the same name with another boot id is another machine */
+    w[2].host = w[3].host = "h";
+    w[3].boot = "b2";
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_OK);
+    assert_int_equal(p[2 * N + 3].net, 1);
+    assert_int_equal(p[3 * N + 2].apart, 1);
+    assert_non_null(strstr(p[2 * N + 3].why, "boot ids"));
+    assert_int_equal(p[0 * N + 1].net, 0);
+    w[3].boot = "b";
+    /* the ranks must agree on the emulation */
+    w[2].emulate = 2;
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "TOPOTUNE_GPU_EMULATE_HOSTS differs between ranks: unset on rank 0, "
+                                               "2 on rank 2"));
+    for (int r = 0; r < N; r++) w[r].emulate = 2;
+    w[1].emulate = 4;
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "2 on rank 0, 4 on rank 1"));
+    /* host-staged shared memory cannot span emulated hosts either */
+    w[1].emulate = 2;
+    w[2].mode = GPU_TP_HOST;
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "rank 2 forces host-staged"));
+    assert_non_null(strstr(tt_error_message(), "TOPOTUNE_GPU_EMULATE_HOSTS=2"));
+    /* ... but within one emulated host it is still allowed */
+    for (int r = 0; r < N; r++) w[r].emulate = 1;
+    assert_int_equal(exec_gpu_pairs_select(N, w, p), TT_OK);
+    for (int i = 0; i < N * N; i++) assert_int_equal(p[i].net, 0);
+    /* one rank: nothing to decide */
+    w[0].mode = GPU_TP_AUTO;
+    w[0].emulate = 1;
+    assert_int_equal(exec_gpu_pairs_select(1, w, p), TT_OK);
+    assert_int_equal(p[0].net, 0);
 }
 
 /* ---- the proxy with threads as kernels ------------------------------------ */
@@ -363,6 +494,20 @@ static int free_port(void)
 
 typedef int (*child_fn)(tt_comm *c, int rank, char *msg, size_t ml);
 
+/* the host transport of run_pair's communicator: tcp, or ib on the fake verbs library */
+static const char *g_transport = "tcp";
+
+/* The IB verbs cases run only where tests/cli/test_gpu_net_ib.sh started this program on the fake
+ * libibverbs (tests/fixtures/stubs/fake_ibverbs_rdma.c, LD_LIBRARY_PATH, TT_NET_TEST_IB=1); a skip
+ * elsewhere (the library is found at start-up, so this process cannot switch to it itself). */
+static int want_ib(void)
+{
+    if (getenv("TT_NET_TEST_IB")) return 1;
+    printf("# SKIP IB verbs under the proxy: run by tests/cli/test_gpu_net_ib.sh on the fake verbs library\n");
+    skip();
+    return 0;
+}
+
 /* Two processes on a TCP communicator; each runs fn; returns their exit codes
  * (or -1 when killed at the deadline) and messages. */
 static void run_pair(child_fn fn, int deadline_s, int rc[2], char msg[2][512])
@@ -371,7 +516,7 @@ static void run_pair(child_fn fn, int deadline_s, int rc[2], char msg[2][512])
     tt_unique_id id;
     snprintf(addr, sizeof addr, "127.0.0.1:%d", free_port());
     assert_int_equal(tt_unique_id_from_addr(&id, addr), TT_OK);
-    setenv("TOPOTUNE_TRANSPORT", "tcp", 1);
+    setenv("TOPOTUNE_TRANSPORT", g_transport, 1);
     pid_t pid[2];
     int fd[2];
     for (int r = 0; r < 2; r++) assert_int_equal(pipe(g_bar[r]), 0);
@@ -465,6 +610,39 @@ static void test_proxy_processes_tcp(void **state)
     assert_non_null(strstr(msg[0], "tcp"));
 }
 
+/* The same steps between processes on the shared-memory transport (what the proxies' host
+ * communicator is on one machine in auto mode, e.g. with TOPOTUNE_GPU_EMULATE_HOSTS) */
+static void test_proxy_processes_shm(void **state)
+{
+    (void)state;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "shm";
+    run_pair(data_child, (int)(60 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    for (int r = 0; r < 2; r++)
+        if (rc[r]) fail_msg("rank %d exited %d: %s", r, rc[r], msg[r]);
+    if (strncmp(msg[0], "shm:", 4) || strncmp(msg[1], "shm:", 4))
+        fail_msg("not on shm: '%s' / '%s'", msg[0], msg[1]);
+}
+
+/* The same steps with the proxies' host connections on IB verbs (the fake library moves the bytes
+ * between the processes as RDMA writes): bytes exact, the transport reported as ib. */
+static void test_proxy_processes_ib(void **state)
+{
+    (void)state;
+    if (!want_ib()) return;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "ib";
+    run_pair(data_child, (int)(90 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    for (int r = 0; r < 2; r++)
+        if (rc[r]) fail_msg("rank %d exited %d: %s", r, rc[r], msg[r]);
+    if (strncmp(msg[0], "ib:", 3) || strncmp(msg[1], "ib:", 3))
+        fail_msg("not on ib: '%s' / '%s'", msg[0], msg[1]);
+}
+
 /* Rank 1 raises its abort word (as a kernel at its deadline would): rank 0's
  * proxy must raise rank 0's, with rank 1's record.  Then rank 1 exits
  * without a word: rank 0's proxy must name it as gone. */
@@ -532,6 +710,34 @@ static void test_proxy_abort_and_dead_peer(void **state)
     if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
 }
 
+/* the abort message and a dead peer between processes on shared memory: a shm read sees no
+ * hang-up, so the peer's exit is found by the transport's liveness check */
+static void test_proxy_abort_and_dead_peer_shm(void **state)
+{
+    (void)state;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "shm";
+    run_pair(abort_child, (int)(40 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    if (rc[1]) fail_msg("rank 1 exited %d: %s", rc[1], msg[1]);
+    if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
+}
+
+/* the abort message and a dead peer over IB verbs: the peer's exit is seen by the survivor's proxy */
+static void test_proxy_abort_and_dead_peer_ib(void **state)
+{
+    (void)state;
+    if (!want_ib()) return;
+    int rc[2];
+    char msg[2][512];
+    g_transport = "ib";
+    run_pair(abort_child, (int)(60 * slowdown()), rc, msg);
+    g_transport = "tcp";
+    if (rc[1]) fail_msg("rank 1 exited %d: %s", rc[1], msg[1]);
+    if (rc[0]) fail_msg("rank 0 exited %d: %s", rc[0], msg[0]);
+}
+
 /* A peer that sends something that is no message of the protocol is named as
  * a failed net connection (what 5), not trusted. */
 static int garbage_child(tt_comm *c, int rank, char *msg, size_t ml)
@@ -585,10 +791,19 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transport_values),
         cmocka_unit_test(test_selection),
+        cmocka_unit_test(test_emulate_values),
+        cmocka_unit_test(test_pairs_selection),
         cmocka_unit_test(test_proxy_threads_shm),
         cmocka_unit_test(test_proxy_processes_tcp),
         cmocka_unit_test(test_proxy_abort_and_dead_peer),
         cmocka_unit_test(test_proxy_refuses_junk),
+        cmocka_unit_test(test_proxy_processes_shm),
+        cmocka_unit_test(test_proxy_abort_and_dead_peer_shm),
+        cmocka_unit_test(test_proxy_processes_ib),
+        cmocka_unit_test(test_proxy_abort_and_dead_peer_ib),
     };
+    /* TT_NET_TEST_FILTER=*ib: only those (tests/cli/test_gpu_net_ib.sh) */
+    const char *f = getenv("TT_NET_TEST_FILTER");
+    if (f && *f) cmocka_set_test_filter(f);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
