@@ -14,10 +14,11 @@
 
 #include "tune_internal.h"
 
-/* launch_us step_us hop_us chan_GBps shared_GBps [peer_us xfer_GBps dram_GBps cache_MiB: host only] */
+/* launch_us step_us hop_us chan_GBps shared_GBps [peer_us xfer_GBps dram_GBps cache_MiB: host only]
+ * [l2_GBps: GPU kinds only] */
 /* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-c (16 cores of
  * the H200 machine, 2026-12-02 06:49 UTC, 3 cycles per sweep, the fastest of each size kept) */
-#define EXEC_HOST_SIMPLE 0.418, 0.797, 0.492, 42.0, 176.1, 0.286, 5.30, 50.2, 2.0
+#define EXEC_HOST_SIMPLE 0.418, 0.797, 0.492, 42.0, 176.1, 0.286, 5.30, 50.2, 2.0, 0 /* no l2 term */
 /* the GPU kinds have no peer, first-page or cache-miss term (tt_exec_params: 0 = no term); the last
  * value is l2_GBps (every access of the ranks on one GPU; 0 = no term).
  * Virtual ranks: fitted on the virtual-rank sweeps of tests/fixtures/measurements/model-truth-h200-d
@@ -32,8 +33,8 @@
  * 2026-11-29); the second session (gpu-h200x2-b) is the held-out check (docs/benchmarks.md).
  * MODEL ASSUMPTION: other GPUs and links use these until calibrated; no l2 term (one rank per
  * GPU). */
-#define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0, NO_HOST_TERMS
-#define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0, NO_HOST_TERMS
+#define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0, NO_HOST_TERMS, 0
+#define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0, NO_HOST_TERMS, 0
 
 void tt_model_params_default(tt_model_params *p)
 {
@@ -65,7 +66,7 @@ void tt_model_params_default(tt_model_params *p)
     p->exec[TT_RANKS_GPU][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_GPU_SIMPLE};
     for (int k = 0; k < TT_RANKS_KIND_COUNT; k++)
         for (int q = 0; q < TT_PROTO_COUNT; q++)
-            if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0, NO_HOST_TERMS};
+            if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0, NO_HOST_TERMS, 0};
     p->host_cores = 0;
     p->channel_us = 0.02; /* CTA launch/sync per channel: small sizes prefer few channels */
     p->max_channels = 32;
