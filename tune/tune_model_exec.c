@@ -36,12 +36,14 @@
  * maximum is min(64, 132 / ranks per GPU) - what the recorded runs used (64, 33, 16). */
 #define GPU_BLOCKS 132
 #define GPU_L2_BYTES (50.0 * 1000 * 1000)
-/* MODEL ASSUMPTION: LL / LL128 rings keep 8 slots in flight, so after a channel's first loop a
- * step's synchronisation overlaps the data of the steps around it: each further loop's steps cost
- * 1/4 of a synchronised step (chosen on the 2026-12-02 13:41 virtual-rank collection,
- * tests/fixtures/measurements/model-truth-h200-d: 1/2, 1/3, 1/4 and 1/8 tried, 1/4 the only one
- * meeting every held-out goal there and on model-truth-h200-b) */
-#define GPU_LL_RING_OVERLAP 0.25
+/* MODEL ASSUMPTION: a ring keeps several slots in flight (LL, LL128 8, Simple 4), so after a
+ * channel's first loop a step's synchronisation overlaps the data of the steps around it: each
+ * further loop's steps cost 1/4 of a synchronised step (chosen on the 2026-12-02 13:41 virtual-rank
+ * collection, tests/fixtures/measurements/model-truth-h200-d: for LL 1/2, 1/3, 1/4 and 1/8 tried,
+ * 1/4 the only one meeting every held-out goal there and on model-truth-h200-b; for Simple 1 (no
+ * overlap), 1/2 and 1/4 meet them alike, and only 1/4 ranks tree/Simple behind ring/Simple at
+ * 128 MiB - 1 GiB as measured, which the table at 8 ranks got wrong with 1) */
+#define GPU_RING_OVERLAP 0.25
 
 const char *tt_exec_kind_name(tt_exec_kind k)
 {
@@ -162,7 +164,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
          * step: read input + slot, write slot (first: 2, last: 4 with the output); all-gather:
          * read slot, write output + slot (last: 2) -> (6n - 4) accesses per segment */
         double k = tune_exec_chunks(Sc, n * chunk);
-        f[1] = 2.0 * (n - 1) * (proto == TT_PROTO_SIMPLE ? k : 1 + (k - 1) * GPU_LL_RING_OVERLAP);
+        f[1] = 2.0 * (n - 1) * (1 + (k - 1) * GPU_RING_OVERLAP);
         f[3] = (6.0 * n - 4) / n * Sc;
         f[4] = (6.0 * n - 4) * S * share;
     } else {

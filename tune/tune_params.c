@@ -26,7 +26,7 @@
  * term no weight, so it has none). */
 #define NO_HOST_TERMS 0, 0, 0, 0
 #define EXEC_VIRTUAL_LL 5.34, 2.68, 0.709, 17.9, 3088.0, NO_HOST_TERMS, 3765.0
-#define EXEC_VIRTUAL_SIMPLE 5.77, 4.50, 3.34, 132.9, 22896.0, NO_HOST_TERMS, 6998.0
+#define EXEC_VIRTUAL_SIMPLE 5.79, 4.50, 3.33, 133.3, 10951.0, NO_HOST_TERMS, 8672.0
 #define EXEC_VIRTUAL_LL128 5.77, 3.36, 0.955, 28.0, 3665.0, NO_HOST_TERMS, 0
 /* one rank per GPU, H100/H200 SXM with NVLink4 to an NVSwitch (sm90 NV18): fitted with topo-tune
  * --calibrate on the first recorded 2 x H200 session only (tests/fixtures/measurements/gpu-h200x2,

@@ -15,8 +15,8 @@
 #       cores are replaced by) model-truth-h200-c (host ranks unbound, the default, 3 cycles per
 #       sweep, 2026-12-02 06:49 UTC)
 # MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
-# shorten step 3. MT_COLLECT=virtual|host|all|none: what step 1 collects (default: all without DATA_DIR,
-# none with); what it collects is used before the DATA_DIRs' sweeps of the same kind (e.g.
+# shorten step 3; MT_KINDS (default "virtual host") picks the kinds of ranks steps 2 and 3 evaluate.
+# MT_COLLECT=virtual|host|all|none: what step 1 collects (default: all without DATA_DIR, none with); what it collects is used before the DATA_DIRs' sweeps of the same kind (e.g.
 # MT_COLLECT=virtual ... model-truth.sh tests/fixtures/measurements/model-truth-h200-c: new virtual-rank
 # sweeps, the recorded host ranks).
 # Writes $OUT/summary.txt with one "GOAL ... MET|MISSED" line per goal; exit 0 when every goal
@@ -57,7 +57,8 @@ data_of() { local d found=; for d in "${dirs[@]}"; do ls "$d"/$1-*.txt > /dev/nu
 say "# data: ${dirs[*]}"
 # the topology is not used for rows of our executor (executor-shaped model); --calibrate wants one
 TOPO=tests/fixtures/hgx-h100-8gpu.xml
-for k in virtual host; do
+kinds=${MT_KINDS:-virtual host}
+for k in $kinds; do
   data=$(data_of $k)
   [ -n "$data" ] || { say "# no $k data in ${dirs[*]}"; continue; }
   say "# $k ranks: $data"
@@ -81,7 +82,7 @@ done
 if [ "$mode" = gpu ]; then
   export NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
   for n in 2 4 8; do
-    for k in virtual host; do
+    for k in $kinds; do
       [ -f "$OUT/cal-$k.json" ] || continue
       if [ $k = virtual ]; then args=(-g $n -b 8 -e 1G); else args=(--host $n -b 8 -e 64M); fi
       v="$OUT/validate-$k-$n.txt"
