@@ -39,3 +39,21 @@ netns_pair() {
     ip netns exec $NA unshare --uts true 2>>"$TMP/ns.err"
 }
 ns_cleanup() { ip netns del $NA 2>/dev/null; ip netns del $NB 2>/dev/null; ip link del $VA 2>/dev/null; true; }
+
+# fake_verbs_ready WHAT: build the fake libibverbs.so.1 (tests/fixtures/stubs/fake_ibverbs_rdma.c) into
+# $TMP/stubs and check that its RDMA writes (process_vm_writev into another process) are permitted here.
+# Returns 1 after reporting why not: not_ok when something that should build does not, skip (naming WHAT)
+# when the machine lacks a compiler, the rdma-core headers or the permission.
+fake_verbs_ready() {
+  if ! command -v cc >/dev/null 2>&1; then skip "$1" "no C compiler for the fake libibverbs"; return 1; fi
+  if [ ! -f /usr/include/infiniband/verbs.h ]; then skip "$1" "no <infiniband/verbs.h> (rdma-core headers) here"; return 1; fi
+  mkdir -p "$TMP/stubs"
+  cc -shared -fPIC -O1 -o "$TMP/stubs/libibverbs.so.1" "$FIX/stubs/fake_ibverbs_rdma.c" 2>"$TMP/cc.err" ||
+    { not_ok "fake libibverbs builds ($(head -c 300 "$TMP/cc.err"))"; return 1; }
+  cc -o "$TMP/pvw" "$FIX/stubs/pvw_probe.c" 2>"$TMP/cc.err" || { not_ok "process_vm_writev probe builds"; return 1; }
+  local why
+  if ! why=$("$TMP/pvw"); then
+    skip "$1" "process_vm_writev into another process is not permitted here (${why:-probe failed})"
+    return 1
+  fi
+}

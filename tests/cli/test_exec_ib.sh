@@ -12,58 +12,11 @@ unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_FAUL
   TOPOTUNE_IB_GID_INDEX TOPOTUNE_IB_RING_BYTES TOPOTUNE_DEBUG
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 30000)); }
 
-if ! command -v cc >/dev/null 2>&1; then skip "InfiniBand transport" "no C compiler for the fake libibverbs"; finish; fi
-if [ ! -f /usr/include/infiniband/verbs.h ]; then
-  skip "InfiniBand transport on the fake verbs library" "no <infiniband/verbs.h> (rdma-core headers) here"
-  finish
-fi
-mkdir -p "$TMP/stubs" "$TMP/nosym" "$TMP/reg"
-cc -shared -fPIC -O1 -o "$TMP/stubs/libibverbs.so.1" "$FIX/stubs/fake_ibverbs_rdma.c" 2>"$TMP/cc.err" ||
-  { not_ok "fake libibverbs builds ($(head -c 300 "$TMP/cc.err"))"; finish; }
+mkdir -p "$TMP/nosym" "$TMP/reg"
+fake_verbs_ready "InfiniBand transport on the fake verbs library" || finish
 # a libibverbs.so.1 without any verbs in it
 echo 'int tt_not_verbs(void) { return 0; }' >"$TMP/nosym.c"
 cc -shared -fPIC -o "$TMP/nosym/libibverbs.so.1" "$TMP/nosym.c" || { not_ok "symbol-less library builds"; finish; }
-
-# process_vm_writev between processes (what the fake's RDMA writes are) may be forbidden (Yama, seccomp)
-cat >"$TMP/pvw.c" <<'EOF'
-#define _GNU_SOURCE
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <stdio.h>
-#include <string.h>
-#include <errno.h>
-static volatile int word;
-int main(void)
-{
-    int p[2], q[2];
-    char c = 0;
-    if (pipe(p) || pipe(q)) return 2;
-    pid_t k = fork();
-    if (k == 0) {
-        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-        if (write(q[1], &c, 1) != 1 || read(p[0], &c, 1) != 1) _exit(2);
-        _exit(word == 42 ? 0 : 1);
-    }
-    if (read(q[0], &c, 1) != 1) return 2;
-    int v = 42;
-    struct iovec l = {&v, sizeof v}, r = {(void *)&word, sizeof v};
-    ssize_t w = process_vm_writev(k, &l, 1, &r, 1, 0);
-    int e = errno;
-    if (write(p[1], &c, 1) != 1) return 2;
-    int st;
-    waitpid(k, &st, 0);
-    if (w != (ssize_t)sizeof v) { printf("%s\n", strerror(e)); return 1; }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-}
-EOF
-if ! cc -o "$TMP/pvw" "$TMP/pvw.c" 2>"$TMP/cc.err"; then not_ok "process_vm_writev probe builds"; finish; fi
-if ! why=$("$TMP/pvw"); then
-  skip "InfiniBand transport on the fake verbs library" "process_vm_writev into another process is not permitted here (${why:-probe failed})"
-  finish
-fi
 
 FAKE="LD_LIBRARY_PATH=$TMP/stubs FAKE_IBV_DIR=$TMP/reg FAKE_IBV_DEVS=mlx5_0"
 # launch NAME NRANKS "ENV of every rank" "ENV of rank 1" topo-exec-args...: waits; rc_R, ms_R (since start)

@@ -9,48 +9,8 @@
 case "$BUILD" in /*) T="$BUILD/tests" ;; *) T="$ROOT/$BUILD/tests" ;; esac
 unset TOPOTUNE_TRANSPORT TOPOTUNE_IB_HCA TOPOTUNE_IB_GID_INDEX TOPOTUNE_IB_RING_BYTES TOPOTUNE_DEBUG
 if [ ! -x "$T/test_exec_gpu_net" ]; then skip "proxy over IB verbs" "no $T/test_exec_gpu_net (make tests)"; finish; fi
-if ! command -v cc >/dev/null 2>&1; then skip "proxy over IB verbs" "no C compiler for the fake libibverbs"; finish; fi
-if [ ! -f /usr/include/infiniband/verbs.h ]; then
-  skip "proxy over IB verbs on the fake verbs library" "no <infiniband/verbs.h> (rdma-core headers) here"
-  finish
-fi
-mkdir -p "$TMP/stubs" "$TMP/reg"
-cc -shared -fPIC -O1 -o "$TMP/stubs/libibverbs.so.1" "$FIX/stubs/fake_ibverbs_rdma.c" 2>"$TMP/cc.err" ||
-  { not_ok "fake libibverbs builds ($(head -c 300 "$TMP/cc.err"))"; finish; }
-# process_vm_writev between processes (what the fake's RDMA writes are) may be forbidden (Yama, seccomp)
-cat >"$TMP/pvw.c" <<'PVW'
-#define _GNU_SOURCE
-#include <sys/prctl.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
-static volatile int word;
-int main(void)
-{
-    int p[2], q[2];
-    char c = 0;
-    if (pipe(p) || pipe(q)) return 2;
-    pid_t k = fork();
-    if (k == 0) {
-        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-        if (write(q[1], &c, 1) != 1 || read(p[0], &c, 1) != 1) _exit(2);
-        _exit(word == 42 ? 0 : 1);
-    }
-    if (read(q[0], &c, 1) != 1) return 2;
-    int v = 42;
-    struct iovec l = {&v, sizeof v}, r = {(void *)&word, sizeof v};
-    ssize_t w = process_vm_writev(k, &l, 1, &r, 1, 0);
-    if (write(p[1], &c, 1) != 1) return 2;
-    int st;
-    waitpid(k, &st, 0);
-    return w == (ssize_t)sizeof v && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-}
-PVW
-if ! cc -o "$TMP/pvw" "$TMP/pvw.c" 2>"$TMP/cc.err"; then not_ok "process_vm_writev probe builds"; finish; fi
-if ! "$TMP/pvw"; then
-  skip "proxy over IB verbs on the fake verbs library" "process_vm_writev into another process is not permitted here"
-  finish
-fi
+mkdir -p "$TMP/reg"
+fake_verbs_ready "proxy over IB verbs on the fake verbs library" || finish
 for async in 0 1; do
   log="$TMP/ib$async.log"
   env LD_LIBRARY_PATH="$TMP/stubs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_IBV_DIR="$TMP/reg" FAKE_IBV_DEVS=mlx5_0 \

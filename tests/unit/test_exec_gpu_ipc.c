@@ -319,16 +319,20 @@ static void test_host_staged_shm_3_procs(void **state)
 }
 
 /* ---- net transport: processes forced apart on one GPU, TCP over loopback ---- */
-static void net_env(int on)
+/* net and mixed runs: VAR=VALUE (VALUE NULL: unset) and the proxies' host connections on TCP, as
+ * between hosts (not shared memory) */
+static void proxy_env(const char *var, const char *value)
 {
-    if (on) {
-        setenv("TOPOTUNE_GPU_TRANSPORT", "net", 1);
-        setenv("TOPOTUNE_TRANSPORT", "tcp", 1); /* the proxies' host connections: TCP, not shared memory */
+    if (value) {
+        setenv(var, value, 1);
+        setenv("TOPOTUNE_TRANSPORT", "tcp", 1);
     } else {
-        unsetenv("TOPOTUNE_GPU_TRANSPORT");
+        unsetenv(var);
         unsetenv("TOPOTUNE_TRANSPORT");
     }
 }
+#define net_env(on) proxy_env("TOPOTUNE_GPU_TRANSPORT", (on) ? "net" : NULL)
+#define mixed_env(on) proxy_env("TOPOTUNE_GPU_EMULATE_HOSTS", (on) ? "2" : NULL)
 
 static void test_net_2_procs(void **state)
 {
@@ -355,17 +359,6 @@ static void test_net_3_procs(void **state)
 }
 
 /* ---- mixed: 4 processes on 2 emulated hosts, IPC inside each, net between ---- */
-static void mixed_env(int on)
-{
-    if (on) {
-        setenv("TOPOTUNE_GPU_EMULATE_HOSTS", "2", 1);
-        setenv("TOPOTUNE_TRANSPORT", "tcp", 1); /* the proxies' host connections: TCP, as between hosts */
-    } else {
-        unsetenv("TOPOTUNE_GPU_EMULATE_HOSTS");
-        unsetenv("TOPOTUNE_TRANSPORT");
-    }
-}
-
 static void test_mixed_4_procs_2_hosts(void **state)
 {
     (void)state;
