@@ -74,12 +74,6 @@ static void tree_access(int n, int streams, double *busiest, double *total)
     }
 }
 
-double tune_exec_chunks(double bytes, double chunk)
-{
-    double k = ceil(bytes / chunk - 1e-9);
-    return k < 1 ? 1 : k;
-}
-
 int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[TT_EXEC_NPARAM], int *proto_out,
                     int *algo_out, char *why, size_t wl)
 {

@@ -1,9 +1,11 @@
 /*
  * tune_names.c - names and parsers of models and link classes (collective names are in
  * common/common_names.c), and
- * the cluster description (defaults from the topology, validation).
+ * the cluster description (defaults from the topology, validation); the models' shared counts
+ * (tune_log2i, tune_exec_chunks).
  */
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -23,11 +25,19 @@ const char *tune_path_name(tt_path_type t)
     return (unsigned)t <= TT_PATH_DIS ? n[t] : "?";
 }
 
+/* two counts every model shares (tune_model_*.c): floor(log2 n), and the pipeline chunks of `bytes`
+ * in pieces of `chunk` (ceil, at least 1) */
 int tune_log2i(long n)
 {
     int l = 0;
     while (n > 1) { n >>= 1; l++; }
     return l;
+}
+
+double tune_exec_chunks(double bytes, double chunk)
+{
+    double k = ceil(bytes / chunk - 1e-9);
+    return k < 1 ? 1 : k;
 }
 
 tt_status tt_model_parse(const char *s, tt_model_kind *out)
