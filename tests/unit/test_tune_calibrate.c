@@ -618,6 +618,67 @@ static void test_host_structure(void **state)
     assert_true(t == 0);
 }
 
+/* the virtual-rank (one GPU) schedule terms of docs/model.md, "GPU ranks": each constant alone */
+static double virt_one(tt_model_params *p, int proto, int algo, int n, double bytes, int col, double v)
+{
+    tt_exec_params *e = &p->exec[TT_RANKS_VIRTUAL][proto];
+    memset(e, 0, sizeof *e);
+    if (col == 1) e->step_us = v;
+    else if (col == 2) e->hop_us = v;
+    else if (col == 3) e->chan_GBps = v;
+    else e->l2_GBps = v;
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.coll = TT_COLL_ALLREDUCE;
+    m.exec_kind = TT_RANKS_VIRTUAL;
+    m.proto = proto;
+    m.algo = algo;
+    m.nranks = n;
+    m.bytes = (uint64_t)bytes;
+    m.time_us = 1;
+    double t = -1;
+    assert_int_equal(tt_exec_predict(p, &m, &t), TT_OK);
+    return t;
+}
+
+static void test_virtual_structure(void **state)
+{
+    (void)state;
+    tt_model_params p;
+    tt_model_params_default(&p);
+    double t;
+    /* Simple tree, 4 ranks, 1 MiB: 4 channels of one 256 KiB chunk; the root (2 children) paces at 2 + 2c = 6
+     * accesses per byte, the others at their busier stream (2 + c); the fill carries the chunk across
+     * 2D = 4 levels */
+    t = virt_one(&p, TT_PROTO_SIMPLE, TT_ALGO_TREE, 4, 1048576, 3, 1);
+    if (fabs(t - 6.0 * 262144 * 4 / 1e3) > 1e-6) fail_msg("simple tree pace: %.3f us", t);
+    /* 8 ranks: the same root pace 6, not the interior ranks' both streams (8) */
+    t = virt_one(&p, TT_PROTO_SIMPLE, TT_ALGO_TREE, 8, 2097152, 3, 1);
+    if (fabs(t - 6.0 * 262144 * 6 / 1e3) > 1e-6) fail_msg("simple tree pace, 8 ranks: %.3f us", t);
+    /* LL tree, 8 ranks, 2 MiB: 8 channels of 256 KiB in 16 KiB chunks; an interior rank pays both streams
+     * (4 + 2c = 8), no fill; 2D = 6 hops, then each further chunk a synchronised step (15) */
+    t = virt_one(&p, TT_PROTO_LL, TT_ALGO_TREE, 8, 2097152, 3, 1);
+    if (fabs(t - 8.0 * 262144 / 1e3) > 1e-6) fail_msg("ll tree pace: %.3f us", t);
+    assert_true(fabs(virt_one(&p, TT_PROTO_LL, TT_ALGO_TREE, 8, 2097152, 2, 1) - 6) < 1e-9);
+    assert_true(fabs(virt_one(&p, TT_PROTO_LL, TT_ALGO_TREE, 8, 2097152, 1, 1) - 15) < 1e-9);
+    /* Simple tree: further chunks are hops, never steps */
+    assert_true(virt_one(&p, TT_PROTO_SIMPLE, TT_ALGO_TREE, 8, 2097152, 1, 1) == 0);
+    /* ring, 4 ranks, 64 MiB: 33 channels, 2 loops of 4 chunks: 2(n-1) = 6 steps, the second loop at a
+     * quarter step: 7.5 (Simple and LL alike) */
+    t = virt_one(&p, TT_PROTO_SIMPLE, TT_ALGO_RING, 4, 64.0 * 1048576, 1, 1);
+    if (fabs(t - 7.5) > 1e-9) fail_msg("simple ring steps: %.3f", t);
+    /* LL: 16 KiB chunks, 2033601 B per channel = 32 loops of 4: 6 (1 + 31 / 4) = 52.5 */
+    t = virt_one(&p, TT_PROTO_LL, TT_ALGO_RING, 4, 64.0 * 1048576, 1, 1);
+    if (fabs(t - 52.5) > 1e-9) fail_msg("ll ring steps: %.3f", t);
+    /* the GPU-wide term counts every access of the ranks on the GPU, cached or not: ring (6n-4) S */
+    t = virt_one(&p, TT_PROTO_SIMPLE, TT_ALGO_RING, 4, 1048576, 4, 1);
+    if (fabs(t - 20.0 * 1048576 / 1e3) > 1e-6) fail_msg("l2 term: %.3f us", t);
+    /* built-in: virtual LL and Simple have the term, host ranks none */
+    tt_model_params_default(&p);
+    assert_true(p.exec[TT_RANKS_VIRTUAL][TT_PROTO_SIMPLE].l2_GBps > 0);
+    assert_true(p.exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].l2_GBps == 0);
+}
+
 static void test_unusable_rows(void **state)
 {
     (void)state;
@@ -681,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_gpu_ring_collectives),
         cmocka_unit_test(test_host_rd_rows),
         cmocka_unit_test(test_host_structure),
+        cmocka_unit_test(test_virtual_structure),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
     };
