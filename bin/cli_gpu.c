@@ -469,14 +469,8 @@ int topo_exec_gpu_main(int argc, char **argv)
            o.warmup, o.iters, o.check, (unsigned long long)o.check_max);
     }
     if (hc) {
-        /* per pair: all net, all IPC/shm, or mixed (IPC inside a host, net between hosts) */
-        int npairs = 0, nnet = 0;
-        for (int a = 0; a < n; a++)
-            for (int b = 0; b < n; b++)
-                if (a != b) {
-                    npairs++;
-                    nnet += !strncmp(tt_gpu_comm_link(g, a, b), "NET", 3);
-                }
+        /* all net, all IPC/shm, or mixed (IPC inside a host, net between hosts) */
+        int npairs = n * (n - 1), nnet = tt_gpu_comm_net_pairs(g);
         if (nnet && nnet < npairs)
             printf("# process ranks on GPUs: %d processes, one GPU rank each (mixed: CUDA IPC inside a host, net "
                    "transport between hosts; %d of %d directed pairs on net)\n", n, nnet, npairs);

@@ -458,6 +458,12 @@ extern "C" int tt_gpu_comm_device(const tt_gpu_comm *g, int rank)
     return rank >= 0 && rank < g->nranks ? g->dev[rank] : -1;
 }
 extern "C" int tt_gpu_comm_max_channels(const tt_gpu_comm *g) { return g->nch_max; }
+extern "C" int tt_gpu_comm_net_pairs(const tt_gpu_comm *g)
+{
+    int k = 0;
+    for (size_t i = 0; i < g->link.size(); i++) k += g->link[i] == LINK_NET;
+    return k;
+}
 extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
 {
     if (from < 0 || to < 0 || from >= g->nranks || to >= g->nranks) return "none";

@@ -80,13 +80,6 @@ typedef struct {
  * different TOPOTUNE_GPU_EMULATE_HOSTS). */
 tt_status exec_gpu_pairs_select(int n, const exec_gpu_where *w, exec_gpu_pair *pairs);
 
-/* Whether the communicator has any net pair (exec_gpu_pairs_select): *net = 1
- * when some process forces it (GPU_TP_NET) or two processes are on different
- * (real or emulated) hosts.  why (may be NULL) receives the first net pair's
- * reason ("forced by TOPOTUNE_GPU_TRANSPORT=net on rank 1" / "hosts differ:
- * rank 2 runs on 'b', rank 0 on 'a'"); the errors of exec_gpu_pairs_select. */
-tt_status exec_gpu_net_select(int n, const exec_gpu_where *w, int *net, char *why, size_t whylen);
-
 /* One net connection as the proxy sees it (host pointers). */
 typedef struct {
     int peer;                            /* the other rank */

@@ -112,22 +112,3 @@ tt_status exec_gpu_pairs_select(int n, const exec_gpu_where *w, exec_gpu_pair *p
         }
     return TT_OK;
 }
-
-tt_status exec_gpu_net_select(int n, const exec_gpu_where *w, int *net, char *why, size_t whylen)
-{
-    *net = 0;
-    if (why && whylen)
-        why[0] = '\0';
-    exec_gpu_pair *pairs = calloc((size_t)n * (size_t)(n > 0 ? n : 1), sizeof *pairs);
-    if (!pairs)
-        return tt_error_set(TT_ERR_NOMEM, "GPU communicator: transport selection: out of memory");
-    tt_status st = exec_gpu_pairs_select(n, w, pairs);
-    for (size_t i = 0; st == TT_OK && i < (size_t)n * n && !*net; i++)
-        if (pairs[i].net) {
-            *net = 1;
-            if (why && whylen)
-                snprintf(why, whylen, "%s", pairs[i].why);
-        }
-    free(pairs);
-    return st;
-}

@@ -295,6 +295,7 @@ int tt_gpu_comm_is_virtual(const tt_gpu_comm *g);   /* 1 when ranks share a GPU 
 int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal in that rank's process */
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
+int tt_gpu_comm_net_pairs(const tt_gpu_comm *g); /* directed pairs on the net transport (0 .. n(n-1)) */
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);
 /* The plan a GPU collective would run (req may be NULL = default; a plan table fills its defaults). */
 tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
