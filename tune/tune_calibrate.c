@@ -370,7 +370,7 @@ static tt_status exec_fit_all(tt_model_params *p, const tt_measure_set *ms, cons
             }
             /* rows that set each constant: its term >= 30% of the predicted time */
             for (int j = 0; j < TT_EXEC_NCONST && rep->nparams < TT_CALIB_MAX_PARAMS; j++) {
-                /* the host-only constants of a GPU kind: no term of its schedule, not reported */
+                /* a constant with no term in this kind's schedule (tune_exec_param_applies): not reported */
                 if (!tune_exec_param_applies(j, kind)) continue;
                 int idx = rep->nparams++;
                 snprintf(rep->name[idx], sizeof rep->name[idx], "exec.%s.%s.%s", tt_exec_kind_name((tt_exec_kind)kind),

@@ -3,7 +3,7 @@
  * ranks on one GPU, GPU ranks), following the schedules of exec/exec_algo_*.c and
  * exec/exec_cuda_coll.cuh rather than a textbook (docs/model.md, "Our executor").
  *
- * Every prediction is linear in eight constants per (kind, protocol) (tt_exec_params):
+ * Every prediction is linear in nine constants per (kind, protocol) (tt_exec_params):
  *   time = launch_us + step_us * Hs + hop_us * Ht + Wb / chan + Wt / shared
  *          + peer_us * Np + Hx / xfer + Bm / dram + Wa / l2
  *   Hs  synchronised steps of a ring / pairwise exchange on the critical path, one per chunk
@@ -148,12 +148,7 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
             f[3] = 3.0 * Sc;
         }
         f[4] = (3.0 * n - 1) * S * share;
-        double F = F1 * (kind == TT_RANKS_VIRTUAL ? n : 1);
-        f[EXEC_L2] = f[4];
-        f[4] *= F / (F + GPU_L2_BYTES); /* the L2 assumption below */
-        return 0;
-    }
-    if (algo == TT_ALGO_RING) {
+    } else if (algo == TT_ALGO_RING) {
         /* per channel: loops of n segments of at most one chunk, 2(n-1) steps each; reduce-scatter
          * step: read input + slot, write slot (first: 2, last: 4 with the output); all-gather:
          * read slot, write output + slot (last: 2) -> (6n - 4) accesses per segment */
@@ -181,9 +176,9 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
     }
     /* MODEL ASSUMPTION: what fits the GPU's L2 (50 MB on H100/H200, public figure) is not
      * HBM traffic: the shared term counts the fraction F / (F + L2) of the accesses, F =
-     * the ranks' buffers on that GPU (input + output per rank) */
-    double F = 2.0 * S * (kind == TT_RANKS_VIRTUAL ? n : 1);
-    f[EXEC_L2] = f[4]; /* every access, cached or not */
+     * the ranks' buffers on that GPU (input + output per rank); the l2 term counts them all */
+    double F = F1 * (kind == TT_RANKS_VIRTUAL ? n : 1);
+    f[EXEC_L2] = f[4];
     f[4] *= F / (F + GPU_L2_BYTES);
     return 0;
 }

@@ -16,9 +16,10 @@
 #       sweep, 2026-12-02 06:49 UTC)
 # MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
 # shorten step 3; MT_KINDS (default "virtual host") picks the kinds of ranks steps 2 and 3 evaluate.
-# MT_COLLECT=virtual|host|all|none: what step 1 collects (default: all without DATA_DIR, none with); what it collects is used before the DATA_DIRs' sweeps of the same kind (e.g.
-# MT_COLLECT=virtual ... model-truth.sh tests/fixtures/measurements/model-truth-h200-c: new virtual-rank
-# sweeps, the recorded host ranks).
+# MT_COLLECT=virtual|host|all|none: what step 1 collects (default: all without DATA_DIR, none with);
+# what it collects is used before the DATA_DIRs' sweeps of the same kind (e.g. MT_COLLECT=virtual ...
+# model-truth.sh tests/fixtures/measurements/model-truth-h200-c: new virtual-rank sweeps, the recorded
+# host ranks).
 # Writes $OUT/summary.txt with one "GOAL ... MET|MISSED" line per goal; exit 0 when every goal
 # evaluated was met, 1 otherwise (the lines say which).
 set -u
