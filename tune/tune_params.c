@@ -17,8 +17,9 @@
 /* launch_us step_us hop_us chan_GBps shared_GBps [peer_us xfer_GBps dram_GBps cache_MiB: host only]
  * [l2_GBps: GPU kinds only] */
 /* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-c (16 cores of
- * the H200 machine, 2026-12-02 06:49 UTC, 3 cycles per sweep, the fastest of each size kept) */
-#define EXEC_HOST_SIMPLE 0.418, 0.797, 0.492, 42.0, 176.1, 0.286, 5.30, 50.2, 2.0, 0 /* no l2 term */
+ * the H200 machine, 2026-12-02 06:49 UTC, 3 cycles per sweep, the fastest of each size kept), refitted
+ * 2026-12-02 16:40 UTC for the hierarchical single stream and the per-rank DRAM knee (HOST_SHARE) */
+#define EXEC_HOST_SIMPLE 0.417, 0.797, 0.492, 42.3, 128.4, 0.286, 5.25, 41.9, 1.0, 0 /* no l2 term */
 /* the GPU kinds have no peer, first-page or cache-miss term (tt_exec_params: 0 = no term); the last
  * value is l2_GBps (every access of the ranks on one GPU; 0 = no term).
  * Virtual ranks: fitted on the virtual-rank sweeps of tests/fixtures/measurements/model-truth-h200-d
