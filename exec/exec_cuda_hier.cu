@@ -365,6 +365,16 @@ tt_status exec_gpu_hier_allreduce(tt_gpu_comm *g, const void *send, void *recv, 
     const size_t es = tt_dtype_size(t);
     const tt_redop iop = op == TT_AVG ? TT_SUM : op; /* avg divides once, in the inter-host phase */
     in->timeout_ms = ix->timeout_ms = g->timeout_ms;
+    /* a group already stopped (an earlier call failed, not yet synced): link it everywhere and fail
+     * now, as gpu_coll does for one communicator, instead of queueing phases that wait for peers */
+    if ((in->abort_word && *in->abort_word) || (ix->abort_word && *ix->abort_word)) {
+        st = exec_gpu_hier_sync(g);
+        if (st != TT_OK) {
+            g->sticky = st;
+            snprintf(g->sticky_msg, sizeof g->sticky_msg, "%s", tt_error_message());
+            return st;
+        }
+    }
     tt_plan pr = TT_PLAN_DEFAULT, pt = TT_PLAN_DEFAULT, px = TT_PLAN_DEFAULT;
     pr.algo = TT_ALGO_RING; /* ReduceScatter / AllGather: ring */
     pr.proto = pt.proto = px.proto = eff->proto;
