@@ -428,6 +428,7 @@ extern "C" tt_status tt_gpu_comm_destroy(tt_gpu_comm *g)
 {
     if (!g) return TT_OK;
     if (g->procs) {
+        if (g->hier) exec_gpu_hier_destroy(g); /* its sub-communicators first: barriers over their groups */
         exec_gpu_procs_destroy(g);
         return TT_OK;
     }
@@ -474,6 +475,15 @@ extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
                    : g->net_name;
     return link_name(l);
 }
+extern "C" tt_status tt_gpu_comm_set_hier_algo(tt_gpu_comm *g, tt_algo inter)
+{
+    if (!g) return tt_error_set(TT_ERR_INVALID, "tt_gpu_comm_set_hier_algo: NULL communicator");
+    if (inter != TT_ALGO_DEFAULT && inter != TT_ALGO_RING && inter != TT_ALGO_TREE)
+        return tt_error_set(TT_ERR_UNSUPPORTED, "hierarchical AllReduce: inter-host algorithm %s cannot run there; "
+                                                "available: ring, tree, default", tt_algo_label(inter));
+    g->hier_inter_algo = inter == TT_ALGO_DEFAULT ? 0 : (int)inter + 1;
+    return TT_OK;
+}
 extern "C" void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms)
 {
     g->timeout_ms = timeout_ms > 0 ? timeout_ms : exec_gpu_env_timeout_ms();
@@ -484,6 +494,33 @@ static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t co
 {
     tt_plan p = req ? *req : TT_PLAN_DEFAULT;
     char why[320];
+    if (p.algo == TT_ALGO_HIER) {
+        /* hierarchical (exec_cuda_hier.cu): AllReduce of a process-mode communicator; not in the
+         * mode-wide table of exec_caps.c because it depends on the communicator */
+        if (coll != TT_COLL_ALLREDUCE)
+            return tt_error_set(TT_ERR_UNSUPPORTED, "algorithm hierarchical was requested for the GPU %s but the GPU "
+                                                    "executor runs it for AllReduce only; available: ring",
+                                tt_coll_label(coll));
+        if (!g->procs)
+            return tt_error_set(TT_ERR_UNSUPPORTED, "algorithm hierarchical on GPU ranks needs process mode (one GPU "
+                                                    "rank per process, tt_gpu_comm_init_procs) whose ranks span "
+                                                    "hosts; the %d ranks of this communicator live in one process; "
+                                                    "available: ring, tree", g->nranks);
+        exec_gpu_hier_groups hg;
+        int applies = 0;
+        tt_status hs = exec_gpu_hier_layout(g, &hg, &applies);
+        if (hs != TT_OK) return hs;
+        if (!applies) {
+            /* one host, or one rank per host: the plan is the flat AllReduce (what it reports) */
+            p.algo = TT_ALGO_DEFAULT;
+        } else {
+            /* protocol and channels as a ring of this communicator would have them */
+            p.algo = TT_ALGO_RING;
+            hs = gpu_resolve_plain(g, coll, count, t, &p, eff);
+            if (hs == TT_OK) eff->algo = TT_ALGO_HIER;
+            return hs;
+        }
+    }
     /* what the GPU executor can run: the table of exec_caps.c (tt_exec_supports) */
     if (!tt_exec_supports(TT_EXEC_GPU, coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, why, sizeof why))
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
@@ -525,8 +562,9 @@ extern "C" tt_status tt_gpu_comm_sync(tt_gpu_comm *g)
     if (g->sticky != TT_OK) return tt_error_set(g->sticky, "%s", g->sticky_msg);
     tt_status st = TT_OK;
     if (g->procs) {
-        /* waits while watching the peer processes (exec_cuda_procs.cu) */
-        st = exec_gpu_procs_sync(g);
+        /* waits while watching the peer processes (exec_cuda_procs.cu); with a hierarchical plan
+         * also its sub-communicators (exec_cuda_hier.cu) */
+        st = g->hier ? exec_gpu_hier_sync(g) : exec_gpu_procs_sync(g);
         if (st != TT_OK) {
             g->sticky = st;
             snprintf(g->sticky_msg, sizeof g->sticky_msg, "%s", tt_error_message());
@@ -602,6 +640,8 @@ static tt_status gpu_coll(tt_gpu_comm *g, tt_coll coll, const void *const *sendb
     g->seq++;
     snprintf(g->last_algo, sizeof g->last_algo, "%s", tt_algo_label(p.algo));
     snprintf(g->last_coll, sizeof g->last_coll, "%s", cl);
+    if (p.algo == TT_ALGO_HIER) /* process mode: one local rank */
+        return exec_gpu_hier_allreduce(g, sendbufs[0], recvbufs[0], count, t, op, &p, plan ? plan->channels : 0);
     for (auto &gr : g->groups) {
         gpu_kargs a;
         memset(&a, 0, sizeof a);
@@ -613,7 +653,8 @@ static tt_status gpu_coll(tt_gpu_comm *g, tt_coll coll, const void *const *sendb
         a.proto = p.proto;
         a.coll = (int)coll;
         a.root = rooted ? root : 0;
-        a.avg_div = reduces && op == TT_AVG ? g->nranks : 0;
+        /* a hierarchical plan's inter-host phase divides by the whole communicator's ranks */
+        a.avg_div = reduces && op == TT_AVG ? (g->avg_nranks > 0 ? g->avg_nranks : g->nranks) : 0;
         for (int i = 0; i < a.nloc; i++) {
             int li = local_index(g, gr.ranks[i]);
             a.rank[i] = gr.ranks[i];

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "exec_gpu_hier.h"
 #include "exec_gpu_internal.h"
 #include "tt_common.h"
 #include "tt_exec.h"
@@ -35,6 +36,7 @@ enum {
 const char *exec_gpu_link_name(int l);
 
 struct gpu_net; /* exec_cuda_net.cu */
+struct exec_gpu_hier; /* exec_cuda_hier.cu */
 
 struct dev_group {
     int device;
@@ -84,6 +86,13 @@ struct tt_gpu_comm {
     char net_name_same[64];        /* "NET/tcp (same GPU)": pairs whose ranks share a GPU */
     std::vector<unsigned char> same_gpu; /* process mode: [a * n + b] = 1 when both ranks use one GPU (UUID) */
     std::vector<std::string> pair_why;   /* process mode: [a * n + b] why that pair has its transport (logs) */
+    int span_real;                 /* process mode: some pair of ranks is on different real hosts */
+    /* hierarchical AllReduce (exec_cuda_hier.cu): built at its first call, NULL before */
+    exec_gpu_hier *hier;
+    int hier_inter_algo;           /* tt_gpu_comm_set_hier_algo: 0 default, else tt_algo + 1 */
+    /* a sub-communicator of a hierarchical plan: */
+    int avg_nranks;                /* > 0: avg divides by this (the whole communicator's ranks), else nranks */
+    std::vector<int> gname;        /* rank of the whole communicator of every rank here (messages); empty: same */
 };
 
 tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what);
@@ -108,6 +117,36 @@ int exec_gpu_channel_cap(int device, int per_gpu);
 void exec_gpu_procs_destroy(tt_gpu_comm *g);
 /* Process mode: the failure text of a collective stopped by the shared abort word, or a dead peer. */
 tt_status exec_gpu_procs_sync(tt_gpu_comm *g);
+/* Process mode: one look at the peer processes of this host; one that exited raises the abort word
+ * (record: "exited") and is returned, else -1. */
+int exec_gpu_procs_check_peers(tt_gpu_comm *g);
+/* tt_gpu_comm_init_procs with TOPOTUNE_GPU_EMULATE_HOSTS given: emulate -1 reads the variable,
+ * 0 no emulated hosts, k > 0 k emulated hosts (sub-communicators of a hierarchical plan). */
+tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int device, int emulate);
+/* Name of rank r of g in messages: its rank in the whole communicator (sub-communicators), else r. */
+static inline int exec_gpu_gname(const tt_gpu_comm *g, int r)
+{
+    return r >= 0 && r < (int)g->gname.size() ? g->gname[r] : r;
+}
+/* gpu_err.what of an abort raised by another communicator of a hierarchical plan in the same
+ * process: peer = the rank (whole communicator) the first failure names, role = that failure's
+ * what, channel = the rank that raised this one, step = the rank that saw the first failure,
+ * proto = the phase (EXEC_HIER_PHASE_*). */
+#define GPU_ERR_LINKED 6
+enum { EXEC_HIER_PHASE_FLAT = 0, EXEC_HIER_PHASE_INTRA = 1, EXEC_HIER_PHASE_INTER = 2 };
+const char *exec_gpu_hier_phase_name(int phase);
+
+/* Hierarchical AllReduce (exec_cuda_hier.cu): eff is the resolved plan (algo TT_ALGO_HIER),
+ * req_channels the channels the caller asked for (0: each phase's default).  Collective over the
+ * communicator; the first call builds the sub-communicators.  sync: waits for the parent's and
+ * the sub-communicators' streams, watches the peers, links the aborts; destroy: before the parent. */
+tt_status exec_gpu_hier_allreduce(tt_gpu_comm *g, const void *send, void *recv, size_t count, tt_dtype t,
+                                  tt_redop op, const tt_plan *eff, int req_channels);
+tt_status exec_gpu_hier_sync(tt_gpu_comm *g);
+void exec_gpu_hier_destroy(tt_gpu_comm *g);
+/* The host grouping of a process-mode communicator from its per-pair transports; TT_OK with
+ * *applies = 0 when the plan reduces to a flat AllReduce. */
+tt_status exec_gpu_hier_layout(const tt_gpu_comm *g, exec_gpu_hier_groups *hg, int *applies);
 
 /* Net transport (exec_cuda_net.cu).  wire: pinned memory, control words and
  * this rank's channel pointers (g->hchans, reset here) for nch channels of the

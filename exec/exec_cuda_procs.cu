@@ -152,6 +152,11 @@ static void procs_free(tt_gpu_comm *g)
 
 extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, int device)
 {
+    return exec_gpu_comm_init_procs_emulate(out, host, device, -1);
+}
+
+tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int device, int emulate_given)
+{
     *out = NULL;
     if (!host) return tt_error_set(TT_ERR_INVALID, "tt_gpu_comm_init_procs: no host communicator");
     const int n = tt_comm_nranks(host), me = tt_comm_rank(host);
@@ -187,9 +192,11 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
         im.st = TT_ERR_UNSUPPORTED;
         snprintf(im.err, sizeof im.err, "%s", why);
     } else if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK ||
-               exec_gpu_emulate_parse(getenv("TOPOTUNE_GPU_EMULATE_HOSTS"), n, &emulate) != TT_OK) {
+               (emulate_given < 0 &&
+                exec_gpu_emulate_parse(getenv("TOPOTUNE_GPU_EMULATE_HOSTS"), n, &emulate) != TT_OK)) {
         set_fail(im, TT_ERR_INVALID);
     }
+    if (emulate_given >= 0) emulate = emulate_given > n ? n : emulate_given; /* a hierarchical plan's groups */
     im.mode = tmode;
     im.emulate = emulate;
     std::vector<ident_msg> ids;
@@ -209,6 +216,7 @@ extern "C" tt_status tt_gpu_comm_init_procs(tt_gpu_comm **out, tt_comm *host, in
             span_real |= pairs[i].apart;
             g->pair_why[i] = pairs[i].why;
         }
+        g->span_real = span_real;
     }
     g->pids.resize(n);
     /* a pid means something only on this host and in this pid namespace (0: not watched) */
@@ -515,6 +523,31 @@ fail : {
 }
 }
 
+int exec_gpu_procs_check_peers(tt_gpu_comm *g)
+{
+    for (int r = 0; r < g->nranks; r++)
+        if (r != g->me && g->pids[r] > 0 && process_gone(g->pids[r])) {
+            /* stop every kernel (ours and the other peers') now instead of at the deadline */
+            if (__sync_bool_compare_and_swap((int *)g->abort_word, 0, 1)) {
+                g->err->rank = g->me;
+                g->err->peer = r;
+                g->err->what = 4;
+                g->err->channel = -1;
+                __sync_synchronize();
+                g->err->set = 1;
+            }
+            return r;
+        }
+    return -1;
+}
+
+const char *exec_gpu_hier_phase_name(int phase)
+{
+    return phase == EXEC_HIER_PHASE_INTRA   ? "intra-host"
+           : phase == EXEC_HIER_PHASE_INTER ? "inter-host"
+                                            : "flat";
+}
+
 tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
 {
     dev_group &gr = g->groups[0];
@@ -535,19 +568,7 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
         long long ms = (now.tv_sec - t0.tv_sec) * 1000LL + (now.tv_nsec - t0.tv_nsec) / 1000000;
         if (ms - last_check >= PEER_CHECK_MS) {
             last_check = ms;
-            for (int r = 0; r < g->nranks && dead < 0; r++)
-                if (r != g->me && g->pids[r] > 0 && process_gone(g->pids[r])) {
-                    dead = r;
-                    /* stop every kernel (ours and the other peers') now instead of at the deadline */
-                    if (__sync_bool_compare_and_swap((int *)g->abort_word, 0, 1)) {
-                        g->err->rank = g->me;
-                        g->err->peer = r;
-                        g->err->what = 4;
-                        g->err->channel = -1;
-                        __sync_synchronize();
-                        g->err->set = 1;
-                    }
-                }
+            if (dead < 0) dead = exec_gpu_procs_check_peers(g);
         }
         if (it > 200) {
             struct timespec ns = {0, 20000};
@@ -556,23 +577,45 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
     }
     if (st != TT_OK) {
         if (dead >= 0)
-            return tt_error_prefix(st, "rank %d: rank %d (pid %d) exited during %s #%llu", g->me, dead,
-                                   (int)g->pids[dead], g->last_coll, (unsigned long long)g->seq);
-        return tt_error_prefix(st, "rank %d", g->me);
+            return tt_error_prefix(st, "rank %d: rank %d (pid %d) exited during %s #%llu", exec_gpu_gname(g, g->me),
+                                   exec_gpu_gname(g, dead), (int)g->pids[dead], g->last_coll,
+                                   (unsigned long long)g->seq);
+        return tt_error_prefix(st, "rank %d", exec_gpu_gname(g, g->me));
     }
     if (!*g->abort_word) return TT_OK;
     __sync_synchronize();
-    const gpu_err *er = g->err;
+    /* ranks in messages are the whole communicator's (a hierarchical plan's sub-communicators) */
+    gpu_err ecopy = *g->err;
+    const gpu_err *er = &ecopy;
+    const int me_name = exec_gpu_gname(g, g->me), peer_idx = ecopy.peer;
+    const bool mine = ecopy.rank == g->me;
+    if (ecopy.what == GPU_ERR_LINKED) {
+        /* stopped by another communicator of a hierarchical plan (fields: exec_cuda_comm.h) */
+        static const char *whys[] = {"", "timed out waiting for data", "timed out waiting for a free slot",
+                                     "was aborted", "exited", "lost its net connection"};
+        int w = ecopy.role >= 1 && ecopy.role <= 5 ? ecopy.role : 3;
+        char first[160];
+        if (w == 4 || w == 5)
+            snprintf(first, sizeof first, "rank %d %s (seen by rank %d)", ecopy.peer, whys[w], (int)ecopy.step);
+        else
+            snprintf(first, sizeof first, "rank %d %s from rank %d", (int)ecopy.step, whys[w], ecopy.peer);
+        return tt_error_set(w == 4 ? TT_ERR_SYSTEM : w == 5 ? TT_ERR_REMOTE : TT_ERR_TIMEOUT,
+                            "rank %d: %s #%llu (%s) was stopped by rank %d: %s in the %s phase of a hierarchical "
+                            "AllReduce; every rank was stopped", me_name, g->last_coll, (unsigned long long)g->seq,
+                            g->last_algo, ecopy.channel, first, exec_gpu_hier_phase_name(ecopy.proto));
+    }
+    ecopy.rank = exec_gpu_gname(g, ecopy.rank);
+    ecopy.peer = exec_gpu_gname(g, ecopy.peer);
     static const char *roles[] = {"ring", "tree parent", "tree child 0", "tree child 1"};
     if (er->what == 4) {
         char pid[32] = "";
-        if (er->peer >= 0 && er->peer < g->nranks && g->pids[er->peer] > 0)
-            snprintf(pid, sizeof pid, " (pid %d)", (int)g->pids[er->peer]);
+        if (peer_idx >= 0 && peer_idx < g->nranks && g->pids[peer_idx] > 0)
+            snprintf(pid, sizeof pid, " (pid %d)", (int)g->pids[peer_idx]);
         return tt_error_set(TT_ERR_SYSTEM, "rank %d: %s #%llu (%s): rank %d%s exited%s; seen by rank %d, "
-                                           "every rank was stopped", g->me, g->last_coll, (unsigned long long)g->seq,
+                                           "every rank was stopped", me_name, g->last_coll, (unsigned long long)g->seq,
                             g->last_algo, er->peer, pid,
-                            g->net && er->peer >= 0 && er->peer < g->nranks &&
-                                    g->link[(size_t)g->me * g->nranks + er->peer] == LINK_NET
+                            g->net && peer_idx >= 0 && peer_idx < g->nranks &&
+                                    g->link[(size_t)g->me * g->nranks + peer_idx] == LINK_NET
                                 ? " (its net connection closed)"
                                 : "",
                             er->rank);
@@ -580,9 +623,9 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
     if (er->what == 5)
         return tt_error_set(TT_ERR_REMOTE, "rank %d: %s #%llu (%s): the net connection to rank %d failed, seen by "
                                            "rank %d (it accepted no data within the deadline, or sent a malformed "
-                                           "message); every rank was stopped", g->me, g->last_coll,
+                                           "message); every rank was stopped", me_name, g->last_coll,
                             (unsigned long long)g->seq, g->last_algo, er->peer, er->rank);
-    if (er->rank == g->me)
+    if (mine)
         return tt_error_set(TT_ERR_TIMEOUT,
                             "rank %d channel %d: %s #%llu (%s, %s): timed out after %d ms %s rank %d "
                             "(%s connection, step %llu, seen %llu); every rank was stopped",
@@ -593,7 +636,7 @@ tt_status exec_gpu_procs_sync(tt_gpu_comm *g)
     return tt_error_set(TT_ERR_TIMEOUT,
                         "rank %d: %s #%llu (%s, %s) was stopped because rank %d channel %d timed out %s "
                         "rank %d (%s connection, step %llu, seen %llu)",
-                        g->me, g->last_coll, (unsigned long long)g->seq, g->last_algo, tt_proto_name((tt_proto)er->proto),
+                        me_name, g->last_coll, (unsigned long long)g->seq, g->last_algo, tt_proto_name((tt_proto)er->proto),
                         er->rank, er->channel, er->what == 2 ? "waiting for a free slot at" : "waiting for data from",
                         er->peer, roles[er->role & 3], er->step, er->seen);
 }

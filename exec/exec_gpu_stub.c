@@ -41,6 +41,11 @@ int tt_gpu_comm_max_channels(const tt_gpu_comm *g) { (void)g; return 0; }
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to) { (void)g; (void)from; (void)to; return "none"; }
 int tt_gpu_comm_net_pairs(const tt_gpu_comm *g) { (void)g; return 0; }
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms) { (void)g; (void)timeout_ms; }
+tt_status tt_gpu_comm_set_hier_algo(tt_gpu_comm *g, tt_algo inter)
+{
+    (void)g; (void)inter;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "GPU communicator: %s", NO_CUDA);
+}
 tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
                                    const tt_plan *req, tt_plan *effective)
 {

@@ -297,6 +297,13 @@ int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 int tt_gpu_comm_net_pairs(const tt_gpu_comm *g); /* directed pairs on the net transport (0 .. n(n-1)) */
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);
+/* Hierarchical AllReduce (plan algo TT_ALGO_HIER, process mode, ranks on several hosts): per host a
+ * ReduceScatter over its ranks (IPC), an AllReduce of each shard between the ranks with the same
+ * local index on every host (net), an AllGather per host (IPC).  The first such call (collective)
+ * builds the sub-communicators.  One host or one rank per host: the flat AllReduce.  Thread mode:
+ * TT_ERR_UNSUPPORTED.  set_hier_algo: the inter-host phase's algorithm (ring, tree; default:
+ * the GPU default rule for its size), the same on every rank. */
+tt_status tt_gpu_comm_set_hier_algo(tt_gpu_comm *g, tt_algo inter);
 /* The plan a GPU collective would run (req may be NULL = default; a plan table fills its defaults). */
 tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
                                    const tt_plan *req, tt_plan *effective);

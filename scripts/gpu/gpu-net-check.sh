@@ -15,10 +15,15 @@
 #      between, in one communicator; the mixed unit tests (sweeps exact, killed peer, stuck rank), the
 #      per-pair transport lines, the same topo-exec sweep mixed, all-IPC and all-net in one run (busbw
 #      of each, ratios), the other collectives mixed (#wrong)
+#   7. hierarchical AllReduce (--algo hierarchical): its unit tests (ring / tree inside, simple / ll,
+#      odd counts, every op incl. avg, a killed peer named by every survivor), the plan's groups logged,
+#      then in one run the same topo-exec sweep hierarchical, flat mixed, all-IPC and all-net (4 processes,
+#      2 emulated hosts; busbw of each, ratios; #wrong 0 for every one)
 # Usage (binaries built elsewhere and carried, scripts/gpu/devcarry.sh):
 #   BUILD=.devcarry/build GTESTS=.devcarry/gtests OUT=results-dir bash scripts/gpu/gpu-net-check.sh
 # (UNIT_TIMEOUT, PAIR_TIMEOUT: seconds of the unit tests and of each topo-exec pair;
-#  ONLY=mixed: step 6 and the /dev/shm check only; ONLY=net: steps 1-5 only)
+#  ONLY=mixed: step 6 and the /dev/shm check only; ONLY=hier: step 7 and the /dev/shm check only;
+#  ONLY=net: steps 1-5 only)
 # Prints PASS/FAIL lines; exit 0 when every check passed.
 set -u
 BUILD=${BUILD:-build}
@@ -167,6 +172,43 @@ for t in all_gather reduce_scatter broadcast reduce; do
     pass "$t mixed: #wrong 0"
   else fail "$t mixed"; fi
 done
+fi
+
+# 7. hierarchical AllReduce: intra-host ReduceScatter (IPC), inter-host AllReduce (net), intra-host AllGather
+if want hier; then
+TT_GPU_TEST_FILTER='*hier*' step hier-unit ${HIER_UNIT_TIMEOUT:-400} "$GT/test_exec_gpu_ipc"
+rc=$?
+grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/hier-unit.log" | head -40 | tee -a "$summary"
+if [ $rc -eq 0 ] && grep -q 'PASSED  \] 2 test' "$OUT/hier-unit.log"; then pass "hierarchical unit tests (2)"
+else fail "hierarchical unit tests (rc $rc)"; fi
+HSWEEP="-b 8 -e 16M -f 8 -n 5 -w 1"
+HEMU="TOPOTUNE_GPU_EMULATE_HOSTS=2"
+if group ar-hier 4 "$HEMU" --algo hierarchical $HSWEEP && wrong_ok "$OUT/ar-hier-rank0.log"; then
+  pass "all_reduce hierarchical (4 processes, 2 emulated hosts): #wrong 0"
+else fail "all_reduce hierarchical"; fi
+grep -h 'hierarchical AllReduce: rank' "$OUT"/ar-hier-rank[0-3].log | sed 's/.*INFO gpu: //' | tee -a "$summary"
+[ "$(grep -h 'hierarchical AllReduce: rank [0-3]: 2 host(s) x 2 rank(s)' "$OUT"/ar-hier-rank[0-3].log | wc -l)" -eq 4 ] &&
+  pass "plan groups logged by all 4 ranks (2 hosts x 2 ranks)" || fail "plan groups not logged by every rank"
+grep -qE 'hierarchical/(simple|ll)/' "$OUT/ar-hier-rank0.log" &&
+  pass "rows ran hierarchical (last column)" || fail "no row says hierarchical in its last column"
+if group ar-hflat 4 "$HEMU" $HSWEEP && wrong_ok "$OUT/ar-hflat-rank0.log"; then pass "all_reduce flat mixed: #wrong 0"
+else fail "all_reduce flat mixed"; fi
+if group ar-hipc 4 "" $HSWEEP && wrong_ok "$OUT/ar-hipc-rank0.log"; then pass "all_reduce all-IPC: #wrong 0"
+else fail "all_reduce all-IPC"; fi
+if group ar-hnet 4 "TOPOTUNE_GPU_TRANSPORT=net" $HSWEEP && wrong_ok "$OUT/ar-hnet-rank0.log"; then
+  pass "all_reduce all-net: #wrong 0"
+else fail "all_reduce all-net"; fi
+grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT/ar-hier-rank0.log" | tee -a "$summary"
+say "# 4 processes, AllReduce float sum out of place: busbw (GB/s) hierarchical, flat mixed, all-IPC, all-net; ratios"
+say "# size(B)        hier     mixed       IPC       net  hier/mixed  hier/net  hier/IPC"
+join <(rows "$OUT/ar-hier-rank0.log" | awk '{print $1, $2}') \
+     <(join <(rows "$OUT/ar-hflat-rank0.log" | awk '{print $1, $2}') \
+            <(join <(rows "$OUT/ar-hipc-rank0.log" | awk '{print $1, $2}') <(rows "$OUT/ar-hnet-rank0.log" | awk '{print $1, $2}'))) |
+  awk 'function r(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
+       {printf "%10s %10s %9s %9s %9s %11s %9s %9s\n", $1, $2, $3, $4, $5, r($2, $3), r($2, $5), r($2, $4)}' |
+  tee -a "$summary"
+say "# (expected: hier/mixed > 1 at the large sizes - each process moves 1/2 of the bytes over net, the two"
+say "#  proxies of a host in parallel; informational, not a PASS/FAIL: one GPU time-slices the 4 processes)"
 fi
 
 # nothing left behind (every mode)

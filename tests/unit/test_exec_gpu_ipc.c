@@ -371,6 +371,87 @@ static void test_mixed_4_procs_2_hosts(void **state)
     expect_all_ok(4, &r);
 }
 
+/* ---- hierarchical AllReduce: 4 processes on 2 emulated hosts ------------------
+ * intra-host ReduceScatter (IPC), inter-host AllReduce of each shard (net), intra-host AllGather;
+ * the inter-host phase ring and tree, simple and ll, odd counts (a tail), every op incl. avg */
+static int hier_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t ml)
+{
+    (void)argp;
+    tt_gpu_comm *g = NULL;
+    void *sb = NULL, *rb = NULL;
+    const size_t sizes[] = {0, 1, 13, 1000, 4099, 70001};
+    const size_t cap = 70001 * 8 + 64;
+    unsigned char *h = malloc(cap), *want = malloc(cap);
+    int rc = 1, runs = 0;
+    if (tt_gpu_comm_init_procs(&g, hc, -1) != TT_OK) CFAIL("rank %d: init: %s", rank, tt_error_message());
+    tt_plan hp = TT_PLAN_DEFAULT, eff;
+    hp.algo = TT_ALGO_HIER;
+    if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLREDUCE, 1 << 20, TT_FLOAT, &hp, &eff) != TT_OK ||
+        eff.algo != TT_ALGO_HIER)
+        CFAIL("rank %d: resolve of hierarchical: %s (algo %s)", rank, tt_error_message(), tt_algo_label(eff.algo));
+    if (tt_gpu_comm_resolve_plan(g, TT_COLL_ALLGATHER, 1 << 20, TT_FLOAT, &hp, &eff) != TT_ERR_UNSUPPORTED)
+        CFAIL("rank %d: hierarchical AllGather was not refused", rank);
+    if (tt_gpu_comm_set_hier_algo(g, TT_ALGO_NVLS) != TT_ERR_UNSUPPORTED)
+        CFAIL("rank %d: inter-host algorithm nvls was not refused", rank);
+    if (tt_gpu_alloc(g, rank, cap, &sb) != TT_OK || tt_gpu_alloc(g, rank, cap, &rb) != TT_OK)
+        CFAIL("rank %d: alloc: %s", rank, tt_error_message());
+    const tt_algo inner[2] = {TT_ALGO_RING, TT_ALGO_TREE};
+    for (int ai = 0; ai < 2; ai++) {
+        if (tt_gpu_comm_set_hier_algo(g, inner[ai]) != TT_OK) CFAIL("rank %d: set_hier_algo: %s", rank, tt_error_message());
+        for (int pi = 0; pi < 2; pi++) {
+            for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+                for (int t = 0; t < TT_NDTYPES; t++) {
+                    if (t != TT_FLOAT && t != TT_HALF && t != TT_INT64 && t != TT_BFLOAT16) continue;
+                    int b = one(g, rank, sb, rb, h, want, cap, sizes[si], (tt_dtype)t, TT_SUM, TT_ALGO_HIER,
+                                protos[pi], (int)((si + t) & 1), msg, ml);
+                    runs++;
+                    if (b) {
+                        size_t l = strlen(msg);
+                        snprintf(msg + l, ml - l, " [inter-host %s]", tt_algo_label(inner[ai]));
+                        goto out;
+                    }
+                }
+            const tt_dtype ts[] = {TT_INT8, TT_UINT32, TT_BFLOAT16, TT_DOUBLE};
+            for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++)
+                for (int op = 0; op < TT_NREDOPS; op++) {
+                    int b = one(g, rank, sb, rb, h, want, cap, 3001, ts[ti], (tt_redop)op, TT_ALGO_HIER, protos[pi],
+                                op & 1, msg, ml);
+                    runs++;
+                    if (b) {
+                        size_t l = strlen(msg);
+                        snprintf(msg + l, ml - l, " [inter-host %s]", tt_algo_label(inner[ai]));
+                        goto out;
+                    }
+                }
+        }
+    }
+    /* a flat call after hierarchical ones on the same buffers stays ordered (and exact) */
+    if (one(g, rank, sb, rb, h, want, cap, 4099, TT_FLOAT, TT_SUM, TT_ALGO_RING, TT_PROTO_SIMPLE, 0, msg, ml)) goto out;
+    snprintf(msg, ml, "%d hierarchical AllReduce runs exact (inter-host ring and tree, simple and ll), then a flat one",
+             runs);
+    rc = 0;
+out:
+    if (g) {
+        tt_gpu_free(g, rank, sb);
+        tt_gpu_free(g, rank, rb);
+        tt_gpu_comm_destroy(g);
+    }
+    free(h);
+    free(want);
+    return rc;
+}
+
+static void test_hier_4_procs_2_hosts(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    mixed_env(1);
+    results r;
+    run_procs(4, hier_child, NULL, 300, &r);
+    mixed_env(0);
+    expect_all_ok(4, &r);
+}
+
 /* ---- failures ------------------------------------------------------------ */
 #define KILL_TIMEOUT_MS 3000
 
@@ -378,7 +459,7 @@ static void test_mixed_4_procs_2_hosts(void **state)
  * deadline, naming rank 1 */
 static int killed_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t ml)
 {
-    (void)argp;
+    const tt_plan *plan = argp; /* NULL: default; hierarchical: its sub-communicators must name it too */
     const int victim = 1;
     tt_gpu_comm *g = NULL;
     void *b = NULL;
@@ -388,7 +469,7 @@ static int killed_child(int rank, tt_comm *hc, const void *argp, char *msg, size
     if (tt_gpu_alloc(g, rank, 1 << 20, &b) != TT_OK) CFAIL("alloc: %s", tt_error_message());
     const void *s[1] = {b};
     void *d[1] = {b};
-    if (tt_gpu_memset(b, 0, 1 << 20) != TT_OK || tt_gpu_allreduce(g, s, d, 1 << 18, TT_FLOAT, TT_SUM, NULL) != TT_OK ||
+    if (tt_gpu_memset(b, 0, 1 << 20) != TT_OK || tt_gpu_allreduce(g, s, d, 1 << 18, TT_FLOAT, TT_SUM, plan) != TT_OK ||
         tt_gpu_comm_sync(g) != TT_OK)
         CFAIL("rank %d: first AllReduce: %s", rank, tt_error_message());
     /* both have finished the first one before rank 1 dies */
@@ -398,8 +479,14 @@ static int killed_child(int rank, tt_comm *hc, const void *argp, char *msg, size
     if (rank == victim) raise(SIGKILL);
     usleep(200 * 1000); /* rank 1 is gone (and reaped) before the collective starts */
     double t0 = now_s();
-    tt_status st = tt_gpu_allreduce(g, s, d, 1 << 18, TT_FLOAT, TT_SUM, NULL);
+    tt_status st = tt_gpu_allreduce(g, s, d, 1 << 18, TT_FLOAT, TT_SUM, plan);
     if (st == TT_OK) st = tt_gpu_comm_sync(g);
+    /* hierarchical: a survivor whose groups do not contain the victim may finish this call before the
+     * abort reaches it (its phases need no byte of rank 1); the next call must fail */
+    for (int k = 0; plan && st == TT_OK && k < 3; k++) {
+        st = tt_gpu_allreduce(g, s, d, 1 << 18, TT_FLOAT, TT_SUM, plan);
+        if (st == TT_OK) st = tt_gpu_comm_sync(g);
+    }
     double el = now_s() - t0;
     /* every survivor (all the others: the same host's over IPC, the other host's over net) names it */
     if (st == TT_OK) CFAIL("rank %d: AllReduce with a dead peer succeeded", rank);
@@ -418,7 +505,7 @@ out:
 
 /* net: 0 IPC, 1 net (2 processes); 2 mixed (4 processes on 2 emulated hosts: rank 1 dies, rank 0 is
  * its IPC peer, ranks 2 and 3 reach it over net) */
-static void killed_peer(int net)
+static void killed_peer_plan(int net, const tt_plan *plan)
 {
     char old[32] = "";
     if (getenv("TOPOTUNE_TIMEOUT_MS")) snprintf(old, sizeof old, "%s", getenv("TOPOTUNE_TIMEOUT_MS"));
@@ -427,7 +514,7 @@ static void killed_peer(int net)
     int np = net == 2 ? 4 : 2;
     if (net == 2) mixed_env(1);
     else net_env(net);
-    run_procs(np, killed_child, NULL, 60, &r);
+    run_procs(np, killed_child, plan, 60, &r);
     mixed_env(0);
     net_env(0);
     if (old[0]) setenv("TOPOTUNE_TIMEOUT_MS", old, 1);
@@ -436,6 +523,8 @@ static void killed_peer(int net)
     for (int k = 0; k < np; k++)
         if (k != 1 && r.rc[k] != 0) fail_msg("survivor rank %d: exit %d: %s", k, r.rc[k], r.msg[k]);
 }
+
+static void killed_peer(int net) { killed_peer_plan(net, NULL); }
 
 static void test_killed_peer_process(void **state)
 {
@@ -458,6 +547,17 @@ static void test_mixed_killed_peer_process(void **state)
     (void)state;
     if (!need_gpu()) return;
     killed_peer(2);
+}
+
+/* hierarchical, 4 processes on 2 emulated hosts: rank 1 dies; rank 0 (its intra-host peer), rank 3
+ * (its inter-host peer) and rank 2 (in neither of its groups) all name it */
+static void test_hier_killed_peer_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    tt_plan p = TT_PLAN_DEFAULT;
+    p.algo = TT_ALGO_HIER;
+    killed_peer_plan(2, &p);
 }
 
 /* rank 2 never enters (testing aid); rank 0 has a 1 s deadline, rank 1 a 60 s
@@ -664,8 +764,11 @@ int main(void)
         cmocka_unit_test(test_mixed_4_procs_2_hosts),
         cmocka_unit_test(test_mixed_killed_peer_process),
         cmocka_unit_test(test_mixed_stuck_rank_stops_every_process),
+        cmocka_unit_test(test_hier_4_procs_2_hosts),
+        cmocka_unit_test(test_hier_killed_peer_process),
     };
-    /* TT_GPU_TEST_FILTER=*net*: only those tests; *mixed*: the mixed ones (scripts/gpu/gpu-net-check.sh) */
+    /* TT_GPU_TEST_FILTER=*net*: only those tests; *mixed*: the mixed ones, *hier*: the hierarchical ones
+     * (scripts/gpu/gpu-net-check.sh) */
     const char *f = getenv("TT_GPU_TEST_FILTER");
     if (f && *f) cmocka_set_test_filter(f);
     /* TT_GPU_TEST_SKIP=*mixed*: all but those */
