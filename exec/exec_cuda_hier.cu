@@ -222,8 +222,9 @@ void link_into(tt_gpu_comm *g, tt_gpu_comm *src, int src_phase, tt_gpu_comm *dst
     memset(&e, 0, sizeof e);
     e.what = GPU_ERR_LINKED;
     e.rank = dst->me;     /* this process raised it: its proxy (if any) tells dst's peers */
-    e.channel = g->me;
+    e.channel = g->me;     /* who stopped it: this process, or the one that linked it first */
     if (sr.what == GPU_ERR_LINKED) {
+        e.channel = sr.channel;
         e.peer = sr.peer;
         e.role = sr.role;
         e.step = sr.step;

@@ -18,11 +18,15 @@
 #   7. hierarchical AllReduce (--algo hierarchical): its unit tests (ring / tree inside, simple / ll,
 #      odd counts, every op incl. avg, a killed peer named by every survivor), the plan's groups logged,
 #      then in one run the same topo-exec sweep hierarchical, flat mixed, all-IPC and all-net (4 processes,
-#      2 emulated hosts; busbw of each, ratios; #wrong 0 for every one)
+#      2 emulated hosts; busbw of each, ratios; #wrong 0 for every one); its stuck-rank unit test
+#   8. GPU processes in two network namespaces with their own host names (root only; without `ip`:
+#      UTS namespaces only, their own host names over loopback; SKIP otherwise): flat and hierarchical
+#      AllReduce exact, pairs across on NET/tcp because the hosts differ (no emulation)
 # Usage (binaries built elsewhere and carried, scripts/gpu/devcarry.sh):
 #   BUILD=.devcarry/build GTESTS=.devcarry/gtests OUT=results-dir bash scripts/gpu/gpu-net-check.sh
 # (UNIT_TIMEOUT, PAIR_TIMEOUT: seconds of the unit tests and of each topo-exec pair;
 #  ONLY=mixed: step 6 and the /dev/shm check only; ONLY=hier: step 7 and the /dev/shm check only;
+#  ONLY=netns: step 8 (GPU processes in two network namespaces) and the /dev/shm check only;
 #  ONLY=net: steps 1-5 only)
 # Prints PASS/FAIL lines; exit 0 when every check passed.
 set -u
@@ -179,7 +183,7 @@ if want hier; then
 TT_GPU_TEST_FILTER='*hier*' step hier-unit ${HIER_UNIT_TIMEOUT:-400} "$GT/test_exec_gpu_ipc"
 rc=$?
 grep -E '^# |OK|PASSED|FAILED|SKIPPED|ERROR' "$OUT/hier-unit.log" | head -40 | tee -a "$summary"
-if [ $rc -eq 0 ] && grep -q 'PASSED  \] 2 test' "$OUT/hier-unit.log"; then pass "hierarchical unit tests (2)"
+if [ $rc -eq 0 ] && grep -q 'PASSED  \] 3 test' "$OUT/hier-unit.log"; then pass "hierarchical unit tests (3: exact, killed peer, stuck rank)"
 else fail "hierarchical unit tests (rc $rc)"; fi
 HSWEEP="-b 8 -e 16M -f 8 -n 5 -w 1"
 HEMU="TOPOTUNE_GPU_EMULATE_HOSTS=2"
@@ -209,6 +213,66 @@ join <(rows "$OUT/ar-hier-rank0.log" | awk '{print $1, $2}') \
   tee -a "$summary"
 say "# (expected: hier/mixed > 1 at the large sizes - each process moves 1/2 of the bytes over net, the two"
 say "#  proxies of a host in parallel; informational, not a PASS/FAIL: one GPU time-slices the 4 processes)"
+fi
+
+# 8. two "hosts" that are really apart as far as the processes can tell: two network namespaces
+#    joined by a veth pair, each with its own host name (UTS namespace), 2 GPU processes in each; the
+#    pairs across are net because the host names differ (no emulation), TCP goes over the veth, not
+#    loopback; flat and hierarchical AllReduce exact, the transport lines say why. Root only: without
+#    ip netns / unshare the step says SKIP (neither a pass nor a failure).
+if want netns; then
+  NSA=ttg-a$$ NSB=ttg-b$$ VA=ttga$$ VB=ttgb$$ NET=10.251.78
+  ns_ok=0 ns_why= ns_mode=veth
+  [ "$(id -u)" = 0 ] || ns_why="not root"
+  for c in ip unshare; do command -v $c > /dev/null || ns_why="${ns_why:+$ns_why; }no '$c' command"; done
+  # without ip (no veth pair): host names of their own (UTS namespaces) over the one network, loopback
+  if [ "$ns_why" = "no 'ip' command" ] && unshare --uts true 2> "$OUT/netns.err"; then ns_mode=uts ns_ok=1 NET=127.0.0; fi
+  if [ -z "$ns_why" ] &&
+     ip netns add $NSA 2> "$OUT/netns.err" && ip netns add $NSB 2>> "$OUT/netns.err" &&
+     ip link add $VA type veth peer name $VB 2>> "$OUT/netns.err" &&
+     ip link set $VA netns $NSA && ip link set $VB netns $NSB &&
+     ip -n $NSA addr add $NET.1/24 dev $VA && ip -n $NSB addr add $NET.2/24 dev $VB &&
+     ip -n $NSA link set $VA up && ip -n $NSB link set $VB up &&
+     ip -n $NSA link set lo up && ip -n $NSB link set lo up &&
+     ip netns exec $NSA unshare --uts true 2>> "$OUT/netns.err"; then ns_ok=1; fi
+  # nsgroup NAME ARGS...: ranks 0,1 in namespace a (host name gpu-node-a), 2,3 in b; 0 when all exit 0
+  nsgroup() {
+    local name=$1; shift
+    local port=$(( 20000 + (RANDOM % 20000) )) pids=() r rc=0 ns node
+    for r in 0 1 2 3; do
+      ns=$NSA node=gpu-node-a; [ $r -ge 2 ] && ns=$NSB node=gpu-node-b
+      local inns=(ip netns exec $ns); [ $ns_mode = uts ] && inns=()
+      TOPOTUNE_TRANSPORT=tcp TOPOTUNE_DEBUG=INFO timeout ${PAIR_TIMEOUT:-60} "${inns[@]}" unshare --uts \
+        sh -c "hostname $node && exec \"\$0\" \"\$@\"" "$TE" -g 1 --rank $r --nranks 4 --master $NET.1:$port "$@" \
+        > "$OUT/$name-rank$r.log" 2>&1 &
+      pids+=($!)
+    done
+    for r in "${!pids[@]}"; do wait "${pids[$r]}" || rc=1; done
+    say "== $name: 4 processes, 2 host names ($ns_mode: $([ $ns_mode = veth ] && echo 'network namespaces, veth' || echo 'UTS namespaces only, loopback')), rc=$rc"
+    return $rc
+  }
+  if [ $ns_ok = 1 ]; then
+    NSWEEP="-b 8 -e 16M -f 8 -n 5 -w 1"
+    if nsgroup ns-flat $NSWEEP && wrong_ok "$OUT/ns-flat-rank0.log"; then pass "netns: all_reduce flat, 2 namespaces x 2: #wrong 0"
+    else fail "netns: all_reduce flat"; fi
+    grep -h ' via ' "$OUT"/ns-flat-rank[0-3].log | sed 's/.*INFO gpu: //' | sort -u | head -8 | tee -a "$summary"
+    nnet=$(grep -hE 'rank [0-3] -> [0-3] via NET/tcp' "$OUT"/ns-flat-rank[0-3].log | grep -c 'hosts differ')
+    if [ "$nnet" -ge 1 ] && ! grep -qhE 'rank (0|1) -> (2|3) via IPC|rank (2|3) -> (0|1) via IPC' "$OUT"/ns-flat-rank[0-3].log &&
+       ! grep -qhE 'TOPOTUNE_GPU_EMULATE_HOSTS' "$OUT"/ns-flat-rank[0-3].log; then
+      pass "netns: pairs across the namespaces on NET/tcp because the hosts differ ($nnet line(s)), none emulated"
+    else fail "netns: per-pair transports (net lines: $nnet)"; fi
+    if nsgroup ns-hier --algo hierarchical $NSWEEP && wrong_ok "$OUT/ns-hier-rank0.log" &&
+       grep -qE 'hierarchical/(simple|ll)/' "$OUT/ns-hier-rank0.log"; then
+      pass "netns: all_reduce hierarchical, 2 namespaces x 2: #wrong 0"
+    else fail "netns: all_reduce hierarchical"; fi
+    grep -h 'hierarchical AllReduce: rank' "$OUT"/ns-hier-rank[0-3].log | sed 's/.*INFO gpu: //' | head -4 | tee -a "$summary"
+    say "# netns, 4 processes, AllReduce float sum out of place: busbw (GB/s) hierarchical, flat"
+    join <(rows "$OUT/ns-hier-rank0.log" | awk '{print $1, $2}') <(rows "$OUT/ns-flat-rank0.log" | awk '{print $1, $2}') |
+      awk '{printf "%10s %9s %9s %8s\n", $1, $2, $3, ($3 > 0 ? sprintf("%.2f", $2 / $3) : "-")}' | tee -a "$summary"
+  else
+    say "SKIP netns: network namespaces not available here: ${ns_why:-$(head -c 200 "$OUT/netns.err" 2> /dev/null)}"
+  fi
+  [ $ns_mode = veth ] && { ip netns del $NSA 2> /dev/null; ip netns del $NSB 2> /dev/null; ip link del $VA 2> /dev/null; }
 fi
 
 # nothing left behind (every mode)

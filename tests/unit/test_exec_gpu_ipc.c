@@ -563,9 +563,15 @@ static void test_hier_killed_peer_process(void **state)
 /* rank 2 never enters (testing aid); rank 0 has a 1 s deadline, rank 1 a 60 s
  * one: rank 1 must be stopped by rank 0's abort (shared word) long before
  * its own deadline, and say why */
+typedef struct {
+    tt_proto proto;
+    int algo;  /* TT_ALGO_RING, or TT_ALGO_HIER (4 processes on 2 emulated hosts) */
+    int stall; /* the stalled rank (TOPOTUNE_GPU_TEST_STALL_RANK) */
+} stuck_arg;
+
 static int stuck_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t ml)
 {
-    const tt_proto *proto = argp;
+    const stuck_arg *sa = argp;
     tt_gpu_comm *g = NULL;
     void *b = NULL;
     int rc = 1;
@@ -575,14 +581,14 @@ static int stuck_child(int rank, tt_comm *hc, const void *argp, char *msg, size_
     const void *s[1] = {b};
     void *d[1] = {b};
     tt_plan p = TT_PLAN_DEFAULT;
-    p.algo = TT_ALGO_RING;
-    p.proto = *proto;
+    p.algo = (tt_algo)sa->algo;
+    p.proto = sa->proto;
     double t0 = now_s();
     tt_status st = tt_gpu_memset(b, 0, 1 << 20);
     if (st == TT_OK) st = tt_gpu_allreduce(g, s, d, 100000, TT_FLOAT, TT_SUM, &p);
     if (st == TT_OK) st = tt_gpu_comm_sync(g);
     double el = now_s() - t0;
-    if (rank == 2) { /* the stalled rank's own kernel left at once; nothing to check but no hang */
+    if (rank == sa->stall) { /* the stalled rank's own kernel left at once; nothing to check but no hang */
         snprintf(msg, ml, "stalled rank: %s", st == TT_OK ? "ok" : tt_error_message());
         rc = 0;
         goto out;
@@ -591,8 +597,8 @@ static int stuck_child(int rank, tt_comm *hc, const void *argp, char *msg, size_
     if (el > 20) CFAIL("rank %d: stopped only after %.1f s: %s", rank, el, tt_error_message());
     if (rank == 0 && !strstr(tt_error_message(), "timed out after 1000 ms"))
         CFAIL("rank 0: %s", tt_error_message());
-    if (rank == 1 && (!strstr(tt_error_message(), "rank 0") || !strstr(tt_error_message(), "stopped")))
-        CFAIL("rank 1: the message does not say rank 0 stopped it: %s", tt_error_message());
+    if (rank != 0 && (!strstr(tt_error_message(), "rank 0") || !strstr(tt_error_message(), "stopped")))
+        CFAIL("rank %d: the message does not say rank 0 stopped it: %s", rank, tt_error_message());
     /* sticky */
     if (tt_gpu_allreduce(g, s, d, 100000, TT_FLOAT, TT_SUM, &p) != TT_ERR_TIMEOUT)
         CFAIL("rank %d: failure not sticky", rank);
@@ -608,23 +614,31 @@ out:
 
 /* net: 0 IPC, 1 net, 2 mixed (2 emulated hosts: ranks 0 and 1 share one, so rank 0's abort reaches
  * its IPC peer rank 1 through the proxies too: no word is shared in a mixed communicator) */
-static void stuck_rank(int net)
+static void stuck_rank_plan(int net, int algo)
 {
+    /* hierarchical: 4 processes, rank 2 (host 1, local index 0) stalls, so rank 3 waits for it in the
+     * intra-host phase, rank 0 in the inter-host one, and rank 1 in the inter-host one for rank 3:
+     * rank 0's deadline must stop all three, whichever sub-communicator each is waiting in */
+    int np = algo == TT_ALGO_HIER ? 4 : 3;
     for (int pi = 0; pi < 2; pi++) {
         if (net == 2) mixed_env(1);
         else net_env(net);
+        stuck_arg sa = {protos[pi], algo, 2};
         setenv("TOPOTUNE_GPU_TEST_STALL_RANK", "2", 1);
         setenv("TOPOTUNE_TIMEOUT_MS", "10000", 1);
         results r;
-        run_procs(3, stuck_child, &protos[pi], 90, &r);
+        run_procs(np, stuck_child, &sa, 90, &r);
         unsetenv("TOPOTUNE_GPU_TEST_STALL_RANK");
         unsetenv("TOPOTUNE_TIMEOUT_MS");
         mixed_env(0);
         net_env(0);
-        expect_all_ok(3, &r);
-        assert_true(r.secs[1] < 30);
+        expect_all_ok(np, &r);
+        for (int k = 1; k < np; k++)
+            if (k != sa.stall) assert_true(r.secs[k] < 30);
     }
 }
+
+static void stuck_rank(int net) { stuck_rank_plan(net, TT_ALGO_RING); }
 
 static void test_stuck_rank_stops_every_process(void **state)
 {
@@ -646,6 +660,15 @@ static void test_mixed_stuck_rank_stops_every_process(void **state)
     (void)state;
     if (!need_gpu()) return;
     stuck_rank(2);
+}
+
+/* hierarchical, 4 processes on 2 emulated hosts: a stalled rank stops every other within the first
+ * deadline, through the linked aborts of the sub-communicators and the parent's proxies */
+static void test_hier_stuck_rank_stops_every_process(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    stuck_rank_plan(2, TT_ALGO_HIER);
 }
 
 /* A setup error in one process fails every process at the same point, naming
@@ -766,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_mixed_stuck_rank_stops_every_process),
         cmocka_unit_test(test_hier_4_procs_2_hosts),
         cmocka_unit_test(test_hier_killed_peer_process),
+        cmocka_unit_test(test_hier_stuck_rank_stops_every_process),
     };
     /* TT_GPU_TEST_FILTER=*net*: only those tests; *mixed*: the mixed ones, *hier*: the hierarchical ones
      * (scripts/gpu/gpu-net-check.sh) */
