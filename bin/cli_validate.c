@@ -20,8 +20,10 @@
  * (--topo, --calibration) over the candidates this engine runs.  Host ranks: ring, tree,
  * halving-doubling (power-of-two ranks), hierarchical; simple protocol, one channel.  GPU ranks:
  * what exec's capability table lists per collective (AllReduce: ring and tree; AllGather,
- * ReduceScatter, Broadcast, Reduce: ring) with its protocols (simple, LL, LL128), each asked per
- * size whether it runs here (LL128 only between ranks of one GPU or over NVLink).  Every rank derives the same
+ * ReduceScatter, Broadcast, Reduce: ring), plus hierarchical AllReduce where process ranks span
+ * hosts (tt_gpu_comm_algos), with its protocols (simple, LL, LL128), each asked per size whether
+ * it runs here (LL128 only between ranks of one GPU or over NVLink, never on net pairs).  A GPU
+ * table's nodes must be the hosts the ranks span.  Every rank derives the same
  * candidates from the same inputs; a fingerprint of the plan is compared across ranks before
  * anything is timed, and the executor's collective headers (which carry the algorithm) catch
  * any later disagreement.
@@ -111,18 +113,27 @@ static int engine_can_run(const vengine *e, tt_coll coll, size_t count, tt_dtype
         if (why) snprintf(why, wl, "%s", tt_error_message());
         return 0;
     }
+    if (eff.algo != req.algo) { /* e.g. hierarchical on one host: the flat plan would run */
+        if (why)
+            snprintf(why, wl, "algorithm %s reduces to %s on these ranks (one host, or one rank per host)",
+                     tt_algo_label(req.algo), tt_algo_label(eff.algo));
+        return 0;
+    }
     c->ran_channels = eff.channels;
     return 1;
 }
 
 /* every (algorithm, protocol) the executor offers for this collective and rank count, from exec's
- * capability table (tt_exec_algos/tt_exec_protos); whether each runs at a size is asked per size */
+ * capability table (tt_exec_algos/tt_exec_protos; GPU ranks: what this communicator runs,
+ * tt_gpu_comm_algos, with hierarchical where the ranks span hosts); whether each runs at a size
+ * is asked per size */
 static int engine_candidates(const vengine *e, tt_coll coll, int nranks, vcand out[VMAXC])
 {
     tt_exec_mode mode = e->gpu ? TT_EXEC_GPU : TT_EXEC_HOST;
     tt_algo algos[TT_ALGO_COUNT];
     tt_proto protos[TT_PROTO_COUNT];
-    int na = tt_exec_algos(mode, coll, nranks, algos, TT_ALGO_COUNT);
+    int na = e->gpu ? tt_gpu_comm_algos(e->g, coll, algos, TT_ALGO_COUNT)
+                    : tt_exec_algos(mode, coll, nranks, algos, TT_ALGO_COUNT);
     int np = tt_exec_protos(mode, protos, TT_PROTO_COUNT);
     if (na > TT_ALGO_COUNT) na = TT_ALGO_COUNT;
     if (np > TT_PROTO_COUNT) np = TT_PROTO_COUNT;
@@ -152,6 +163,15 @@ int vld_plan_sizes(vctx *x, const vengine *e)
             rc = tt_cli_bad("--table %s: the table is for %d ranks (%d node(s)) but this run has %d ranks; build it "
                             "with topo-tune --gpus-per-node/--nodes for %d ranks", v->table, tab.ranks, tab.nodes,
                             x->nranks, x->nranks);
+            goto out;
+        }
+        /* GPU ranks: the table's nodes are the hosts the ranks span (emulated hosts count), so
+         * that a topo-tune --nodes N table is looked up only for N hosts of ranks/N ranks each */
+        int hosts = e->gpu ? tt_gpu_comm_hosts(e->g) : 0;
+        if (hosts > 0 && tab.nodes != hosts) {
+            rc = tt_cli_bad("--table %s: the table is for %d ranks on %d node(s) but these %d GPU ranks span %d "
+                            "host(s); build it with topo-tune --nodes %d --gpus-per-node %d", v->table, tab.ranks,
+                            tab.nodes, x->nranks, hosts, hosts, x->nranks / hosts);
             goto out;
         }
         int has = 0;

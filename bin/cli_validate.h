@@ -49,7 +49,13 @@ int tt_cli_validate_option(tt_cli_validate_opts *v, const char *name, const char
 /* Host ranks: nlocal communicators of this process (threads), or one (one rank per process).
  * Returns the exit code. */
 int tt_cli_validate_host(const tt_cli_validate_opts *v, const tt_cli_sweep *s, tt_comm **comms, int nlocal);
-/* GPU ranks (-g N): the same judgement with the GPU executor's candidates. */
-int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus);
+/* GPU ranks: the same judgement with the candidates the GPU communicator runs.  host NULL: -g N
+ * ranks in this process; else one GPU rank per process of `host` (ngpus 1), every process calls
+ * it with the same options, rank 0 prints.  Returns the exit code. */
+int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus, tt_comm *host);
+/* What GPU ranks need before anything starts (before a rendezvous: no process waits for one that
+ * refuses): at most 64, the root below nranks (<= 0: not known yet), a collective the GPU executor
+ * runs, a usable GPU.  0, or the usage exit code after a message saying why. */
+int tt_cli_validate_gpu_check(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus, int nranks);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * cli_validate_internal.h - what the files of topo-exec --validate share: the plan of every size
  * (cli_validate.c, over tune's tt_validate_* planning), its reports (cli_validate_report.c, over
- * tune's verdicts) and the measurements on host and GPU ranks (cli_validate_run.c).
+ * tune's verdicts), the measurements and host ranks (cli_validate_run.c) and GPU ranks
+ * (cli_validate_gpu.c).
  */
 #ifndef TT_CLI_VALIDATE_INTERNAL_H
 #define TT_CLI_VALIDATE_INTERNAL_H
@@ -37,6 +38,7 @@ typedef struct {
     char model_desc[600];
     int ranked;          /* runner-ups ordered by prediction */
     int host_channels_note;
+    char setup[300];     /* a header line about the ranks (GPU process ranks: hosts, transports) */
     vsize *sz;
     int nsz;
     /* run state */
@@ -61,5 +63,19 @@ void vld_print_header(const vctx *x);
 void vld_print_size(const vctx *x, const vsize *z);
 /* Summary, JSON (-J) and the exit code, after the measurements (print: this process prints). */
 int vld_finish(vctx *x, int rc, const char *start, int print);
+
+/* measurements (cli_validate_run.c) */
+void vld_fail(vctx *x, const char *msg);  /* the first failure of any rank is kept */
+void vld_start_time(char *b, size_t n);   /* "YYYY-MM-DD HH:MM:SS" UTC, for -J */
+/* The library's sweep options for one candidate (tt_sweep_one measures it as a sweep row). */
+tt_sweep_opts vld_sweep_opts(const tt_cli_sweep *s, const vcand *c, size_t chunk_bytes);
+/* Every size: its candidates in x->v->rounds interleaved rounds on engine e (store: keep the
+ * fastest per candidate and judge; me == 0 prints each size).  VX_OK, or VX_RUNTIME after
+ * vld_fail. */
+int vld_measure_sizes(vctx *x, tt_sweep_engine *e, size_t chunk_bytes, int me, int store);
+/* Process ranks, before anything is timed: every rank's exit code so far (rc) and plan fingerprint
+ * compared over c (collective); returns the agreed code, messages naming the rank that refused or
+ * whose plan differs from rank 0's.  Every rank must call it, also after a failure. */
+int vld_agree(vctx *x, tt_comm *c, int rc);
 
 #endif

@@ -22,6 +22,7 @@ void vld_print_header(const vctx *x)
     const tt_cli_sweep *s = x->s;
     printf("# topo-exec --validate (topotune %s) collective: %s, %d ranks (%s)\n", TT_VERSION_STRING,
            vld_coll_name(s->coll), x->nranks, x->transport);
+    if (x->setup[0]) printf("# ranks: %s\n", x->setup);
     printf("# table: %s\n", x->table_desc);
     if (x->ranked)
         printf("# runner-ups: the %d nearest by predicted time; %s\n", x->v->runners_up, x->model_desc);

@@ -1,6 +1,8 @@
 /*
- * cli_validate_run.c - topo-exec --validate on host ranks (threads or one rank per process) and
- * on GPU ranks: every candidate of a size measured back to back, as a sweep row is measured.
+ * cli_validate_run.c - topo-exec --validate's measurements: every candidate of a size measured
+ * back to back (interleaved rounds), as a sweep row is measured, on any engine (vld_measure_sizes);
+ * the plan agreement of process ranks (vld_agree); host ranks (threads or one rank per process).
+ * GPU ranks: cli_validate_gpu.c.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,7 +30,7 @@ static void keep_best(vcand *dst, const vcand *r, int first)
     }
 }
 
-static void fail_x(vctx *x, const char *msg)
+void vld_fail(vctx *x, const char *msg)
 {
     pthread_mutex_lock(&x->mu);
     if (!x->failed) {
@@ -38,9 +40,8 @@ static void fail_x(vctx *x, const char *msg)
     pthread_mutex_unlock(&x->mu);
 }
 
-/* ---------------------------------------------------------------- host ranks */
-/* The library's sweep options for one candidate (tt_sweep_one measures it as a sweep row). */
-static tt_sweep_opts cand_opts(const tt_cli_sweep *s, const vcand *c, size_t chunk_bytes)
+/* ---------------------------------------------------------------- any engine */
+tt_sweep_opts vld_sweep_opts(const tt_cli_sweep *s, const vcand *c, size_t chunk_bytes)
 {
     tt_sweep_opts o;
     memset(&o, 0, sizeof o);
@@ -63,7 +64,7 @@ static tt_sweep_opts cand_opts(const tt_cli_sweep *s, const vcand *c, size_t chu
 /* One candidate at one size, both placements, exactly as topo-exec's sweep measures a row. */
 static tt_status measure(tt_sweep_engine *e, const tt_cli_sweep *s, const vsize *z, size_t chunk_bytes, vcand *out)
 {
-    tt_sweep_opts o = cand_opts(s, out, chunk_bytes);
+    tt_sweep_opts o = vld_sweep_opts(s, out, chunk_bytes);
     tt_sweep_row row;
     row.index = 0;
     tt_status st = tt_sweep_one(e, &o, z->count, z->bytes, &row);
@@ -77,6 +78,74 @@ static tt_status measure(tt_sweep_engine *e, const tt_cli_sweep *s, const vsize 
     return TT_OK;
 }
 
+int vld_measure_sizes(vctx *x, tt_sweep_engine *e, size_t chunk_bytes, int me, int store)
+{
+    for (int i = 0; i < x->nsz; i++) { /* every rank runs the same sequence; a failure ends it */
+        vsize *z = &x->sz[i];
+        for (int round = 0; round < x->v->rounds; round++)
+            for (int k = 0; k < z->nc; k++) {
+                vcand r = z->c[k];
+                if (x->tty && me == 0) {
+                    char cn[64];
+                    vld_cand_name(cn, sizeof cn, &r);
+                    fprintf(stderr, "\r\033[K# validate %d/%d: %llu bytes, %s ...", i + 1, x->nsz,
+                            (unsigned long long)z->bytes, cn);
+                    fflush(stderr);
+                }
+                if (measure(e, x->s, z, chunk_bytes, &r) != TT_OK) {
+                    vld_fail(x, tt_error_message());
+                    if (x->tty && me == 0) fprintf(stderr, "\r\033[K");
+                    return VX_RUNTIME;
+                }
+                if (store) keep_best(&z->c[k], &r, round == 0);
+            }
+        if (store) vld_judge_size(x, z);
+        if (me == 0) {
+            if (x->tty) fprintf(stderr, "\r\033[K");
+            vld_print_size(x, z);
+        }
+    }
+    return VX_OK;
+}
+
+/* ---------------------------------------------------------------- process ranks */
+int vld_agree(vctx *x, tt_comm *c, int rc)
+{
+    int me = tt_comm_rank(c), n = tt_comm_nranks(c);
+    int64_t mine[2] = {rc, vld_plan_hash(x)};
+    int64_t *all = calloc((size_t)n * 2, sizeof *all);
+    if (!all) {
+        tt_cli_bad("rank %d: out of memory comparing the plans of %d ranks", me, n);
+        return VX_RUNTIME;
+    }
+    tt_comm_set_plan(c, &plan_default);
+    tt_status st = tt_allgather(mine, all, 2, TT_INT64, c);
+    if (st == TT_OK) st = tt_comm_wait(c);
+    if (st != TT_OK) {
+        tt_cli_bad("rank %d: comparing the plans of the ranks: %s", me, tt_error_message());
+        free(all);
+        return VX_RUNTIME;
+    }
+    int out = VX_OK;
+    for (int r = 0; r < n && !out; r++)
+        if (all[2 * r]) { /* that rank refused: its message is its own */
+            out = (int)all[2 * r];
+            if (me == 0 && r != 0)
+                tt_cli_bad("nothing measured: rank %d refused to validate (exit %d; its message is on its standard "
+                           "error)", r, out);
+        }
+    for (int r = 1; r < n && !out; r++)
+        if (all[2 * r + 1] != all[1]) {
+            if (me == 0 || me == r)
+                tt_cli_bad("rank %d: the ranks derived different candidates to validate (rank %d's plan differs from "
+                           "rank 0's); give every rank the same --table/--topo/--calibration and sweep options", r, r);
+            out = VX_USAGE;
+        }
+    free(all);
+    return out;
+}
+
+/* ---------------------------------------------------------------- host ranks */
 typedef struct {
     vctx *x;
     tt_comm *c;
@@ -89,8 +158,6 @@ static void *host_rank(void *p)
     hrank *h = p;
     vctx *x = h->x;
     tt_comm *c = h->c;
-    const tt_cli_sweep *s = x->s;
-    int me = tt_comm_rank(c);
     size_t maxcount = 0;
     for (int i = 0; i < x->nsz; i++)
         if (x->sz[i].count > maxcount) maxcount = x->sz[i].count;
@@ -98,62 +165,19 @@ static void *host_rank(void *p)
     memset(&e, 0, sizeof e);
     vcand none;
     memset(&none, 0, sizeof none);
-    tt_sweep_opts bo = cand_opts(s, &none, s->chunk_bytes);
+    tt_sweep_opts bo = vld_sweep_opts(x->s, &none, x->s->chunk_bytes);
     if (tt_sweep_engine_host(&e, c) != TT_OK || tt_sweep_prepare(&e, &bo, maxcount) != TT_OK) {
-        fail_x(x, tt_error_message());
+        vld_fail(x, tt_error_message());
         h->rc = VX_RUNTIME;
-        goto out;
+    } else {
+        h->rc = vld_measure_sizes(x, &e, x->s->chunk_bytes, tt_comm_rank(c), h->store);
     }
-    /* every rank must validate the same plan: compare fingerprints before timing anything */
-    int64_t hv[2] = {vld_plan_hash(x), -vld_plan_hash(x)};
-    tt_comm_set_plan(c, &plan_default);
-    tt_status st = tt_allreduce(hv, hv, 2, TT_INT64, TT_MAX, c);
-    if (st == TT_OK) st = tt_comm_wait(c);
-    if (st != TT_OK) {
-        fail_x(x, tt_error_message());
-        h->rc = VX_RUNTIME;
-        goto out;
-    }
-    if (hv[0] != -hv[1]) {
-        char m[300];
-        snprintf(m, sizeof m, "rank %d: the ranks derived different candidates to validate; give every rank the same "
-                              "--table/--topo/--calibration and sweep options", me);
-        fail_x(x, m);
-        h->rc = VX_USAGE;
-        goto out;
-    }
-    for (int i = 0; i < x->nsz; i++) { /* every rank runs the same sequence; a failure ends it below */
-        vsize *z = &x->sz[i];
-        for (int round = 0; round < x->v->rounds; round++)
-            for (int k = 0; k < z->nc; k++) {
-                vcand r = z->c[k];
-                if (x->tty && me == 0) {
-                    char cn[64];
-                    vld_cand_name(cn, sizeof cn, &r);
-                    fprintf(stderr, "\r\033[K# validate %d/%d: %llu bytes, %s ...", i + 1, x->nsz,
-                            (unsigned long long)z->bytes, cn);
-                    fflush(stderr);
-                }
-                if ((st = measure(&e, s, z, s->chunk_bytes, &r)) != TT_OK) {
-                    fail_x(x, tt_error_message());
-                    h->rc = VX_RUNTIME;
-                    goto out;
-                }
-                if (h->store) keep_best(&z->c[k], &r, round == 0);
-            }
-        if (h->store) vld_judge_size(x, z);
-        if (me == 0) {
-            if (x->tty) fprintf(stderr, "\r\033[K");
-            vld_print_size(x, z);
-        }
-    }
-out:
     tt_sweep_engine_release(&e);
     tt_comm_set_plan(c, &plan_default);
     return NULL;
 }
 
-static void start_time(char *b, size_t n)
+void vld_start_time(char *b, size_t n)
 {
     time_t t = time(NULL);
     struct tm tmv;
@@ -170,10 +194,11 @@ int tt_cli_validate_host(const tt_cli_validate_opts *v, const tt_cli_sweep *s, t
     x.transport = tt_comm_transport(comms[0]);
     pthread_mutex_init(&x.mu, NULL);
     char start[64];
-    start_time(start, sizeof start);
+    vld_start_time(start, sizeof start);
     vengine e = {0, comms[0], NULL};
     int me0 = tt_comm_rank(comms[0]) == 0;
     int rc = vld_plan_sizes(&x, &e);
+    if (nlocal == 1) rc = vld_agree(&x, comms[0], rc); /* process ranks: every rank the same plan */
     if (rc) goto out;
     x.tty = s->progress && me0 && isatty(2);
     if (me0) vld_print_header(&x);
@@ -204,92 +229,6 @@ int tt_cli_validate_host(const tt_cli_validate_opts *v, const tt_cli_sweep *s, t
     if (x.failed) tt_cli_bad("%s", x.err);
     rc = vld_finish(&x, rc, start, me0);
 out:
-    free(x.sz);
-    pthread_mutex_destroy(&x.mu);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- GPU ranks */
-/* A candidate on GPU ranks runs as topo-exec's GPU sweep measures a row (the library's GPU
- * engine): warm-up and timed calls of the collective (-t: every collective the GPU executor
- * runs, with -r for the rooted ones), then a check on fresh inputs; the chunk is the GPU
- * executor's default, as -g runs.  The candidates are the (algorithm, protocol) pairs the
- * capability table lists for that collective (cli_validate.c, engine_candidates). */
-
-int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, int ngpus)
-{
-    char cw[256];
-    /* the command line first (the same answer with or without a GPU), then what this build and
-     * machine can run */
-    if (ngpus > 64) return tt_cli_bad("-g %d: at most 64 GPU ranks", ngpus);
-    if ((s->coll == TT_COLL_BROADCAST || s->coll == TT_COLL_REDUCE) && (s->root < 0 || s->root >= ngpus))
-        return tt_cli_bad("-g %d --validate -t %s -r %d: root must be below the number of GPU ranks (%d)", ngpus,
-                          vld_coll_name(s->coll), s->root, ngpus);
-    if (!tt_exec_supports(TT_EXEC_GPU, s->coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, cw, sizeof cw))
-        return tt_cli_bad("-g %d --validate -t %s: %s; use --host N", ngpus, vld_coll_name(s->coll), cw);
-    char why[256];
-    if (!tt_gpu_available(why, sizeof why))
-        return tt_cli_bad("-g %d --validate: %s; use --host N for host ranks", ngpus, why);
-    vctx x;
-    memset(&x, 0, sizeof x);
-    x.v = v;
-    x.s = s;
-    x.nranks = ngpus;
-    x.transport = "gpu";
-    pthread_mutex_init(&x.mu, NULL);
-    char start[64];
-    start_time(start, sizeof start);
-    tt_gpu_comm *g = NULL;
-    tt_sweep_engine se;
-    memset(&se, 0, sizeof se);
-    int rc;
-    if (tt_gpu_comm_init(&g, ngpus, NULL) != TT_OK) {
-        tt_cli_bad("%s", tt_error_message());
-        pthread_mutex_destroy(&x.mu);
-        return VX_RUNTIME;
-    }
-    vengine e = {1, NULL, g};
-    rc = vld_plan_sizes(&x, &e);
-    if (rc) goto out;
-    size_t es = tt_dtype_size(s->dtype), maxcount = 0;
-    for (int i = 0; i < x.nsz; i++)
-        if (x.sz[i].count > maxcount) maxcount = x.sz[i].count;
-    vcand none;
-    memset(&none, 0, sizeof none);
-    tt_sweep_opts bo = cand_opts(s, &none, 0);
-    tt_status st = tt_sweep_engine_gpu(&se, g, NULL);
-    if (st == TT_OK) st = tt_sweep_prepare(&se, &bo, maxcount);
-    if (st != TT_OK) {
-        /* host memory is a usage matter (smaller -e), device memory a runtime failure */
-        if (st == TT_ERR_NOMEM && !strncmp(tt_error_message(), "out of host memory", 18)) {
-            rc = tt_cli_bad("out of host memory for %zu-byte buffers", maxcount * es);
-        } else {
-            tt_cli_bad("%s", tt_error_message());
-            rc = VX_RUNTIME;
-        }
-        goto out;
-    }
-    if (tt_gpu_comm_is_virtual(g))
-        printf("# VIRTUAL RANKS: %d ranks share GPU(s): the verdicts are about this setup, not about %d GPUs\n",
-               ngpus, ngpus);
-    vld_print_header(&x);
-    for (int i = 0; i < x.nsz && !x.failed; i++) {
-        vsize *z = &x.sz[i];
-        for (int round = 0; round < v->rounds && !x.failed; round++)
-            for (int k = 0; k < z->nc && !x.failed; k++) {
-                vcand r = z->c[k];
-                if (measure(&se, s, z, 0, &r) != TT_OK) fail_x(&x, tt_error_message());
-                else keep_best(&z->c[k], &r, round == 0);
-            }
-        if (x.failed) break;
-        vld_judge_size(&x, z);
-        vld_print_size(&x, z);
-    }
-    if (x.failed) tt_cli_bad("%s", x.err);
-    rc = vld_finish(&x, VX_OK, start, 1);
-out:
-    tt_sweep_engine_release(&se);
-    tt_gpu_comm_destroy(g);
     free(x.sz);
     pthread_mutex_destroy(&x.mu);
     return rc;

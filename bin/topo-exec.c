@@ -358,6 +358,36 @@ static int run_ranks(tt_comm **comms, int nlocal, shared *sh)
     return rc;
 }
 
+/* --validate on GPU process ranks (-g 1 with --rank/--nranks/--master or a launcher's environment):
+ * what refuses without a rendezvous first, then the host communicator, every rank's options
+ * against rank 0's, and the GPU validation itself (bin/cli_validate_gpu.c). */
+static int validate_gpu_procs(const opts *o, const tt_cli_sweep *s)
+{
+    if (o->mp == 3)
+        return tt_cli_bad("-g %d --validate: GPU process ranks meet through --rank/--nranks/--master or a launcher's "
+                          "MASTER_ADDR/MASTER_PORT and rank variables, not MPI", o->ngpus);
+    if (o->ngpus != 1)
+        return tt_cli_bad("-g %d with process ranks: each process drives one GPU rank; use -g 1 and start one "
+                          "process per rank", o->ngpus);
+    int rc = tt_cli_validate_gpu_check(&o->val, s, 1, o->mp == 1 ? o->nranks : 0);
+    if (rc)
+        return rc;
+    tt_comm **comms = NULL;
+    int nranks;
+    if ((rc = open_comms(o, &comms, &nranks)))
+        return rc;
+    char why[640];
+    rc = agree_options(o, comms[0], 0, why, sizeof why);
+    if (!rc)
+        rc = tt_cli_validate_gpu(&o->val, s, 1, comms[0]);
+    if (tt_comm_destroy(comms[0]) != TT_OK && !rc) {
+        fprintf(stderr, "topo-exec: %s\n", tt_error_message());
+        rc = EXIT_RUNTIME;
+    }
+    free(comms);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     tt_cli_init("topo-exec");
@@ -385,7 +415,7 @@ int main(int argc, char **argv)
     tt_cli_sweep sweep = {o.coll, o.dtype, o.op, o.root, o.minb, o.maxb, o.stepb, o.factor, o.iters, o.warmup,
                           o.agg, o.check, o.plan.chunk_bytes, o.progress, o.json, o.argc, o.argv};
     if (o.val.on && o.ngpus > 0)
-        return tt_cli_validate_gpu(&o.val, &sweep, o.ngpus);
+        return o.mp ? validate_gpu_procs(&o, &sweep) : tt_cli_validate_gpu(&o.val, &sweep, o.ngpus, NULL);
     char start[64];
     time_t t = time(NULL);
     strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", gmtime(&t));

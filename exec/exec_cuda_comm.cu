@@ -465,6 +465,20 @@ extern "C" int tt_gpu_comm_net_pairs(const tt_gpu_comm *g)
     for (size_t i = 0; i < g->link.size(); i++) k += g->link[i] == LINK_NET;
     return k;
 }
+extern "C" int tt_gpu_comm_hosts(const tt_gpu_comm *g)
+{
+    if (!g) return 0;
+    if (g->link.size() < (size_t)g->nranks * g->nranks) return g->nranks > 0; /* no pair table: one host */
+    /* a host per rank that shares it with no lower rank (hosts numbered by their lowest rank, as
+     * the hierarchical layout numbers them) */
+    int h = 0;
+    for (int r = 0; r < g->nranks; r++) {
+        int first = 1;
+        for (int q = 0; q < r && first; q++) first = g->link[(size_t)q * g->nranks + r] == LINK_NET;
+        h += first;
+    }
+    return h;
+}
 extern "C" const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to)
 {
     if (from < 0 || to < 0 || from >= g->nranks || to >= g->nranks) return "none";

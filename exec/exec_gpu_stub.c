@@ -40,6 +40,7 @@ int tt_gpu_comm_device(const tt_gpu_comm *g, int rank) { (void)g; (void)rank; re
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g) { (void)g; return 0; }
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to) { (void)g; (void)from; (void)to; return "none"; }
 int tt_gpu_comm_net_pairs(const tt_gpu_comm *g) { (void)g; return 0; }
+int tt_gpu_comm_hosts(const tt_gpu_comm *g) { (void)g; return 0; }
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms) { (void)g; (void)timeout_ms; }
 tt_status tt_gpu_comm_set_hier_algo(tt_gpu_comm *g, tt_algo inter)
 {

@@ -296,6 +296,9 @@ int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 int tt_gpu_comm_net_pairs(const tt_gpu_comm *g); /* directed pairs on the net transport (0 .. n(n-1)) */
+/* Hosts the ranks span: ranks whose pair is not on the net transport share a host (thread mode:
+ * 1; TOPOTUNE_GPU_EMULATE_HOSTS=K: K).  0 for a NULL communicator or a build without CUDA. */
+int tt_gpu_comm_hosts(const tt_gpu_comm *g);
 void tt_gpu_comm_set_timeout(tt_gpu_comm *g, int timeout_ms);
 /* Hierarchical AllReduce (plan algo TT_ALGO_HIER, process mode, ranks on several hosts): per host a
  * ReduceScatter over its ranks (IPC), an AllReduce of each shard between the ranks with the same
@@ -307,6 +310,11 @@ tt_status tt_gpu_comm_set_hier_algo(tt_gpu_comm *g, tt_algo inter);
 /* The plan a GPU collective would run (req may be NULL = default; a plan table fills its defaults). */
 tt_status tt_gpu_comm_resolve_plan(const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype t,
                                    const tt_plan *req, tt_plan *effective);
+/* The algorithms this communicator runs for `coll` (exec/exec_gpu_algos.c): the GPU mode's list
+ * (tt_exec_algos: ring, tree) and, for AllReduce, hierarchical where it applies (process ranks on
+ * several hosts with several ranks each; elsewhere it would run the flat plan).  Same convention
+ * as tt_exec_algos (returns how many, may exceed max; out may be NULL); 0 without a communicator. */
+int tt_gpu_comm_algos(const tt_gpu_comm *g, tt_coll coll, tt_algo *out, int max);
 /* Plans per size on GPU ranks, as tt_comm_set_plan_table on host ranks: the entry of the call's
  * collective and bytes fills what the plan passed to tt_gpu_allreduce (or resolve) leaves at
  * default; channels too unless TT_PLAN_TABLE_NO_CHANNELS.  A rule the GPU executor cannot run

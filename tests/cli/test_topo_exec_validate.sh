@@ -195,4 +195,43 @@ done
 run "$X" -g 2 --validate -t broadcast -r 3 -b 1K -e 1K
 expect_rc 2 "-g 2 --validate -t broadcast -r 3: root beyond the GPU ranks is a usage error"
 expect_grep "$TMP/err" 'root must be below the number of GPU ranks \(2\)' "... naming the root and the rank count"
+
+# 8. GPU process ranks (-g 1 --rank R --nranks N --master ...): the refusals that need no GPU, and
+# without a GPU the reason before any rendezvous (the GPU runs: scripts/gpu/gpu-validate-procs.sh)
+run "$X" -g 2 --validate --rank 0 --nranks 2 --master 127.0.0.1:1 -b 1K -e 1K
+expect_rc 2 "-g 2 --validate with process ranks: exit 2"
+expect_grep "$TMP/err" '^topo-exec: -g 2 with process ranks: each process drives one GPU rank; use -g 1' "... saying each process drives one GPU rank"
+run "$X" -g 1 --validate --rank 0 --nranks 2 --master 127.0.0.1:1 -t broadcast -r 3 -b 1K -e 1K
+expect_rc 2 "-g 1 --validate --rank 0 --nranks 2 -r 3: exit 2"
+expect_grep "$TMP/err" 'root must be below the number of ranks \(2\)' "... naming the root and the rank count"
+run "$X" -g 1 --validate --rank 0 --master 127.0.0.1:1 -b 1K -e 1K
+expect_rc 2 "-g 1 --validate --rank without --nranks: exit 2"
+run "$X" -g 1 --validate -b 8 -e 8 -n 1 -w 0 --no-progress
+if [ "$RC" -eq 2 ] && grep -q 'use --host N' "$TMP/err"; then
+  t0=$(date +%s)
+  run timeout 30 "$X" -g 1 --validate --rank 0 --nranks 2 --master 127.0.0.1:$(free_port) -b 1K -e 1K
+  expect_rc 2 "GPU process ranks without a GPU: exit 2"
+  expect_grep "$TMP/err" '^topo-exec: -g 1 --validate: .*; use --host N for host ranks' "... with the reason"
+  if [ $(( $(date +%s) - t0 )) -lt 10 ]; then ok "... at once, before any rendezvous"; else not_ok "... only after $(( $(date +%s) - t0 )) s"; fi
+  TOPOTUNE_GPU_EMULATE_HOSTS=2 run timeout 30 "$X" -g 1 --validate --table "$TMP/ring2.json" --rank 1 --nranks 2 \
+    --master 127.0.0.1:$(free_port) -b 1K -e 1K
+  expect_rc 2 "GPU process ranks on emulated hosts without a GPU: exit 2"
+  skip "GPU process-rank validation" "no GPU here: $(head -c 200 "$TMP/err")"
+else
+  skip "GPU process ranks without a GPU" "this machine has a usable GPU (-g 1 --validate: exit $RC)"
+fi
+
+# 9. Process ranks that disagree stop together, naming the rank, without waiting for a deadline
+port=$(free_port)
+t0=$(date +%s)
+"$X" --validate --table "$TMP/ring2.json" --rank 0 --nranks 2 --master 127.0.0.1:$port -b 16K -e 64K -f 4 -n 3 \
+  >"$TMP/mp0.out" 2>"$TMP/mp0.err" & p0=$!
+"$X" --validate --table "$TMP/missing2.json" --rank 1 --nranks 2 --master 127.0.0.1:$port -b 16K -e 64K -f 4 -n 3 \
+  >"$TMP/mp1.out" 2>"$TMP/mp1.err" & p1=$!
+wait $p0; r0=$?; wait $p1; r1=$?
+if [ "$r0" = 2 ] && [ "$r1" = 2 ]; then ok "2 processes, rank 1 without its table: both exit 2"; else not_ok "rank 1 without its table: exits $r0/$r1"; fi
+expect_grep "$TMP/mp0.err" 'nothing measured: rank 1 refused to validate \(exit 2' "... rank 0 names rank 1"
+expect_grep "$TMP/mp1.err" 'missing2.json' "... rank 1 names its missing table"
+if [ $(( $(date +%s) - t0 )) -lt 10 ]; then ok "... at once (not after the 20 s deadline)"; else not_ok "... only after $(( $(date +%s) - t0 )) s"; fi
+if [ ! -s "$TMP/mp0.out" ]; then ok "... nothing measured or printed"; else not_ok "rank 0 printed: $(head -c 200 "$TMP/mp0.out")"; fi
 finish

@@ -74,6 +74,9 @@ static void test_gpu(void **state)
     tt_algo a[8];
     tt_proto p[4];
     char why[320];
+    /* per communicator: without one, nothing (either build) */
+    assert_int_equal(tt_gpu_comm_algos(NULL, TT_COLL_ALLREDUCE, a, 8), 0);
+    assert_int_equal(tt_gpu_comm_hosts(NULL), 0);
 #ifdef TT_HAVE_CUDA
     assert_int_equal(tt_exec_algos(TT_EXEC_GPU, TT_COLL_ALLREDUCE, 4, a, 8), 2);
     assert_int_equal(a[0], TT_ALGO_RING);

@@ -310,6 +310,25 @@ static void test_allreduce_one_rank(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* the algorithms of a thread-mode communicator: the GPU mode's list, never hierarchical (which
+ * needs process ranks on several hosts); one host */
+static void test_comm_algos_thread_mode(void **state)
+{
+    (void)state;
+    if (!need_gpu()) return;
+    tt_gpu_comm *g = NULL;
+    assert_int_equal(tt_gpu_comm_init(&g, 3, NULL), TT_OK);
+    tt_algo a[TT_ALGO_COUNT];
+    int n = tt_gpu_comm_algos(g, TT_COLL_ALLREDUCE, a, TT_ALGO_COUNT);
+    assert_int_equal(n, tt_exec_algos(TT_EXEC_GPU, TT_COLL_ALLREDUCE, 3, NULL, 0));
+    for (int i = 0; i < n; i++) assert_int_not_equal(a[i], TT_ALGO_HIER);
+    assert_int_equal(tt_gpu_comm_algos(g, TT_COLL_ALLGATHER, a, TT_ALGO_COUNT), 1);
+    assert_int_equal(a[0], TT_ALGO_RING);
+    assert_int_equal(tt_gpu_comm_algos(g, TT_COLL_ALLREDUCE, NULL, 0), n); /* counting only */
+    assert_int_equal(tt_gpu_comm_hosts(g), 1);
+    assert_int_equal(tt_gpu_comm_destroy(g), TT_OK);
+}
+
 static void test_allreduce_host_staged(void **state)
 {
     (void)state;
@@ -726,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_no_gpu_is_a_clear_error),
         cmocka_unit_test(test_reduce_copy_every_type_op_alignment),
         cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_comm_algos_thread_mode),
         cmocka_unit_test(test_allreduce_one_rank),
         cmocka_unit_test(test_allreduce_virtual_2),
         cmocka_unit_test(test_allreduce_virtual_3),
