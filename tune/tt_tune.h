@@ -146,6 +146,8 @@ const char *tt_exec_kind_name(tt_exec_kind k); /* "none", "host", "virtual", "gp
  *   + busiest rank's memory accesses / chan_GBps + accesses of all ranks sharing one memory / shared_GBps
  *   + the first page of each step's data moved between cores / xfer_GBps
  *   + busiest rank's accesses that miss its cache / dram_GBps
+ *   + host: the busiest rank's accesses to lines another core's cache holds (the pair's ring) / xcore_GBps
+ *   + GPU kinds: every access of the ranks on one GPU / l2_GBps
  * (docs/model.md, "Our executor").  The shared and dram terms of host ranks count the fraction
  * S / (S + cache) of the accesses (S = one rank's buffer): cache_MiB is fitted by a grid search,
  * the other eight enter linearly.  Host ranks beyond host_cores: steps and accesses scaled by
@@ -162,9 +164,12 @@ typedef struct {
     double cache_MiB;    /* host: one rank's buffer size at which half its accesses miss (0 = all miss) */
     double l2_GBps;      /* GPU kinds: every access of the ranks on one GPU, cached or not (its L2 and
                           * fabric), per second; 0 = no such term */
+    double xcore_GBps;   /* host: the extra cost of an access to a line another core's cache holds (a
+                          * send's writes into the pair's ring, a receive's reads out of it), per second;
+                          * 0 = no such term */
 } tt_exec_params;
-#define TT_EXEC_NPARAM 9 /* linear columns: launch step hop chan shared peer xfer dram l2 */
-#define TT_EXEC_NCONST 10 /* with cache_MiB (fitted by a grid, not linearly) */
+#define TT_EXEC_NPARAM 10 /* linear columns: launch step hop chan shared peer xfer dram l2 xcore */
+#define TT_EXEC_NCONST 11 /* with cache_MiB (fitted by a grid, not linearly) */
 
 typedef struct {
     tt_link_params link[TT_LCLASS_COUNT];

@@ -80,10 +80,11 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
 int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[TT_EXEC_NPARAM], int *proto_out,
                     int *algo_out, char *why, size_t wl);
 double tune_exec_value(const tt_exec_params *e, const double f[TT_EXEC_NPARAM]);
-/* the constants by column: the first EXEC_NGPU are every kind's, peer / xfer / dram / cache host
- * ranks' only, l2 the GPU kinds' only (tune_exec_param_applies); EXEC_CACHE (cache_MiB) scales the
+/* the constants by column: the first EXEC_NGPU are every kind's, peer / xfer / dram / xcore / cache
+ * host ranks' only, l2 the GPU kinds' only (tune_exec_param_applies); EXEC_CACHE (cache_MiB) scales the
  * host's EXEC_SHARED and EXEC_DRAM terms and is last (bit TT_EXEC_NCONST-1 of a fit's mask) */
-enum { EXEC_LAUNCH, EXEC_STEP, EXEC_HOP, EXEC_CHAN, EXEC_SHARED, EXEC_PEER, EXEC_XFER, EXEC_DRAM, EXEC_L2, EXEC_CACHE };
+enum { EXEC_LAUNCH, EXEC_STEP, EXEC_HOP, EXEC_CHAN, EXEC_SHARED, EXEC_PEER, EXEC_XFER, EXEC_DRAM, EXEC_L2, EXEC_XCORE,
+       EXEC_CACHE };
 #define EXEC_NGPU 5
 int tune_exec_param_applies(int j, int kind);
 /* per column: name, value, whether it is a rate in GB/s, its time coefficient (us per unit;

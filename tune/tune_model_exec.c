@@ -186,13 +186,14 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
 /* the constants in column order: name, and whether it is a rate (GB/s of the column's bytes) */
 static const struct { const char *name; int rate; } col[TT_EXEC_NCONST] = {
     {"launch_us", 0}, {"step_us", 0},   {"hop_us", 0},    {"chan_GBps", 1}, {"shared_GBps", 1},
-    {"peer_us", 0},   {"xfer_GBps", 1}, {"dram_GBps", 1}, {"l2_GBps", 1},   {"cache_MiB", 0}};
+    {"peer_us", 0},   {"xfer_GBps", 1}, {"dram_GBps", 1}, {"l2_GBps", 1},   {"xcore_GBps", 1},
+    {"cache_MiB", 0}};
 
 const char *tune_exec_param_name(int j) { return j >= 0 && j < TT_EXEC_NCONST ? col[j].name : "?"; }
 int tune_exec_param_is_rate(int j) { return j >= 0 && j < TT_EXEC_NPARAM && col[j].rate; }
 
 /* whether kind's schedule has column j's term: the first EXEC_NGPU are every kind's, peer / xfer /
- * dram / cache host ranks' only, l2 the GPU kinds' only */
+ * dram / xcore / cache host ranks' only, l2 the GPU kinds' only */
 int tune_exec_param_applies(int j, int kind)
 {
     if (j < 0 || j >= TT_EXEC_NCONST) return 0;
@@ -203,7 +204,8 @@ int tune_exec_param_applies(int j, int kind)
 static double *slot(tt_exec_params *e, int j)
 {
     double *v[TT_EXEC_NCONST] = {&e->launch_us, &e->step_us,   &e->hop_us,    &e->chan_GBps, &e->shared_GBps,
-                                 &e->peer_us,   &e->xfer_GBps, &e->dram_GBps, &e->l2_GBps,   &e->cache_MiB};
+                                 &e->peer_us,   &e->xfer_GBps, &e->dram_GBps, &e->l2_GBps,   &e->xcore_GBps,
+                                 &e->cache_MiB};
     return v[j];
 }
 

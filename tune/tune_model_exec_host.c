@@ -11,7 +11,14 @@
  *    recursive doubling) move a piece per step on every rank at once, so their critical path is one
  *    rank's work; trees and the hierarchical gather forward store-and-forward, so the first piece
  *    crosses every level before the pipeline is full (the chain below);
- *  - the first message of a call to a peer carries the 40-byte header (exec/exec_hdr.c).
+ *  - the first message of a call to a peer carries the 40-byte header (exec/exec_hdr.c);
+ *  - of those accesses, a send's writes into the pair's ring and a receive's reads out of it touch
+ *    lines another core's cache holds (the peer wrote or read them last): X, the cross-core accesses
+ *    on the critical path, cost extra (xcore_GBps) beside every access's chan_GBps; the rank's own
+ *    buffers and its scratch are its own core's lines.  Fitted on model-truth-h200-c (2026-12-02
+ *    17:15 UTC): a ring line costs 1/80.5 + 1/28.4 ns a byte, 4.0x an own line, so schedules with
+ *    fewer ring crossings a byte (recursive doubling, the tree, the hierarchical gather: 2 of 7
+ *    against the ring's 4 of 11) are cheaper per access than the ring.
  * MODEL ASSUMPTIONS (fitted on the 2026-12-02 host collections, docs/benchmarks.md): the first
  * page (4 KiB) of each step's piece moves between cores at its own slow rate (xfer_GBps; the
  * hardware prefetchers stream a page only once it has started); a message the hierarchical
@@ -49,11 +56,11 @@ static int kids(int n, int r) { return (2 * r + 1 < n) + (2 * r + 2 < n); }
  * one below), and the accesses to the ranks' own buffers (busiest, all).
  * Reduce phase: a rank drains c children (copy out 2 + reduce 3 each), copies its sum up (2);
  * broadcast phase: copies out from the parent (2), copies into c children (2 each). */
-typedef struct { double bu, bd, chain, buf_b, buf_t; } tree_costs;
+typedef struct { double bu, bd, chain, buf_b, buf_t, xu, xd, xchain; } tree_costs;
 
 static tree_costs host_tree(int n)
 {
-    tree_costs t = {0, 0, 0, 0, 0};
+    tree_costs t = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int r = 0; r < n; r++) {
         int c = kids(n, r), up = 5 * c + (r ? 2 : 0), dn = (r ? 2 : 0) + 2 * c;
         /* own buffer: the reduce reads and writes it (2 per child), the sends up and down read
@@ -61,12 +68,16 @@ static tree_costs host_tree(int n)
         double buf = 2.0 * c + c + (r ? 2 : 0);
         if (up > t.bu) t.bu = up;
         if (dn > t.bd) t.bd = dn;
+        int xu = c + (r ? 1 : 0), xd = (r ? 1 : 0) + c; /* ring lines: drained / copied up, copied out / in */
+        if (xu > t.xu) t.xu = xu;
+        if (xd > t.xd) t.xd = xd;
         if (buf > t.buf_b) t.buf_b = buf;
         t.buf_t += buf;
     }
     for (int r = n - 1;; r = (r - 1) / 2) {
         int c = kids(n, r);
         t.chain += 5 * c + (r ? 2 : 0) + (r ? 2 : 0) + 2 * c;
+        t.xchain += 2.0 * c + (r ? 2 : 0);
         if (!r) break;
     }
     return t;
@@ -80,7 +91,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
     double cache = p->exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].cache_MiB * 1048576.0;
     double miss = S / (S + cache); /* of the accesses to the rank's own buffer */
     double far = S / (S + HOST_SHARE); /* of those, reaching DRAM (all ranks' traffic) */
-    double Wb = 0, Bb = 0, Bt = 0;  /* all accesses of the busiest rank; own-buffer accesses: busiest, all */
+    double Wb = 0, Bb = 0, Bt = 0, X = 0;  /* all accesses of the busiest rank; own-buffer accesses: busiest, all */
     f[EXEC_LAUNCH] = 1;
     if (n == 1) { /* a local copy */
         f[EXEC_CHAN] = 2 * S;
@@ -101,6 +112,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
             f[EXEC_XFER] = f[EXEC_STEP] * fmin(fmin(seg, HOST_CHUNK), XFER_PAGE);
             f[EXEC_PEER] = 1;
             Wb = 11.0 * (n - 1) / n * S;
+            X = 4.0 * (n - 1) / n * S;
             Bb = 5.0 * (n - 1) / n * S;
             Bt = n * Bb;
         } else if (algo == TT_ALGO_RHD || algo == TT_ALGO_RD) {
@@ -121,6 +133,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
                     f[EXEC_XFER] += 2 * k * fmin(fmin(d, HOST_CHUNK), XFER_PAGE);
                 }
                 Wb = 11.0 * (n - 1) / n * S;
+                X = 4.0 * (n - 1) / n * S;
                 Bb = 5.0 * (n - 1) / n * S;
             } else {
                 /* log2(n) levels, each swapping the whole vector with one partner in chunks: send 2,
@@ -129,6 +142,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
                 f[EXEC_STEP] = L * k;
                 f[EXEC_XFER] = f[EXEC_STEP] * fmin(P, XFER_PAGE);
                 Wb = 7.0 * L * S;
+                X = 2.0 * L * S;
                 Bb = 3.0 * L * S;
             }
             Bt = n * Bb;
@@ -144,6 +158,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
             f[EXEC_XFER] = 1.5 * f[EXEC_HOP] * fmin(P, XFER_PAGE);
             f[EXEC_PEER] = 2.0 * D;
             Wb = (t.bu + t.bd) * (S - P) + t.chain * P;
+            X = (t.xu + t.xd) * (S - P) + t.xchain * P;
             Bb = t.buf_b * S;
             Bt = t.buf_t * S;
         } else if (algo == TT_ALGO_HIER) {
@@ -157,6 +172,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
             f[EXEC_XFER] = n * k * fmin(P, XFER_PAGE);
             f[EXEC_PEER] = 2;
             Wb = 7.0 * (n - 1) * S + 4.0 * (n == 2 ? S : fmin(S, HOST_RING));
+            X = 2.0 * (n - 1) * S + 2.0 * (n == 2 ? S : fmin(S, HOST_RING));
             Bb = 3.0 * (n - 1) * S;
             Bt = Bb + 2.0 * (n - 1) * S;
         } else {
@@ -173,6 +189,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
         f[EXEC_XFER] = f[EXEC_STEP] * fmin(fmin(blk, HOST_CHUNK), XFER_PAGE);
         f[EXEC_PEER] = 1;
         Wb = (ag ? 4.0 : 7.0) * (n - 1) / n * S;
+        X = 2.0 * (n - 1) / n * S;
         Bb = (ag ? 2.0 : 3.0) * (n - 1) / n * S;
         Bt = n * Bb;
         break;
@@ -186,6 +203,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
         f[EXEC_XFER] = f[EXEC_STEP] * fmin(P, XFER_PAGE);
         f[EXEC_PEER] = 1;
         Wb = (bc ? 4.0 : 7.0) * S + (n - 2.0) * (bc ? 4.0 : 7.0) * P;
+        X = 2.0 * (S + (n - 2.0) * P);
         Bb = (bc ? 2.0 : 3.0) * S;
         Bt = (n - 1) * Bb;
         break;
@@ -195,6 +213,7 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
         return -1;
     }
     f[EXEC_CHAN] = Wb;
+    f[EXEC_XCORE] = X;
     f[EXEC_DRAM] = Bb * miss;
     f[EXEC_SHARED] = Bt * far;
     /* more ranks than cores: time-sliced (everything but the shared memory's own rate) */

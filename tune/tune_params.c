@@ -15,27 +15,29 @@
 #include "tune_internal.h"
 
 /* launch_us step_us hop_us chan_GBps shared_GBps [peer_us xfer_GBps dram_GBps cache_MiB: host only]
- * [l2_GBps: GPU kinds only] */
+ * [l2_GBps: GPU kinds only] [xcore_GBps: host only] */
 /* host ranks: fitted on the host sweeps of tests/fixtures/measurements/model-truth-h200-c (16 cores of
  * the H200 machine, 2026-12-02 06:49 UTC, 3 cycles per sweep, the fastest of each size kept), refitted
- * 2026-12-02 16:40 UTC for the hierarchical single stream and the per-rank DRAM knee (HOST_SHARE) */
-#define EXEC_HOST_SIMPLE 0.417, 0.797, 0.492, 42.3, 128.4, 0.286, 5.25, 41.9, 1.0, 0 /* no l2 term */
-/* the GPU kinds have no peer, first-page or cache-miss term (tt_exec_params: 0 = no term); the last
- * value is l2_GBps (every access of the ranks on one GPU; 0 = no term).
+ * 2026-12-02 16:40 UTC for the hierarchical single stream and the per-rank DRAM knee (HOST_SHARE) and
+ * 17:15 UTC for the cross-core term (xcore_GBps: a ring line costs 1/80.5 + 1/28.4 ns a byte, a line of
+ * the rank's own 1/80.5) */
+#define EXEC_HOST_SIMPLE 0.416, 0.795, 0.479, 80.5, 114.9, 0.298, 5.49, 50.8, 1.0, 0, 28.4 /* no l2 term */
+/* the GPU kinds have no peer, first-page, cache-miss or cross-core term (tt_exec_params: 0 = no term);
+ * the value before the last is l2_GBps (every access of the ranks on one GPU; 0 = no term).
  * Virtual ranks: fitted on the virtual-rank sweeps of tests/fixtures/measurements/model-truth-h200-d
  * (one H200, 2026-12-02 13:41 UTC, after the channels' round-robin walk; LL128's fit gives its l2
  * term no weight, so it has none). */
 #define NO_HOST_TERMS 0, 0, 0, 0
-#define EXEC_VIRTUAL_LL 5.34, 2.68, 0.709, 17.9, 3088.0, NO_HOST_TERMS, 3765.0
-#define EXEC_VIRTUAL_SIMPLE 5.79, 4.50, 3.33, 133.3, 10951.0, NO_HOST_TERMS, 8672.0
-#define EXEC_VIRTUAL_LL128 5.77, 3.36, 0.955, 28.0, 3665.0, NO_HOST_TERMS, 0
+#define EXEC_VIRTUAL_LL 5.34, 2.68, 0.709, 17.9, 3088.0, NO_HOST_TERMS, 3765.0, 0
+#define EXEC_VIRTUAL_SIMPLE 5.79, 4.50, 3.33, 133.3, 10951.0, NO_HOST_TERMS, 8672.0, 0
+#define EXEC_VIRTUAL_LL128 5.77, 3.36, 0.955, 28.0, 3665.0, NO_HOST_TERMS, 0, 0
 /* one rank per GPU, H100/H200 SXM with NVLink4 to an NVSwitch (sm90 NV18): fitted with topo-tune
  * --calibrate on the first recorded 2 x H200 session only (tests/fixtures/measurements/gpu-h200x2,
  * 2026-11-29); the second session (gpu-h200x2-b) is the held-out check (docs/benchmarks.md).
  * MODEL ASSUMPTION: other GPUs and links use these until calibrated; no l2 term (one rank per
  * GPU). */
-#define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0, NO_HOST_TERMS, 0
-#define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0, NO_HOST_TERMS, 0
+#define EXEC_GPU_LL 3.46, 4.35, 3.60, 25.3, 1242.0, NO_HOST_TERMS, 0, 0
+#define EXEC_GPU_SIMPLE 16.9, 0.985, 0.0, 74.6, 1825.0, NO_HOST_TERMS, 0, 0
 
 void tt_model_params_default(tt_model_params *p)
 {
@@ -67,7 +69,7 @@ void tt_model_params_default(tt_model_params *p)
     p->exec[TT_RANKS_GPU][TT_PROTO_SIMPLE] = (tt_exec_params){EXEC_GPU_SIMPLE};
     for (int k = 0; k < TT_RANKS_KIND_COUNT; k++)
         for (int q = 0; q < TT_PROTO_COUNT; q++)
-            if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0, NO_HOST_TERMS, 0};
+            if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0, NO_HOST_TERMS, 0, 0};
     p->host_cores = 0;
     p->channel_us = 0.02; /* CTA launch/sync per channel: small sizes prefer few channels */
     p->max_channels = 32;
@@ -111,7 +113,7 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
     char where[96];
     static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "exec", "host_cores", "channel_us", "max_channels", "comment", NULL};
     static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps", "peer_us",
-                                     "xfer_GBps", "dram_GBps", "l2_GBps", "cache_MiB", NULL};
+                                     "xfer_GBps", "dram_GBps", "l2_GBps", "xcore_GBps", "cache_MiB", NULL};
     static const char *const lk[] = {"alpha_us", "beta_GBps", "efficiency", NULL};
     static const char *const pk[] = {"base_us", "step_us", "efficiency", "per_channel_GBps", "chunk_bytes", NULL};
     static const char *const nk[] = {"efficiency", "alpha_us", NULL};

@@ -11,7 +11,9 @@ expect_rc 0 "calibrate: recorded topo-exec runs"
 # host ranks of our executor: the executor-shaped constants (not the topology's link classes)
 expect_grep "$TMP/out" '^exec.host.Simple.step_us' "calibrate: reports the fitted per-step cost of host ranks"
 expect_grep "$TMP/out" '^exec.host.Simple.launch_us' "calibrate: reports the fitted per-call cost of host ranks"
-expect_grep "$TMP/out" '^exec.host.Simple.chan_GBps .* [0-9]+ rows' "calibrate: each constant with its spread and the rows that set it"
+expect_grep "$TMP/out" '^exec.host.Simple.xcore_GBps +[0-9.]+ +[0-9.]+ \.\. [0-9.]+ +[0-9]+ rows, ' "calibrate: each constant with its spread and the rows that set it"
+# a constant no row leans on says so (on these runs the cross-core term carries the copies' cost)
+expect_grep "$TMP/out" '^exec.host.Simple.(chan_GBps|hop_us) .*(no row where it is >= 30% of the time|[0-9]+ rows, )' "calibrate: every constant's line says which rows set it, or that none does"
 expect_grep "$TMP/out" '^# fitted range exec.host.simple' "calibrate: says the fitted range (extrapolation outside it)"
 expect_grep "$TMP/out" '^cv sizes +host' "calibrate: cross-validation over held-out sizes by itself"
 expect_grep "$TMP/out" '^cv ranks +host +8 ranks 2\+4' "calibrate: cross-validation over the held-out rank count"

@@ -679,6 +679,47 @@ static void test_virtual_structure(void **state)
     assert_true(p.exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].l2_GBps == 0);
 }
 
+/* the host ranks' cross-core term alone (docs/model.md, "Host ranks"): the accesses to ring lines */
+static double host_xcore(tt_model_params *p, int algo, int n, double bytes)
+{
+    tt_exec_params *e = &p->exec[TT_RANKS_HOST][TT_PROTO_SIMPLE];
+    memset(e, 0, sizeof *e);
+    e->xcore_GBps = 1;
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.coll = TT_COLL_ALLREDUCE;
+    m.exec_kind = TT_RANKS_HOST;
+    m.proto = TT_PROTO_SIMPLE;
+    m.algo = algo;
+    m.nranks = n;
+    m.bytes = (uint64_t)bytes;
+    m.time_us = 1;
+    double t = -1;
+    assert_int_equal(tt_exec_predict(p, &m, &t), TT_OK);
+    return t * 1e3 / bytes; /* cross-core accesses per byte */
+}
+
+static void test_host_xcore_structure(void **state)
+{
+    (void)state;
+    tt_model_params p;
+    tt_model_params_default(&p);
+    double S = 8.0 * 1048576;
+    /* every send writes and every receive reads one ring line a byte: ring 4 (n-1)/n, recursive
+     * doubling 2 per level, the 2-rank hierarchical gather 2 + 2 (its single stream is serial) */
+    if (fabs(host_xcore(&p, TT_ALGO_RING, 4, S) - 3.0) > 1e-9) fail_msg("ring: %.4f", host_xcore(&p, TT_ALGO_RING, 4, S));
+    if (fabs(host_xcore(&p, TT_ALGO_RD, 4, S) - 4.0) > 1e-9) fail_msg("rd: %.4f", host_xcore(&p, TT_ALGO_RD, 4, S));
+    if (fabs(host_xcore(&p, TT_ALGO_HIER, 2, S) - 4.0) > 1e-9) fail_msg("hier: %.4f", host_xcore(&p, TT_ALGO_HIER, 2, S));
+    /* 4 ranks: 2 (n-1) + 2 ring's worth (1 MiB) for the first copy in and the last copy out */
+    if (fabs(host_xcore(&p, TT_ALGO_HIER, 4, S) - (6.0 + 2.0 / 8)) > 1e-9)
+        fail_msg("hier 4: %.4f", host_xcore(&p, TT_ALGO_HIER, 4, S));
+    /* the term is the host kind's own: built in, fitted, and absent for the GPU kinds */
+    tt_model_params_default(&p);
+    assert_true(p.exec[TT_RANKS_HOST][TT_PROTO_SIMPLE].xcore_GBps > 0);
+    assert_true(p.exec[TT_RANKS_VIRTUAL][TT_PROTO_SIMPLE].xcore_GBps == 0);
+    assert_true(p.exec[TT_RANKS_GPU][TT_PROTO_SIMPLE].xcore_GBps == 0);
+}
+
 static void test_unusable_rows(void **state)
 {
     (void)state;
@@ -743,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_host_rd_rows),
         cmocka_unit_test(test_host_structure),
         cmocka_unit_test(test_virtual_structure),
+        cmocka_unit_test(test_host_xcore_structure),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
     };
