@@ -8,6 +8,7 @@
 #define EXEC_CUDA_COMM_H
 
 #include <cuda_runtime.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <string>
@@ -161,5 +162,32 @@ tt_status exec_gpu_net_wire(tt_gpu_comm *g, int nch, int span_hosts);
 tt_status exec_gpu_net_connect(tt_gpu_comm *g);
 void exec_gpu_net_stop(tt_gpu_comm *g);
 void exec_gpu_net_free(tt_gpu_comm *g);
+
+/* Setup records every process exchanges (process mode, the net transport, the hierarchical plan): M
+ * has `int32_t st` and `char err[256]`.  exec_gpu_fail_into fills one with a status and the last
+ * error; exec_gpu_gather AllGathers one record per process over host, and every process returns the
+ * first failed process's error, "<what> setup (<step>): rank R: <its message>", so all fail at the
+ * same step. */
+template <class M> void exec_gpu_fail_into(M &m, tt_status st)
+{
+    m.st = (int32_t)st;
+    snprintf(m.err, sizeof m.err, "%s", tt_error_message());
+}
+
+template <class M>
+tt_status exec_gpu_gather(tt_comm *host, const M &mine, std::vector<M> &all, const char *what, const char *step)
+{
+    int n = tt_comm_nranks(host);
+    all.assign((size_t)n, M());
+    tt_status st = tt_allgather(&mine, all.data(), sizeof(M), TT_UINT8, host);
+    if (st == TT_OK) st = tt_comm_wait(host);
+    if (st != TT_OK) return tt_error_prefix(st, "%s setup (%s exchange)", what, step);
+    for (int r = 0; r < n; r++)
+        if (all[r].st != TT_OK) {
+            all[r].err[sizeof all[r].err - 1] = '\0';
+            return tt_error_set((tt_status)all[r].st, "%s setup (%s): rank %d: %s", what, step, r, all[r].err);
+        }
+    return TT_OK;
+}
 
 #endif

@@ -38,6 +38,7 @@
 
 #define SUBSYS "gpu"
 #define PEER_CHECK_MS 100 /* as exec_cuda_procs.cu */
+static const char HIER[] = "hierarchical AllReduce"; /* setup messages: "<HIER> setup (<step>): ..." */
 
 struct exec_gpu_hier {
     exec_gpu_hier_groups hg;
@@ -59,29 +60,6 @@ struct st_rec {
     int32_t st;
     char err[256];
 };
-
-template <class M> void fail_into(M &m, tt_status st)
-{
-    m.st = (int32_t)st;
-    snprintf(m.err, sizeof m.err, "%s", tt_error_message());
-}
-
-/* AllGather over the parent's host communicator; the first failed process's message for all. */
-template <class M> tt_status hgather(tt_comm *host, const M &mine, std::vector<M> &all, const char *step)
-{
-    int n = tt_comm_nranks(host);
-    all.assign((size_t)n, M());
-    tt_status st = tt_allgather(&mine, all.data(), sizeof(M), TT_UINT8, host);
-    if (st == TT_OK) st = tt_comm_wait(host);
-    if (st != TT_OK) return tt_error_prefix(st, "hierarchical AllReduce setup (%s exchange)", step);
-    for (int r = 0; r < n; r++)
-        if (all[r].st != TT_OK) {
-            all[r].err[sizeof all[r].err - 1] = '\0';
-            return tt_error_set((tt_status)all[r].st, "hierarchical AllReduce setup (%s): rank %d: %s", step, r,
-                                all[r].err);
-        }
-    return TT_OK;
-}
 
 std::string rank_list(const int *r, int k)
 {
@@ -149,40 +127,40 @@ tt_status hier_build(tt_gpu_comm *g, exec_gpu_hier **out)
     /* 1. each group's first rank opens its rendezvous; the ids travel over the parent host comm */
     id_rec ir;
     memset(&ir, 0, sizeof ir);
-    if (h->intra_me == 0 && (st = tt_get_unique_id(&ir.intra, "127.0.0.1")) != TT_OK) fail_into(ir, st);
+    if (h->intra_me == 0 && (st = tt_get_unique_id(&ir.intra, "127.0.0.1")) != TT_OK) exec_gpu_fail_into(ir, st);
     if (ir.st == TT_OK && h->inter_me == 0) {
         char addr[64] = "127.0.0.1";
         st = g->span_real ? tt_host_address(addr, sizeof addr) : TT_OK;
         if (st == TT_OK) st = tt_get_unique_id(&ir.inter, addr);
-        if (st != TT_OK) fail_into(ir, st);
+        if (st != TT_OK) exec_gpu_fail_into(ir, st);
     }
     std::vector<id_rec> ids;
     std::vector<st_rec> sts;
     st_rec sr;
-    if ((st = hgather(g->host, ir, ids, "rendezvous")) != TT_OK) goto fail;
+    if ((st = exec_gpu_gather(g->host, ir, ids, HIER, "rendezvous")) != TT_OK) goto fail;
     /* 2. the groups' host communicators (intra first everywhere, then inter) */
     memset(&sr, 0, sizeof sr);
     if ((st = tt_comm_init_rank(&h->intra_host, L, &ids[intra_r[0]].intra, h->intra_me)) != TT_OK) {
         h->intra_host = NULL;
-        fail_into(sr, tt_error_prefix(st, "intra-host group %s", rank_list(intra_r, L).c_str()));
+        exec_gpu_fail_into(sr, tt_error_prefix(st, "intra-host group %s", rank_list(intra_r, L).c_str()));
     }
-    if ((st = hgather(g->host, sr, sts, "intra-host connections")) != TT_OK) goto fail;
+    if ((st = exec_gpu_gather(g->host, sr, sts, HIER, "intra-host connections")) != TT_OK) goto fail;
     if ((st = tt_comm_init_rank(&h->inter_host, H, &ids[inter_r[0]].inter, h->inter_me)) != TT_OK) {
         h->inter_host = NULL;
-        fail_into(sr, tt_error_prefix(st, "inter-host group %s", rank_list(inter_r, H).c_str()));
+        exec_gpu_fail_into(sr, tt_error_prefix(st, "inter-host group %s", rank_list(inter_r, H).c_str()));
     }
-    if ((st = hgather(g->host, sr, sts, "inter-host connections")) != TT_OK) goto fail;
+    if ((st = exec_gpu_gather(g->host, sr, sts, HIER, "inter-host connections")) != TT_OK) goto fail;
     /* 3. the GPU sub-communicators on this process's device, their hosts given explicitly */
     if ((st = exec_gpu_comm_init_procs_emulate(&h->intra, h->intra_host, g->dev[me], 0)) != TT_OK) {
         h->intra = NULL;
-        fail_into(sr, tt_error_prefix(st, "intra-host GPU communicator"));
+        exec_gpu_fail_into(sr, tt_error_prefix(st, "intra-host GPU communicator"));
     }
-    if ((st = hgather(g->host, sr, sts, "intra-host GPU communicator")) != TT_OK) goto fail;
+    if ((st = exec_gpu_gather(g->host, sr, sts, HIER, "intra-host GPU communicator")) != TT_OK) goto fail;
     if ((st = exec_gpu_comm_init_procs_emulate(&h->inter, h->inter_host, g->dev[me], H)) != TT_OK) {
         h->inter = NULL;
-        fail_into(sr, tt_error_prefix(st, "inter-host GPU communicator"));
+        exec_gpu_fail_into(sr, tt_error_prefix(st, "inter-host GPU communicator"));
     }
-    if ((st = hgather(g->host, sr, sts, "inter-host GPU communicator")) != TT_OK) goto fail;
+    if ((st = exec_gpu_gather(g->host, sr, sts, HIER, "inter-host GPU communicator")) != TT_OK) goto fail;
     /* 4. names in messages, avg divisor, testing aid, events */
     h->intra->gname.assign(intra_r, intra_r + L);
     h->inter->gname.assign(inter_r, inter_r + H);
@@ -192,10 +170,10 @@ tt_status hier_build(tt_gpu_comm *g, exec_gpu_hier **out)
     cudaSetDevice(g->dev[me]);
     for (int i = 0; i < 4 && sr.st == TT_OK; i++) {
         cudaError_t e = cudaEventCreateWithFlags(&h->ev[i], cudaEventDisableTiming);
-        if (e != cudaSuccess) fail_into(sr, exec_gpu_cuda_fail(e, "cudaEventCreate (hierarchical AllReduce)"));
+        if (e != cudaSuccess) exec_gpu_fail_into(sr, exec_gpu_cuda_fail(e, "cudaEventCreate (hierarchical AllReduce)"));
         else h->nev++;
     }
-    if ((st = hgather(g->host, sr, sts, "events")) != TT_OK) goto fail;
+    if ((st = exec_gpu_gather(g->host, sr, sts, HIER, "events")) != TT_OK) goto fail;
     TT_INFO(SUBSYS, "hierarchical AllReduce: rank %d: %d host(s) x %d rank(s); intra-host group %s (local index "
                     "%d, %s, up to %d channel(s)); inter-host group %s (host %d, %s, up to %d channel(s))",
             me, h->hg.nhosts, h->hg.L, rank_list(intra_r, L).c_str(), h->intra_me,

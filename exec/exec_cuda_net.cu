@@ -45,26 +45,6 @@ struct st_msg {
     char err[256];
 };
 
-/* AllGather of one record per process over the host communicator; the first failed process's message for all. */
-template <class M> tt_status net_gather(tt_comm *host, M &mine, std::vector<M> &all, const char *phase)
-{
-    int n = tt_comm_nranks(host);
-    all.assign((size_t)n, M());
-    tt_status st = tt_allgather(&mine, all.data(), sizeof(M), TT_UINT8, host);
-    if (st == TT_OK) st = tt_comm_wait(host);
-    if (st != TT_OK) return tt_error_prefix(st, "GPU communicator setup (net: %s exchange)", phase);
-    for (int r = 0; r < n; r++)
-        if (all[r].st != TT_OK) {
-            all[r].err[sizeof all[r].err - 1] = '\0';
-            return tt_error_set((tt_status)all[r].st, "GPU communicator: rank %d: %s", r, all[r].err);
-        }
-    return TT_OK;
-}
-template <class M> void fail_into(M &m, tt_status st)
-{
-    m.st = (int32_t)st;
-    snprintf(m.err, sizeof m.err, "%s", tt_error_message());
-}
 size_t r256(size_t v) { return (v + 255) & ~(size_t)255; }
 }  // namespace
 
@@ -156,10 +136,10 @@ tt_status exec_gpu_net_connect(tt_gpu_comm *g)
         tt_status st = TT_OK;
         if (net->span_hosts) st = tt_host_address(addr, sizeof addr);
         if (st == TT_OK) st = tt_get_unique_id(&im.id, addr);
-        if (st != TT_OK) fail_into(im, st);
+        if (st != TT_OK) exec_gpu_fail_into(im, st);
     }
     std::vector<id_msg> ids;
-    tt_status st = net_gather(g->host, im, ids, "rendezvous");
+    tt_status st = exec_gpu_gather(g->host, im, ids, "GPU communicator", "net: rendezvous");
     if (st != TT_OK) return st;
     /* 2. every process joins it: a full mesh on the host transports (TOPOTUNE_TRANSPORT) */
     st_msg sm;
@@ -168,15 +148,15 @@ tt_status exec_gpu_net_connect(tt_gpu_comm *g)
     if (st != TT_OK) {
         net->comm = NULL;
         tt_error_prefix(st, "net transport: host connections");
-        fail_into(sm, st);
+        exec_gpu_fail_into(sm, st);
     } else {
         tt_comm_set_timeout(net->comm, g->timeout_ms);
         st = exec_gpu_proxy_start(&net->proxy, net->comm, net->conns.data(), (int)net->conns.size(),
                                   g->abort_word, g->err, g->timeout_ms);
-        if (st != TT_OK) fail_into(sm, st);
+        if (st != TT_OK) exec_gpu_fail_into(sm, st);
     }
     std::vector<st_msg> sts;
-    if ((st = net_gather(g->host, sm, sts, "connections")) != TT_OK) return st;
+    if ((st = exec_gpu_gather(g->host, sm, sts, "GPU communicator", "net: connections")) != TT_OK) return st;
     snprintf(g->net_name, sizeof g->net_name, "NET/%s", tt_comm_transport(net->comm));
     snprintf(g->net_name_same, sizeof g->net_name_same, "%s (same GPU)", g->net_name);
     static const char *roles[] = {"ring", "tree down", "tree up", "tree up"};

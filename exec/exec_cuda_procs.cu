@@ -84,28 +84,6 @@ struct slot_rec {
     size_t blk, tail; /* offsets in the pools (blk: receiver's, tail: sender's) or the segment */
 };
 
-template <class M> void set_fail(M &m, tt_status st)
-{
-    m.st = (int32_t)st;
-    snprintf(m.err, sizeof m.err, "%s", tt_error_message());
-}
-
-/* AllGather of one record per process; the first failed process's message for everybody. */
-template <class M> tt_status gather(tt_comm *host, const M &mine, std::vector<M> &all, const char *phase)
-{
-    int n = tt_comm_nranks(host);
-    all.assign((size_t)n, M());
-    tt_status st = tt_allgather(&mine, all.data(), sizeof(M), TT_UINT8, host);
-    if (st == TT_OK) st = tt_comm_wait(host);
-    if (st != TT_OK) return tt_error_prefix(st, "GPU communicator setup (%s exchange)", phase);
-    for (int r = 0; r < n; r++)
-        if (all[r].st != TT_OK) {
-            all[r].err[sizeof all[r].err - 1] = '\0';
-            return tt_error_set((tt_status)all[r].st, "GPU communicator: rank %d: %s", r, all[r].err);
-        }
-    return TT_OK;
-}
-
 void read_line(const char *path, char *out, size_t n)
 {
     FILE *f = fopen(path, "r");
@@ -194,13 +172,13 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
     } else if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK ||
                (emulate_given < 0 &&
                 exec_gpu_emulate_parse(getenv("TOPOTUNE_GPU_EMULATE_HOSTS"), n, &emulate) != TT_OK)) {
-        set_fail(im, TT_ERR_INVALID);
+        exec_gpu_fail_into(im, TT_ERR_INVALID);
     }
     if (emulate_given >= 0) emulate = emulate_given > n ? n : emulate_given; /* a hierarchical plan's groups */
     im.mode = tmode;
     im.emulate = emulate;
     std::vector<ident_msg> ids;
-    if ((st = gather(host, im, ids, "identity")) != TT_OK) goto fail;
+    if ((st = exec_gpu_gather(host, im, ids, "GPU communicator", "identity")) != TT_OK) goto fail;
     {
         /* per pair: net when the two processes are on different (real or emulated) hosts or a rank
          * forces it, else peer GPU memory (exec_gpu_select.c); the same decision in every process */
@@ -233,20 +211,20 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
         dm.force_host = tmode == GPU_TP_HOST;
         if (dm.device >= ndev) {
             dm.st = tt_error_set(TT_ERR_INVALID, "device %d requested but this process sees %d GPU(s)", device, ndev);
-            set_fail(dm, (tt_status)dm.st);
+            exec_gpu_fail_into(dm, (tt_status)dm.st);
         } else {
             cudaDeviceProp prop;
             if ((e = cudaSetDevice(dm.device)) != cudaSuccess ||
                 (e = cudaGetDeviceProperties(&prop, dm.device)) != cudaSuccess) {
-                set_fail(dm, exec_gpu_cuda_fail(e, "cudaSetDevice"));
+                exec_gpu_fail_into(dm, exec_gpu_cuda_fail(e, "cudaSetDevice"));
             } else {
                 memcpy(dm.uuid, &prop.uuid, 16);
                 dm.cap = exec_gpu_channel_cap(dm.device, 1);
-                if (dm.cap <= 0) set_fail(dm, TT_ERR_SYSTEM);
+                if (dm.cap <= 0) exec_gpu_fail_into(dm, TT_ERR_SYSTEM);
             }
         }
         std::vector<dev_msg> devs;
-        if ((st = gather(host, dm, devs, "device")) != TT_OK) goto fail;
+        if ((st = exec_gpu_gather(host, dm, devs, "GPU communicator", "device")) != TT_OK) goto fail;
         g->dev.resize(n);
         g->nch_max = GPU_MAX_CHANNELS;
         for (int r = 0; r < n; r++) {
@@ -276,7 +254,7 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
         }
         cudaGetLastError();
         std::vector<p2p_msg> p2p;
-        if ((st = gather(host, pm, p2p, "peer access")) != TT_OK) goto fail;
+        if ((st = exec_gpu_gather(host, pm, p2p, "GPU communicator", "peer access")) != TT_OK) goto fail;
         g->link.assign((size_t)n * n, LINK_IPC_SAME);
         g->same_gpu.assign((size_t)n * n, 0);
         for (int a = 0; a < n; a++)
@@ -350,16 +328,17 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
         mm.pool_bytes = G.pool_bytes;
         mm.shm_bytes = shm_need;
         cudaSetDevice(G.device);
-        if ((e = cudaStreamCreate(&G.stream)) != cudaSuccess) set_fail(mm, exec_gpu_cuda_fail(e, "cudaStreamCreate"));
+        if ((e = cudaStreamCreate(&G.stream)) != cudaSuccess)
+            exec_gpu_fail_into(mm, exec_gpu_cuda_fail(e, "cudaStreamCreate"));
         else if ((e = cudaMalloc((void **)&G.pool, G.pool_bytes)) != cudaSuccess ||
                  (e = cudaMemset(G.pool, 0, G.pool_bytes)) != cudaSuccess ||
                  (e = cudaDeviceSynchronize()) != cudaSuccess)
-            set_fail(mm, tt_error_set(TT_ERR_NOMEM, "%zu MiB of connection buffers on device %d: %s",
+            exec_gpu_fail_into(mm, tt_error_set(TT_ERR_NOMEM, "%zu MiB of connection buffers on device %d: %s",
                                       G.pool_bytes >> 20, G.device, cudaGetErrorString(e)));
         else if ((e = cudaMalloc((void **)&G.dchans, sizeof(gpu_chan) * nch)) != cudaSuccess)
-            set_fail(mm, exec_gpu_cuda_fail(e, "cudaMalloc(channels)"));
+            exec_gpu_fail_into(mm, exec_gpu_cuda_fail(e, "cudaMalloc(channels)"));
         else if ((e = cudaIpcGetMemHandle(&mm.h, G.pool)) != cudaSuccess)
-            set_fail(mm, exec_gpu_cuda_fail(e, "cudaIpcGetMemHandle"));
+            exec_gpu_fail_into(mm, exec_gpu_cuda_fail(e, "cudaIpcGetMemHandle"));
         else if (me == 0 && !net) { /* net: no segment (another host could not map it) */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -368,20 +347,21 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
             int fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
             int fe;
             if (fd < 0) {
-                set_fail(mm, tt_error_set(TT_ERR_SYSTEM, "shm_open(%s): %s", shm_name, strerror(errno)));
+                exec_gpu_fail_into(mm, tt_error_set(TT_ERR_SYSTEM, "shm_open(%s): %s", shm_name, strerror(errno)));
                 shm_name[0] = '\0';
             } else if ((fe = posix_fallocate(fd, 0, (off_t)shm_need)) != 0) {
                 /* reserve the pages now: a full /dev/shm is an error here, not a SIGBUS later */
-                set_fail(mm, tt_error_set(TT_ERR_SYSTEM, "/dev/shm has no room for %zu bytes of GPU connection "
-                                                         "memory (%s): enlarge it or use fewer host-staged pairs",
-                                          shm_need, strerror(fe)));
+                exec_gpu_fail_into(mm, tt_error_set(TT_ERR_SYSTEM,
+                                                    "/dev/shm has no room for %zu bytes of GPU connection memory "
+                                                    "(%s): enlarge it or use fewer host-staged pairs",
+                                                    shm_need, strerror(fe)));
                 close(fd);
             } else {
                 g->shm = mmap(NULL, shm_need, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
                 close(fd);
                 if (g->shm == MAP_FAILED) {
                     g->shm = NULL;
-                    set_fail(mm, tt_error_set(TT_ERR_SYSTEM, "mmap of %s: %s", shm_name, strerror(errno)));
+                    exec_gpu_fail_into(mm, tt_error_set(TT_ERR_SYSTEM, "mmap of %s: %s", shm_name, strerror(errno)));
                 } else {
                     g->shm_len = shm_need;
                 }
@@ -389,7 +369,7 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
             snprintf(mm.shm, sizeof mm.shm, "%s", shm_name);
         }
         std::vector<mem_msg> mems;
-        st = gather(host, mm, mems, "memory handles");
+        st = exec_gpu_gather(host, mm, mems, "GPU communicator", "memory handles");
         if (st != TT_OK) goto fail;
         /* 5. open the peers' pools and the shared segment, wire this rank's connections */
         done_msg dn;
@@ -406,7 +386,7 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
                 tt_error_set(TT_ERR_SYSTEM, "cudaIpcOpenMemHandle of rank %d's buffers (%s): %s (%s)", peer,
                              exec_gpu_link_name(g->link[(size_t)me * n + peer]), cudaGetErrorString(e),
                              cudaGetErrorName(e));
-                set_fail(dn, TT_ERR_SYSTEM);
+                exec_gpu_fail_into(dn, TT_ERR_SYSTEM);
                 break;
             }
             g->opened.push_back(p);
@@ -415,26 +395,27 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
         if (dn.st == TT_OK && net) {
             /* control words and every net connection of this rank in its own pinned memory; the
              * IPC connections of a mixed communicator are wired below */
-            if (exec_gpu_net_wire(g, nch, span_real) != TT_OK) set_fail(dn, TT_ERR_NOMEM);
+            if (exec_gpu_net_wire(g, nch, span_real) != TT_OK) exec_gpu_fail_into(dn, TT_ERR_NOMEM);
         }
         if (dn.st == TT_OK && me != 0 && !net) {
             mems[0].shm[sizeof mems[0].shm - 1] = '\0';
             int fd = shm_open(mems[0].shm, O_RDWR, 0600);
             struct stat sb;
             if (fd < 0) {
-                set_fail(dn, tt_error_set(TT_ERR_SYSTEM, "shm_open(%s): %s", mems[0].shm, strerror(errno)));
+                exec_gpu_fail_into(dn, tt_error_set(TT_ERR_SYSTEM, "shm_open(%s): %s", mems[0].shm, strerror(errno)));
             } else if (fstat(fd, &sb) != 0 || (size_t)sb.st_size != (size_t)mems[0].shm_bytes ||
                        mems[0].shm_bytes != shm_need) {
-                set_fail(dn, tt_error_set(TT_ERR_MISMATCH, "shared segment %s has %lld bytes, this rank's layout needs "
-                                                           "%zu (ranks disagree on the transports?)", mems[0].shm,
-                                          (long long)sb.st_size, shm_need));
+                exec_gpu_fail_into(dn, tt_error_set(TT_ERR_MISMATCH,
+                                                    "shared segment %s has %lld bytes, this rank's layout needs %zu "
+                                                    "(ranks disagree on the transports?)",
+                                                    mems[0].shm, (long long)sb.st_size, shm_need));
                 close(fd);
             } else {
                 g->shm = mmap(NULL, shm_need, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
                 close(fd);
                 if (g->shm == MAP_FAILED) {
                     g->shm = NULL;
-                    set_fail(dn, tt_error_set(TT_ERR_SYSTEM, "mmap of %s: %s", mems[0].shm, strerror(errno)));
+                    exec_gpu_fail_into(dn, tt_error_set(TT_ERR_SYSTEM, "mmap of %s: %s", mems[0].shm, strerror(errno)));
                 } else {
                     g->shm_len = shm_need;
                 }
@@ -443,11 +424,11 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
         if (dn.st == TT_OK && !net) {
             if ((e = cudaHostRegister(g->shm, g->shm_len, cudaHostRegisterMapped | cudaHostRegisterPortable)) !=
                 cudaSuccess)
-                set_fail(dn, exec_gpu_cuda_fail(e, "cudaHostRegister(shared segment)"));
+                exec_gpu_fail_into(dn, exec_gpu_cuda_fail(e, "cudaHostRegister(shared segment)"));
             else {
                 g->shm_registered = 1;
                 if ((e = cudaHostGetDevicePointer((void **)&shm_dev, g->shm, 0)) != cudaSuccess)
-                    set_fail(dn, exec_gpu_cuda_fail(e, "cudaHostGetDevicePointer(shared segment)"));
+                    exec_gpu_fail_into(dn, exec_gpu_cuda_fail(e, "cudaHostGetDevicePointer(shared segment)"));
             }
         }
         if (dn.st == TT_OK && !net) {
@@ -496,10 +477,10 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
             }
             if ((e = cudaMemcpy(G.dchans, g->hchans.data(), sizeof(gpu_chan) * nch, cudaMemcpyHostToDevice)) !=
                 cudaSuccess)
-                set_fail(dn, exec_gpu_cuda_fail(e, "cudaMemcpy(channels)"));
+                exec_gpu_fail_into(dn, exec_gpu_cuda_fail(e, "cudaMemcpy(channels)"));
         }
         std::vector<done_msg> dones;
-        st = gather(host, dn, dones, "setup status");
+        st = exec_gpu_gather(host, dn, dones, "GPU communicator", "setup status");
         if (me == 0 && shm_name[0]) {
             /* every process has mapped it (or failed): no name is left behind */
             shm_unlink(shm_name);

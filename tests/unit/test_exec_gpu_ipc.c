@@ -213,6 +213,18 @@ static int one(tt_gpu_comm *g, int rank, void *sb, void *rb, unsigned char *h, u
     return (int)bad;
 }
 
+/* a sweep child's tear-down: its two device buffers, the communicator, the two host buffers */
+static void sweep_free(tt_gpu_comm *g, int rank, void *sb, void *rb, unsigned char *h, unsigned char *want)
+{
+    if (g) {
+        tt_gpu_free(g, rank, sb);
+        tt_gpu_free(g, rank, rb);
+        tt_gpu_comm_destroy(g);
+    }
+    free(h);
+    free(want);
+}
+
 static int sweep_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t ml)
 {
     const sweep_arg *a = argp;
@@ -268,13 +280,7 @@ static int sweep_child(int rank, tt_comm *hc, const void *argp, char *msg, size_
              tt_gpu_comm_link(g, rank, (rank + n - 1) % n), tt_gpu_comm_max_channels(g), tt_gpu_comm_is_virtual(g));
     rc = 0;
 out:
-    if (g) {
-        tt_gpu_free(g, rank, sb);
-        tt_gpu_free(g, rank, rb);
-        tt_gpu_comm_destroy(g);
-    }
-    free(h);
-    free(want);
+    sweep_free(g, rank, sb, rb, h, want);
     return rc;
 }
 
@@ -431,13 +437,7 @@ static int hier_child(int rank, tt_comm *hc, const void *argp, char *msg, size_t
              runs);
     rc = 0;
 out:
-    if (g) {
-        tt_gpu_free(g, rank, sb);
-        tt_gpu_free(g, rank, rb);
-        tt_gpu_comm_destroy(g);
-    }
-    free(h);
-    free(want);
+    sweep_free(g, rank, sb, rb, h, want);
     return rc;
 }
 

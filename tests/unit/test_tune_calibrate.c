@@ -618,6 +618,23 @@ static void test_host_structure(void **state)
     assert_true(t == 0);
 }
 
+/* the executor-shaped model's time (us) of one AllReduce row of kind, protocol, algorithm, ranks, bytes */
+static double exec_predict_ar(tt_model_params *p, int kind, int proto, int algo, int n, double bytes)
+{
+    tt_measurement m;
+    memset(&m, 0, sizeof m);
+    m.coll = TT_COLL_ALLREDUCE;
+    m.exec_kind = kind;
+    m.proto = proto;
+    m.algo = algo;
+    m.nranks = n;
+    m.bytes = (uint64_t)bytes;
+    m.time_us = 1;
+    double t = -1;
+    assert_int_equal(tt_exec_predict(p, &m, &t), TT_OK);
+    return t;
+}
+
 /* the virtual-rank (one GPU) schedule terms of docs/model.md, "GPU ranks": each constant alone */
 static double virt_one(tt_model_params *p, int proto, int algo, int n, double bytes, int col, double v)
 {
@@ -627,18 +644,7 @@ static double virt_one(tt_model_params *p, int proto, int algo, int n, double by
     else if (col == 2) e->hop_us = v;
     else if (col == 3) e->chan_GBps = v;
     else e->l2_GBps = v;
-    tt_measurement m;
-    memset(&m, 0, sizeof m);
-    m.coll = TT_COLL_ALLREDUCE;
-    m.exec_kind = TT_RANKS_VIRTUAL;
-    m.proto = proto;
-    m.algo = algo;
-    m.nranks = n;
-    m.bytes = (uint64_t)bytes;
-    m.time_us = 1;
-    double t = -1;
-    assert_int_equal(tt_exec_predict(p, &m, &t), TT_OK);
-    return t;
+    return exec_predict_ar(p, TT_RANKS_VIRTUAL, proto, algo, n, bytes);
 }
 
 static void test_virtual_structure(void **state)
@@ -685,18 +691,7 @@ static double host_xcore(tt_model_params *p, int algo, int n, double bytes)
     tt_exec_params *e = &p->exec[TT_RANKS_HOST][TT_PROTO_SIMPLE];
     memset(e, 0, sizeof *e);
     e->xcore_GBps = 1;
-    tt_measurement m;
-    memset(&m, 0, sizeof m);
-    m.coll = TT_COLL_ALLREDUCE;
-    m.exec_kind = TT_RANKS_HOST;
-    m.proto = TT_PROTO_SIMPLE;
-    m.algo = algo;
-    m.nranks = n;
-    m.bytes = (uint64_t)bytes;
-    m.time_us = 1;
-    double t = -1;
-    assert_int_equal(tt_exec_predict(p, &m, &t), TT_OK);
-    return t * 1e3 / bytes; /* cross-core accesses per byte */
+    return exec_predict_ar(p, TT_RANKS_HOST, TT_PROTO_SIMPLE, algo, n, bytes) * 1e3 / bytes; /* accesses a byte */
 }
 
 static void test_host_xcore_structure(void **state)
