@@ -173,8 +173,11 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op)
             memmove(op->recvbuf, op->sendbuf, bytes);
         return TT_OK; /* avg over one rank: divide by 1 */
     }
-    /* the header travels with the data (exec_hdr.c): no round trip of its own */
+    /* the header travels with the data (exec_hdr.c): no round trip of its own;
+     * a neighbour lost while it is pushed is reported as the header exchange step */
+    ctx.phase = "header exchange";
     tt_status st = exec_hdr_begin(&ctx);
+    ctx.phase = NULL;
     if (st == TT_OK && op->count) {
         switch (op->coll) {
         case TT_COLL_ALLREDUCE:
