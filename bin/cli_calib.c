@@ -150,6 +150,16 @@ int tt_cli_calibrate(const tt_cli_calib_args *a)
                                  l->median * 100, l->worst * 100, l->med_start * 100, l->worst_start * 100,
                                  l->extrapolated);
                 if (l->worst_row[0]) tt_strbuf_printf(&r, "#   worst held-out row: %s\n", l->worst_row);
+                if (l->nspread > 0)
+                    tt_strbuf_printf(&r, "#   own spread of the %d held-out rows measured more than once: median %.1f %%; "
+                                         "%d of them predicted within it\n",
+                                     l->nspread, l->spread_median * 100, l->within_spread);
+                tt_repeatability rp;
+                if (strcmp(l->test, "algorithm") && tt_measure_repeatability(&ms, l->kind, l->nranks, &rp) == TT_OK &&
+                    rp.nrows > 0)
+                    tt_strbuf_printf(&r, "#   repeatability of the %d ranks' rows (fastest of the odd against the even "
+                                         "repeats, %d rows): median %.1f %%, worst %.1f %% (%s)\n",
+                                     l->nranks, rp.nrows, rp.median * 100, rp.worst * 100, rp.worst_row);
             }
             tt_strbuf_printf(&r, "# extrap: held-out rows outside the fitted sizes or rank counts (an extrapolation)\n");
         }

@@ -354,6 +354,11 @@ typedef struct {
     double time_us;        /* min of the two present ones (> 0) */
     double busbw;          /* busbw at time_us, as the file gives it (GB/s) */
     int repeats;           /* rows of the file merged into this one (1 = measured once) */
+    double slowest_us;     /* the slowest repeat (each repeat's faster placement): slowest_us / time_us - 1 is
+                            * the row's own spread, how far apart the machine put the same measurement
+                            * (= time_us when measured once; 0 when the row did not come from a file) */
+    double parity_us[2];   /* the fastest of the odd (1st, 3rd, ...) and of the even (2nd, 4th, ...) repeats: two
+                            * independent estimates of the same row ([1] = 0 when measured once) */
     char where[112];       /* "file:line" or "file: results[i]" (the first of the repeats) */
 } tt_measurement;
 
@@ -378,6 +383,18 @@ tt_status tt_measure_parse(const char *text, size_t len, const char *name, const
 void tt_measure_set_free(tt_measure_set *set);
 /* Algorithm names of tune and of topo-exec ("halving-doubling" = rhd, "hierarchical" = hier). */
 tt_status tt_measure_algo_parse(const char *s, tt_algo *out);
+
+/* Repeatability of a set's rows measured at least twice: per row the two independent estimates
+ * (fastest of the odd and of the even repeats, parity_us) differ by |a - b| / min(a, b); with
+ * cycles interleaved in time (topo-exec runs of every plan, then every plan again) this is how far
+ * apart the machine puts one measurement, a floor under any model's error on single rows.
+ * exec_kind / nranks: only those rows (0 = any).  nrows 0 when no row was measured twice. */
+typedef struct {
+    int nrows;
+    double median, worst;
+    char worst_row[160]; /* "ring/simple 4194304 B, 8 ranks: 1530.56 us against 1102.48 us" */
+} tt_repeatability;
+tt_status tt_measure_repeatability(const tt_measure_set *ms, int exec_kind, int nranks, tt_repeatability *out);
 
 /* ---- a tuning table from measurements (tune_measured.c) ----
  * For operators who measured every candidate: sweeps with one (algorithm, protocol) forced each,
@@ -502,8 +519,12 @@ typedef struct {
     int nrows, extrapolated;
     double median, worst;
     double med_start, worst_start; /* the same rows with the start constants, unfitted */
-    char worst_row[80];            /* the held-out row with the worst error: "tree/ll 4194304 B, 8 ranks:
-                                      measured 321.08 us, predicted 194.62 us" */
+    char worst_row[160];           /* the held-out row with the worst error: "tree/ll 4194304 B, 8 ranks:
+                                      measured 321.08 us, predicted 194.62 us; its 6 repeats spread 12.0 %" */
+    /* the held-out rows measured more than once, against their own spread over the repeats
+     * (slowest / fastest - 1): how many were predicted within it, and its median (< 0: none) */
+    int nspread, within_spread;
+    double spread_median;
 } tt_cv_line;
 typedef struct {
     tt_cv_line *l;

@@ -64,12 +64,31 @@ static int add_line(tt_calib_cv *cv, const tt_cv_line *l)
 
 /* errors of `held` under p and under start; extrapolated counted against the fit rows' range */
 /* the held-out row with the worst error, for the report's "worst held-out row" line */
+/* a row's own spread over its repeats (slowest / fastest - 1), < 0 when it was measured once */
+static double row_spread(const tt_measurement *m)
+{
+    return m->repeats > 1 && m->slowest_us >= m->time_us ? m->slowest_us / m->time_us - 1 : -1;
+}
+
 static void name_worst(tt_cv_line *l, const tt_measurement *w, double pred_us)
 {
-    snprintf(l->worst_row, sizeof l->worst_row, "%s/%s %llu B, %d ranks: measured %.2f us, predicted %.2f us",
-             w->algo >= 0 ? tt_algo_name((tt_algo)w->algo) : "default",
-             w->proto >= 0 ? tt_proto_name((tt_proto)w->proto) : "default", (unsigned long long)w->bytes, w->nranks,
-             w->time_us, pred_us);
+    int o = snprintf(l->worst_row, sizeof l->worst_row, "%s/%s %llu B, %d ranks: measured %.2f us, predicted %.2f us",
+                     w->algo >= 0 ? tt_algo_name((tt_algo)w->algo) : "default",
+                     w->proto >= 0 ? tt_proto_name((tt_proto)w->proto) : "default", (unsigned long long)w->bytes,
+                     w->nranks, w->time_us, pred_us);
+    double sp = row_spread(w);
+    if (sp >= 0 && o > 0 && (size_t)o < sizeof l->worst_row)
+        snprintf(l->worst_row + o, sizeof l->worst_row - (size_t)o, "; its %d repeats spread %.1f %%", w->repeats,
+                 sp * 100);
+}
+
+/* the held-out rows' errors against their own spread (after score or the size test's pooling) */
+static void spread_of(tt_cv_line *l, const tt_measurement *m, double err, double *sp, int *nsp)
+{
+    double s = row_spread(m);
+    if (s < 0 || !sp) return;
+    sp[(*nsp)++] = s;
+    if (err <= s) l->within_spread++;
 }
 
 static void score(const tt_model_params *p, const tt_model_params *start, const tt_measurement **held, int nh,
@@ -84,9 +103,11 @@ static void score(const tt_model_params *p, const tt_model_params *start, const 
         if (fit[i]->nranks < rmin) rmin = fit[i]->nranks;
         if (fit[i]->nranks > rmax) rmax = fit[i]->nranks;
     }
-    int n = 0;
+    int n = 0, nsp = 0;
+    double *sp = malloc(sizeof(double) * (size_t)(nh ? nh : 1));
     l->worst = l->worst_start = 0;
     l->worst_row[0] = 0;
+    l->within_spread = 0;
     for (int i = 0; e && e0 && i < nh; i++) {
         double a, b;
         if (tt_exec_predict(p, held[i], &a) != TT_OK || tt_exec_predict(start, held[i], &b) != TT_OK) continue;
@@ -98,6 +119,7 @@ static void score(const tt_model_params *p, const tt_model_params *start, const 
             name_worst(l, held[i], a);
         }
         if (e0[n] > l->worst_start) l->worst_start = e0[n];
+        spread_of(l, held[i], e[n], sp, &nsp);
         if (held[i]->bytes < bmin || held[i]->bytes > bmax || held[i]->nranks < rmin || held[i]->nranks > rmax)
             l->extrapolated++;
         n++;
@@ -105,6 +127,9 @@ static void score(const tt_model_params *p, const tt_model_params *start, const 
     l->nrows = n;
     l->median = n && e ? tt_median(e, (size_t)n) : 0;
     l->med_start = n && e0 ? tt_median(e0, (size_t)n) : 0;
+    l->nspread = nsp;
+    l->spread_median = nsp ? tt_median(sp, (size_t)nsp) : -1;
+    free(sp);
     free(e);
     free(e0);
 }
@@ -147,8 +172,9 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
             /* two folds pooled: collect errors of both into one line */
             tt_cv_line acc;
             memset(&acc, 0, sizeof acc);
-            double *pool = malloc(sizeof(double) * ((size_t)ms->n * 2 + 8)), *pool0 = pool ? pool + ms->n + 4 : NULL;
-            int np = 0;
+            double *pool = malloc(sizeof(double) * ((size_t)ms->n * 3 + 12)), *pool0 = pool ? pool + ms->n + 4 : NULL;
+            double *psp = pool ? pool0 + ms->n + 4 : NULL;
+            int np = 0, nsp = 0;
             for (int par = 0; par < 2 && pool; par++) {
                 int nf = 0, nh = 0;
                 for (int i = 0; i < ms->n; i++) {
@@ -173,6 +199,7 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
                         name_worst(&L, held[i], a);
                     }
                     if (pool0[np] > L.worst_start) L.worst_start = pool0[np];
+                    spread_of(&L, held[i], pool[np], psp, &nsp);
                     np++;
                 }
                 tt_cv_line tmp;
@@ -185,6 +212,8 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
                 L.median = tt_median(pool, (size_t)np);
                 L.med_start = tt_median(pool0, (size_t)np);
             }
+            L.nspread = nsp;
+            L.spread_median = nsp ? tt_median(psp, (size_t)nsp) : -1;
             free(pool);
             if (add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
         }

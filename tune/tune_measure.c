@@ -7,6 +7,7 @@
  *   anything else                      nccl-tests / topo-exec text tables (tune_measure_text.c)
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,10 +116,13 @@ static tt_status merge_repeats(tt_measure_set *set, int from)
             continue;
         }
         tt_measurement *l = p[lead], *m = p[i];
+        int par = (i - lead) % 2; /* the group is in file order (ptr_cmp): repeat i - lead + 1 */
+        l->parity_us[par] = min_time(l->parity_us[par], m->time_us);
         if (m->time_us < l->time_us) l->busbw = m->busbw; /* the busbw of the fastest row */
         l->time_oop_us = min_time(l->time_oop_us, m->time_oop_us);
         l->time_ip_us = min_time(l->time_ip_us, m->time_ip_us);
         tm_finish_times(l);
+        if (m->slowest_us > l->slowest_us) l->slowest_us = m->slowest_us;
         l->repeats += m->repeats;
         m->repeats = 0; /* dropped below */
         merged = 1;
@@ -150,7 +154,12 @@ tt_status tt_measure_parse(const char *text, size_t len, const char *name, const
         return st;
     }
     if (set->n == before) return tt_error_set(TT_ERR_PARSE, "%s: no result rows found", name);
-    for (int k = before; k < set->n; k++) set->m[k].repeats = 1;
+    for (int k = before; k < set->n; k++) {
+        set->m[k].repeats = 1;
+        set->m[k].slowest_us = set->m[k].time_us;
+        set->m[k].parity_us[0] = set->m[k].time_us;
+        set->m[k].parity_us[1] = 0;
+    }
     if ((st = merge_repeats(set, before)) != TT_OK) set->n = before;
     return st;
 }
@@ -164,4 +173,29 @@ tt_status tt_measure_load(const char *path, const tt_measure_opts *opts, tt_meas
     st = tt_measure_parse(buf, len, path, opts, set);
     free(buf);
     return st;
+}
+
+tt_status tt_measure_repeatability(const tt_measure_set *ms, int exec_kind, int nranks, tt_repeatability *out)
+{
+    memset(out, 0, sizeof *out);
+    double *d = malloc(sizeof(double) * (size_t)(ms->n + 1));
+    if (!d) return tt_error_set(TT_ERR_NOMEM, "repeatability: out of memory");
+    for (int i = 0; i < ms->n; i++) {
+        const tt_measurement *m = &ms->m[i];
+        double a = m->parity_us[0], b = m->parity_us[1];
+        if (m->repeats < 2 || !(a > 0) || !(b > 0)) continue;
+        if ((exec_kind && m->exec_kind != exec_kind) || (nranks && m->nranks != nranks)) continue;
+        double r = fabs(a - b) / (a < b ? a : b);
+        if (r > out->worst || out->nrows == 0) {
+            out->worst = r;
+            snprintf(out->worst_row, sizeof out->worst_row, "%s/%s %llu B, %d ranks: %.2f us against %.2f us",
+                     m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : "default",
+                     m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "default", (unsigned long long)m->bytes,
+                     m->nranks, a, b);
+        }
+        d[out->nrows++] = r;
+    }
+    if (out->nrows) out->median = tt_median(d, (size_t)out->nrows);
+    free(d);
+    return TT_OK;
 }

@@ -12,8 +12,8 @@
 #     bash scripts/gpu/model-truth.sh --offline [DATA_DIR...]
 #       each kind of ranks is taken from the last DATA_DIR that has its sweeps; default: the
 #       fixtures model-truth-h200-d (virtual ranks, 2026-12-02 13:41 UTC; its host ranks bound to
-#       cores are replaced by) model-truth-h200-c (host ranks unbound, the default, 3 cycles per
-#       sweep, 2026-12-02 06:49 UTC)
+#       cores are replaced by) model-truth-h200-f (host ranks unbound, the default, 6 cycles per
+#       sweep in two device calls, 2026-12-03 08:59-09:12 UTC)
 # MT_FACTOR (size factor of the validate sweeps, default 2) and MT_ROUNDS (--validate-rounds, default 3)
 # shorten step 3; MT_KINDS (default "virtual host") picks the kinds of ranks steps 2 and 3 evaluate.
 # MT_COLLECT=virtual|host|all|none: what step 1 collects (default: all without DATA_DIR, none with);
@@ -32,7 +32,7 @@ if [ "${1:-}" = --offline ]; then
   mode=offline
   shift
   dirs=("$@")
-  [ ${#dirs[@]} -gt 0 ] || dirs=(tests/fixtures/measurements/model-truth-h200-d tests/fixtures/measurements/model-truth-h200-c)
+  [ ${#dirs[@]} -gt 0 ] || dirs=(tests/fixtures/measurements/model-truth-h200-d tests/fixtures/measurements/model-truth-h200-f)
 elif [ $# -gt 0 ]; then
   dirs=("$@")
 fi
@@ -74,7 +74,10 @@ for k in $kinds; do
     med=${med%\%}; worst=${worst%\%}
     case $test in
       sizes) goal "$kind $n ranks, held-out sizes, median" "$med" 10
-             goal "$kind $n ranks, held-out sizes, worst" "$worst" 25 ;;
+             goal "$kind $n ranks, held-out sizes, worst" "$worst" 25
+             # the same rows measured twice (odd against even cycles): the floor under a single row's error
+             rep=$(grep -m1 "^#   repeatability of the $n ranks' rows" "$OUT/calibrate-$k.txt")
+             [ -n "$rep" ] && say "# $kind $n ranks, repeatability (no goal): $(echo "$rep" | sed 's/^#   repeatability of the [0-9]* ranks. rows //')" ;;
       ranks) goal "$kind, held-out rank count ($n), median" "$med" 15 ;;
       algorithm) say "# (no goal) $kind held-out algorithm: median $med%, worst $worst%" ;;
     esac

@@ -3,6 +3,7 @@
  * prefixes, N/A, NCCL log lines), nccl-tests -J JSON, topo-exec -J JSON (recorded runs),
  * and clear errors (file:line / JSON member) for malformed input.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +159,20 @@ static void test_repeats_merged(void **state)
     assert_true(ms.m[1].bytes == 16 && ms.m[1].time_oop_us == 7.0 && ms.m[1].time_ip_us == 6.5);
     assert_true(ms.m[1].time_us == 6.5);
     assert_int_equal(ms.m[1].repeats, 2);
+    /* the row's own spread: the slowest repeat, each repeat at its faster placement */
+    assert_true(ms.m[0].slowest_us == 5.0);
+    assert_true(ms.m[1].slowest_us == 7.0);
+    /* two independent estimates per row: the fastest of the odd (5.0, 4.5) and of the even (4.0) repeats */
+    assert_true(ms.m[0].parity_us[0] == 4.5 && ms.m[0].parity_us[1] == 4.0);
+    assert_true(ms.m[1].parity_us[0] == 7.0 && ms.m[1].parity_us[1] == 6.5);
+    tt_repeatability rp;
+    assert_int_equal(tt_measure_repeatability(&ms, 0, 0, &rp), TT_OK);
+    assert_int_equal(rp.nrows, 2);
+    assert_true(fabs(rp.worst - 0.125) < 1e-12); /* |4.5 - 4.0| / 4.0 */
+    assert_true(rp.median > 0.5 / 6.5 - 1e-12 && rp.median < 0.125 + 1e-12);
+    assert_non_null(strstr(rp.worst_row, "ring/simple 8 B, 2 ranks: 4.50 us against 4.00 us"));
+    assert_int_equal(tt_measure_repeatability(&ms, 0, 4, &rp), TT_OK); /* no 4-rank rows */
+    assert_int_equal(rp.nrows, 0);
     /* a second file with the same rows is kept apart (the readers merge within one file) */
     assert_int_equal(tt_measure_parse(t, strlen(t), "d.txt", NULL, &ms), TT_OK);
     assert_int_equal(ms.n, 4);
@@ -166,6 +181,7 @@ static void test_repeats_merged(void **state)
     assert_int_equal(ms.n, 24); /* 8 B .. 64 MiB, x2; 3 cycles */
     for (int i = 0; i < ms.n; i++) {
         assert_int_equal(ms.m[i].repeats, 3);
+        assert_true(ms.m[i].slowest_us >= ms.m[i].time_us);
         assert_true(i == 0 || ms.m[i].bytes == 2 * ms.m[i - 1].bytes);
     }
     tt_measure_set_free(&ms);
