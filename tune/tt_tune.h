@@ -676,6 +676,11 @@ void tt_validate_rank(const tt_validate_model *m, tt_coll coll, uint64_t bytes, 
  * TT_VALIDATE_MAXC - 1) without.  Returns z->nc; 0 with z->note set when nothing to judge. */
 int tt_validate_plan_size(tt_validate_size *z, const tt_validate_cand *choice, const tt_validate_cand *ranked,
                           int nranked, int model_ok, int runners_up);
+/* A fingerprint of the plan, for ranks to compare before anything is timed (tt_comm_agree of
+ * tt_exec.h): the number of sizes, the caller's settings (nsettings values: the sweep's
+ * collective, type, iterations, rounds, ...), then per size its bytes and candidates (algorithm,
+ * protocol, channels).  Equal plans give equal fingerprints on every machine (FNV-1a, 62 bits). */
+int64_t tt_validate_fingerprint(const tt_validate_size *sz, int n, const long long *settings, int nsettings);
 
 /* "ring/simple" */
 void tt_validate_cand_name(char *b, size_t n, const tt_validate_cand *c);

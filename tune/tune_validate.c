@@ -1,8 +1,9 @@
 /*
  * tune_validate.c - the plan of topo-exec --validate: the sizes of the sweep, the model that
  * ranks the candidates (topology, live scan or the host stand-in, plus a calibration), and per
- * size the table's choice with its nearest runner-ups by predicted time.  The caller (bin/) asks
- * the executor which candidates it can run; tune_verdict.c judges the measurements.
+ * size the table's choice with its nearest runner-ups by predicted time, and the plan's fingerprint
+ * that process ranks compare.  The caller (bin/) asks the executor which candidates it can run and
+ * measures them (tt_sweep_candidates of tt_exec.h); tune_verdict.c judges the measurements.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +154,23 @@ int tt_validate_plan_size(tt_validate_size *z, const tt_validate_cand *choice, c
     for (int k = 0; k < nranked && z->nc - 1 < limit && z->nc < TT_VALIDATE_MAXC; k++)
         if (ranked[k].algo != ch.algo || ranked[k].proto != ch.proto) z->c[z->nc++] = ranked[k];
     return z->nc;
+}
+
+int64_t tt_validate_fingerprint(const tt_validate_size *sz, int n, const long long *settings, int nsettings)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a, one 64-bit value at a time */
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+    MIX(n);
+    for (int i = 0; i < nsettings; i++) MIX(settings[i]);
+    for (int i = 0; i < n; i++) {
+        MIX(sz[i].bytes);
+        MIX(sz[i].nc);
+        for (int k = 0; k < sz[i].nc; k++) {
+            MIX(sz[i].c[k].algo);
+            MIX(sz[i].c[k].proto);
+            MIX(sz[i].c[k].channels);
+        }
+    }
+#undef MIX
+    return (int64_t)(h >> 2);
 }

@@ -1,8 +1,8 @@
 /*
  * test_tune_validate.c - topo-exec --validate's plan and verdicts in tune (tune_validate.c,
  * tune_verdict.c): sweep sizes, the model on the host stand-in, ranking by prediction, the
- * choice with its runner-ups, RIGHT / within noise / WRONG thresholds, wrong ranges and what
- * won there, counts and the JSON member.
+ * choice with its runner-ups, the plan's fingerprint, RIGHT / within noise / WRONG thresholds,
+ * wrong ranges and what won there, counts and the JSON member.
  */
 #include <cjson/cJSON.h>
 #include <setjmp.h>
@@ -267,11 +267,50 @@ static void test_ranges(void **state)
     cJSON_Delete(j);
 }
 
+/* the fingerprint ranks compare: equal plans agree, any difference in what would run does not */
+static void test_fingerprint(void **state)
+{
+    (void)state;
+    tt_validate_size *a = NULL, *b = NULL;
+    int na = 0, nb = 0;
+    assert_int_equal(tt_validate_sizes(TT_COLL_ALLREDUCE, 4, 4, 1024, 65536, 0, 4, &a, &na), TT_OK);
+    assert_int_equal(tt_validate_sizes(TT_COLL_ALLREDUCE, 4, 4, 1024, 65536, 0, 4, &b, &nb), TT_OK);
+    for (int i = 0; i < na; i++) {
+        a[i].nc = b[i].nc = 2;
+        a[i].c[0] = b[i].c[0] = (tt_validate_cand){.algo = TT_ALGO_RING, .proto = TT_PROTO_SIMPLE, .channels = 1};
+        a[i].c[1] = b[i].c[1] = (tt_validate_cand){.algo = TT_ALGO_TREE, .proto = TT_PROTO_SIMPLE, .channels = 1};
+    }
+    long long set[3] = {1, 20, 5}, other[3] = {1, 20, 6};
+    int64_t fa = tt_validate_fingerprint(a, na, set, 3);
+    /* measurements, predictions and notes are no part of the plan */
+    b[1].c[0].t[0] = 12.5;
+    b[1].c[1].pred_us = 3;
+    snprintf(b[2].note, sizeof b[2].note, "anything");
+    assert_true(fa == tt_validate_fingerprint(b, nb, set, 3));
+    assert_true(fa >= 0);
+    assert_true(fa != tt_validate_fingerprint(a, na, other, 3));       /* a setting */
+    assert_true(fa != tt_validate_fingerprint(a, na, set, 2));         /* fewer settings */
+    assert_true(fa != tt_validate_fingerprint(a, na - 1, set, 3));     /* a size fewer */
+    b[2].c[1].proto = TT_PROTO_LL;                                     /* a protocol */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    b[2].c[1].proto = TT_PROTO_SIMPLE;
+    b[0].c[0].channels = 2;                                            /* channels */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    b[0].c[0].channels = 1;
+    b[3].nc = 1;                                                       /* a runner-up fewer */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    b[3].nc = 2;
+    b[3].c[0].algo = TT_ALGO_TREE, b[3].c[1].algo = TT_ALGO_RING;      /* the choice and a runner-up swapped */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),     cmocka_unit_test(test_model_rank), cmocka_unit_test(test_plan_size),
-        cmocka_unit_test(test_verdicts),  cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_verdicts),  cmocka_unit_test(test_ranges),     cmocka_unit_test(test_fingerprint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
