@@ -3,7 +3,8 @@
  * This file: options, and the glue that plans every size: the table, the executor's runnable
  * candidates (exec), the model's ranking and the choice with its runner-ups (tune:
  * tt_validate_model_load/_rank/_plan_size, tune/tune_validate.c); cli_validate_report.c prints
- * tune's verdicts (tune/tune_verdict.c), cli_validate_run.c measures.
+ * tune's verdicts (tune/tune_verdict.c), cli_validate_run.c hands the candidates to exec's
+ * tt_sweep_candidates, which measures them.
  *
  * For every size of the sweep the table's choice (algorithm, protocol, channels) and its nearest
  * runner-ups (the next candidates by the model's predicted time that this engine can run) are
@@ -24,8 +25,8 @@
  * hosts (tt_gpu_comm_algos), with its protocols (simple, LL, LL128), each asked per size whether
  * it runs here (LL128 only between ranks of one GPU or over NVLink, never on net pairs).  A GPU
  * table's nodes must be the hosts the ranks span.  Every rank derives the same
- * candidates from the same inputs; a fingerprint of the plan is compared across ranks before
- * anything is timed, and the executor's collective headers (which carry the algorithm) catch
+ * candidates from the same inputs; a fingerprint of the plan (tt_validate_fingerprint) is compared
+ * across ranks (tt_comm_agree) before anything is timed, and the executor's collective headers (which carry the algorithm) catch
  * any later disagreement.
  */
 #include <math.h>
@@ -254,31 +255,4 @@ out:
     tt_tune_table_free(&tab);
     tt_validate_model_free(&m);
     return rc;
-}
-
-int64_t vld_plan_hash(const vctx *x)
-{
-    uint64_t h = 1469598103934665603ull;
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
-    MIX(x->nsz);
-    MIX(x->s->coll);
-    MIX(x->s->dtype);
-    MIX(x->s->op);
-    MIX(x->s->root);
-    MIX(x->s->iters);
-    MIX(x->s->warmup);
-    MIX(x->s->agg);
-    MIX(x->s->check);
-    MIX(x->v->rounds);
-    for (int i = 0; i < x->nsz; i++) {
-        MIX(x->sz[i].bytes);
-        MIX(x->sz[i].nc);
-        for (int k = 0; k < x->sz[i].nc; k++) {
-            MIX(x->sz[i].c[k].algo);
-            MIX(x->sz[i].c[k].proto);
-            MIX(x->sz[i].c[k].channels);
-        }
-    }
-#undef MIX
-    return (int64_t)(h >> 2);
 }
