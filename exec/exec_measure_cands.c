@@ -3,16 +3,67 @@
  * candidate plan of every size measured as a sweep row (tt_sweep_one), in interleaved rounds so
  * that the candidates of one size see the same machine state, each keeping its fastest time per
  * placement; the host-rank variant with one thread per local communicator; and the agreement of
- * process ranks on an exit code and a fingerprint before anything is timed (tt_comm_agree).
+ * process ranks on an exit code and a fingerprint before anything is timed (tt_comm_agree); and
+ * which candidates a communicator runs at a size (tt_exec_plan_check, tt_exec_runnable_plans).
  * topo-exec --validate measures through it (bin/cli_validate*.c); nothing here prints.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_exec.h"
+#include <stdio.h>
+
+#include "exec_internal.h"
 
 static const tt_plan plan_default = TT_PLAN_DEFAULT;
+
+/* ---------------------------------------------------------------- which candidates run here */
+tt_status tt_exec_plan_check(tt_comm *c, const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype dt,
+                             const tt_plan *req, tt_plan *eff)
+{
+    if (!req || !eff || (!c) == (!g))
+        return tt_error_set(TT_ERR_INVALID, "tt_exec_plan_check: a plan and one communicator (host or GPU)");
+    tt_status st;
+    if (g) {
+        st = tt_gpu_comm_resolve_plan(g, coll, count, dt, req, eff);
+    } else { /* the communicator's own plan is put back */
+        tt_plan was = c->plan;
+        tt_comm_set_plan(c, req);
+        st = tt_comm_resolve_plan(c, coll, count, dt, eff);
+        c->plan = was;
+    }
+    if (st != TT_OK) return st;
+    if (req->algo != TT_ALGO_DEFAULT && eff->algo != req->algo) /* e.g. hierarchical on one host */
+        return tt_error_set(TT_ERR_UNSUPPORTED,
+                            "algorithm %s reduces to %s on these ranks (one host, or one rank per host)",
+                            tt_algo_label(req->algo), tt_algo_label(eff->algo));
+    return TT_OK;
+}
+
+int tt_exec_runnable_plans(tt_comm *c, const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype dt, tt_plan *req,
+                           tt_plan *eff, int max)
+{
+    if ((!c) == (!g)) return 0;
+    tt_exec_mode mode = g ? TT_EXEC_GPU : TT_EXEC_HOST;
+    tt_algo algos[TT_ALGO_COUNT];
+    tt_proto protos[TT_PROTO_COUNT];
+    int na = g ? tt_gpu_comm_algos(g, coll, algos, TT_ALGO_COUNT)
+               : tt_exec_algos(mode, coll, tt_comm_nranks(c), algos, TT_ALGO_COUNT);
+    int np = tt_exec_protos(mode, protos, TT_PROTO_COUNT);
+    if (na > TT_ALGO_COUNT) na = TT_ALGO_COUNT;
+    if (np > TT_PROTO_COUNT) np = TT_PROTO_COUNT;
+    int n = 0;
+    for (int a = 0; a < na; a++)
+        for (int p = 0; p < np && n < max; p++) {
+            /* host transports run one channel; GPU ranks: the executor's count for the size */
+            tt_plan r = {algos[a], protos[p], g ? 0 : 1, 0}, e;
+            if (tt_exec_plan_check(c, g, coll, count, dt, &r, &e) != TT_OK) continue;
+            if (req) req[n] = r;
+            if (eff) eff[n] = e;
+            n++;
+        }
+    return n;
+}
 
 /* Fold one round into the candidate: the fastest time per placement counts (noise only ever
  * adds time), with the bandwidths at that time; wrong results are never hidden (the most of

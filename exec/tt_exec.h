@@ -448,12 +448,27 @@ tt_status tt_sweep_one(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count,
 tt_status tt_sweep_run(tt_sweep_engine *e, const tt_sweep_opts *o);
 
 /* ---- candidates side by side (exec_measure_cands.c) ----
- * Per size, several candidate plans measured as sweep rows (tt_sweep_one, both placements), in
- * `rounds` interleaved rounds (size by size: round 1 of every candidate, then round 2, ...), so
- * that the candidates of a size see the same machine state; each keeps per placement its fastest
- * time with the bandwidths at that time, and the most wrong elements of any round.  What
- * topo-exec --validate measures the table's choice and its runner-ups with (docs/exec.md,
- * "Measuring candidates"). */
+ * Which candidate plans a communicator runs; then per size several of them measured as sweep
+ * rows (tt_sweep_one, both placements), in `rounds` interleaved rounds (size by size: round 1
+ * of every candidate, then round 2, ...), so that the candidates of a size see the same machine
+ * state; each keeps per placement its fastest time with the bandwidths at that time, and the
+ * most wrong elements of any round.  What topo-exec --validate measures the table's choice and
+ * its runner-ups with (docs/exec.md, "Measuring candidates"). */
+/* Whether plan req runs as asked for coll at count on one communicator: host ranks c (its own
+ * plan is left as it was) or GPU ranks g (the other NULL).  TT_OK with the effective plan (its
+ * channels resolved) in *eff; else the reason the collective would fail with, or
+ * TT_ERR_UNSUPPORTED "algorithm X reduces to Y on these ranks (one host, or one rank per host)"
+ * where the executor would run another algorithm (hierarchical on one host). */
+tt_status tt_exec_plan_check(tt_comm *c, const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype dt,
+                             const tt_plan *req, tt_plan *eff);
+/* The candidates of one communicator (c or g, as above) for coll at count: every (algorithm,
+ * protocol) of the capability table (host: tt_exec_algos for its ranks, one channel; GPU:
+ * tt_gpu_comm_algos, the executor's channels) that runs as asked (tt_exec_plan_check), in the
+ * table's order; the requests in req, what runs in eff (either may be NULL), at most max.
+ * Returns how many. */
+int tt_exec_runnable_plans(tt_comm *c, const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype dt, tt_plan *req,
+                           tt_plan *eff, int max);
+
 typedef struct {
     tt_plan plan;               /* in: the candidate (algorithm, protocol, channels, chunk) */
     double time_us[2];          /* out: [0] out of place, [1] in place: fastest round, us; 0 = not measured */

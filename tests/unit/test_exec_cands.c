@@ -4,7 +4,8 @@
  * with its message and leaving what was measured; on 3 host ranks as threads every candidate of
  * every size measured and checked, callbacks on rank 0 only, the first failure of a rank (a plan
  * the ranks cannot run) with its message; the agreement of ranks on a code and a fingerprint
- * (tt_comm_agree); bad arguments. */
+ * (tt_comm_agree); which candidates host ranks run (tt_exec_runnable_plans, tt_exec_plan_check);
+ * bad arguments. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -391,6 +392,64 @@ static void test_agree(void **state)
     for (int r = 0; r < NR; r++) assert_int_equal(tt_comm_destroy(comm[r]), TT_OK);
 }
 
+/* ---------------------------------------------------------------- which candidates run here */
+static void test_runnable_plans_host(void **state)
+{
+    (void)state;
+    tt_comm *comm[NR];
+    assert_int_equal(tt_comm_init_threads(NR, comm), TT_OK);
+    tt_plan mine = plan_of(TT_ALGO_TREE);
+    tt_comm_set_plan(comm[0], &mine);
+    for (int coll = 0; coll < TT_COLL_COUNT; coll++) {
+        tt_plan req[16], eff[16];
+        int n = tt_exec_runnable_plans(comm[0], NULL, (tt_coll)coll, 1024, TT_FLOAT, req, eff, 16);
+        assert_true(n >= 1); /* the ring runs every collective */
+        /* exactly the capability table's pairs that run as asked, in its order */
+        tt_algo algos[TT_ALGO_COUNT];
+        tt_proto protos[TT_PROTO_COUNT];
+        int na = tt_exec_algos(TT_EXEC_HOST, (tt_coll)coll, NR, algos, TT_ALGO_COUNT);
+        int np = tt_exec_protos(TT_EXEC_HOST, protos, TT_PROTO_COUNT);
+        int k = 0;
+        for (int a = 0; a < na; a++)
+            for (int p = 0; p < np; p++) {
+                tt_plan r = {algos[a], protos[p], 1, 0}, e;
+                tt_status st = tt_exec_plan_check(comm[0], NULL, (tt_coll)coll, 1024, TT_FLOAT, &r, &e);
+                if (st != TT_OK) {
+                    assert_true(tt_error_message()[0] != 0); /* refused saying why */
+                    continue;
+                }
+                assert_true(k < n);
+                assert_int_equal(req[k].algo, algos[a]);
+                assert_int_equal(req[k].proto, protos[p]);
+                assert_int_equal(eff[k].algo, algos[a]);
+                assert_int_equal(eff[k].channels, 1);
+                k++;
+            }
+        assert_int_equal(k, n);
+        assert_int_equal(tt_exec_runnable_plans(comm[0], NULL, (tt_coll)coll, 1024, TT_FLOAT, NULL, NULL, 1), 1);
+    }
+    /* 3 ranks: halving-doubling refused */
+    tt_plan e, r = plan_of(TT_ALGO_RHD);
+    assert_int_equal(tt_exec_plan_check(comm[0], NULL, TT_COLL_ALLREDUCE, 1024, TT_FLOAT, &r, &e), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "power-of-two"));
+    /* a plan that passes runs as asked (another algorithm would be refused: "reduces to") */
+    r = plan_of(TT_ALGO_HIER);
+    if (tt_exec_plan_check(comm[0], NULL, TT_COLL_ALLREDUCE, 1024, TT_FLOAT, &r, &e) == TT_OK)
+        assert_int_equal(e.algo, TT_ALGO_HIER);
+    /* LL is a GPU protocol */
+    r = plan_of(TT_ALGO_RING);
+    r.proto = TT_PROTO_LL;
+    assert_int_not_equal(tt_exec_plan_check(comm[0], NULL, TT_COLL_ALLREDUCE, 1024, TT_FLOAT, &r, &e), TT_OK);
+    /* the communicator's own plan is left as it was */
+    assert_int_equal(tt_comm_resolve_plan(comm[0], TT_COLL_ALLREDUCE, 1024, TT_FLOAT, &e), TT_OK);
+    assert_int_equal(e.algo, TT_ALGO_TREE);
+    /* one communicator, not none or two */
+    r = plan_of(TT_ALGO_RING);
+    assert_int_equal(tt_exec_plan_check(NULL, NULL, TT_COLL_ALLREDUCE, 1024, TT_FLOAT, &r, &e), TT_ERR_INVALID);
+    assert_int_equal(tt_exec_runnable_plans(NULL, NULL, TT_COLL_ALLREDUCE, 1024, TT_FLOAT, NULL, NULL, 8), 0);
+    for (int q = 0; q < NR; q++) assert_int_equal(tt_comm_destroy(comm[q]), TT_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_host_threads_every_candidate),
         cmocka_unit_test(test_host_threads_failure_message),
         cmocka_unit_test(test_agree),
+        cmocka_unit_test(test_runnable_plans_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
