@@ -23,8 +23,8 @@ typedef tt_validate_size vsize; /* bytes, count, nc, c[VMAXC], note, verdict, be
 /* engine: which candidates exist, which apply (resolved by the executor itself) */
 typedef struct {
     int gpu;
-    tt_comm *comm;       /* host: a communicator to resolve plans on (plan restored afterwards) */
-    tt_gpu_comm *g;
+    tt_comm *comm;       /* host ranks: a communicator to resolve plans on (else NULL) */
+    tt_gpu_comm *g;      /* GPU ranks (else NULL) */
 } vengine;
 
 typedef struct {
