@@ -1,9 +1,10 @@
 /*
  * cli_validate.c - topo-exec --validate: was the tuning table's choice right on this machine?
  * This file: options, and the glue that plans every size: the table, the executor's runnable
- * candidates (exec), the model's ranking and the choice with its runner-ups (tune:
- * tt_validate_model_load/_rank/_plan_size, tune/tune_validate.c); cli_validate_report.c prints
- * tune's verdicts (tune/tune_verdict.c), cli_validate_run.c measures.
+ * candidates (exec: tt_exec_runnable_plans, tt_exec_plan_check), the model's ranking and the
+ * choice with its runner-ups (tune: tt_validate_model_load, tt_validate_plan,
+ * tune/tune_validate.c); cli_validate_report.c prints tune's verdicts (tune/tune_verdict.c),
+ * cli_validate_run.c hands the candidates to exec's tt_sweep_candidates, which measures them.
  *
  * For every size of the sweep the table's choice (algorithm, protocol, channels) and its nearest
  * runner-ups (the next candidates by the model's predicted time that this engine can run) are
@@ -24,8 +25,8 @@
  * hosts (tt_gpu_comm_algos), with its protocols (simple, LL, LL128), each asked per size whether
  * it runs here (LL128 only between ranks of one GPU or over NVLink, never on net pairs).  A GPU
  * table's nodes must be the hosts the ranks span.  Every rank derives the same
- * candidates from the same inputs; a fingerprint of the plan is compared across ranks before
- * anything is timed, and the executor's collective headers (which carry the algorithm) catch
+ * candidates from the same inputs; a fingerprint of the plan (tt_validate_fingerprint) is compared
+ * across ranks (tt_comm_agree) before anything is timed, and the executor's collective headers (which carry the algorithm) catch
  * any later disagreement.
  */
 #include <math.h>
@@ -36,8 +37,6 @@
 #include "cli_common.h"
 #include "cli_validate_internal.h"
 #include "tt_tune.h"
-
-static const tt_plan plan_default = TT_PLAN_DEFAULT;
 
 /* ---------------------------------------------------------------- options */
 void tt_cli_validate_defaults(tt_cli_validate_opts *v)
@@ -94,54 +93,43 @@ double vld_cand_time(const vcand *c)
     return tt_validate_cand_time(c);
 }
 
-/* ---------------------------------------------------------------- candidates */
-static int engine_can_run(const vengine *e, tt_coll coll, size_t count, tt_dtype dt, vcand *c, char *why, size_t wl)
+/* ---------------------------------------------------------------- candidates (exec's answers) */
+typedef struct {
+    vctx *x;
+    const vengine *e;
+} vplan;
+
+/* every (algorithm, protocol) the executor runs for this collective at this count (exec's
+ * capability table; GPU ranks: this communicator's algorithms, tt_gpu_comm_algos) */
+static int engine_candidates(void *user, size_t count, vcand *out, int max)
 {
-    tt_plan req = TT_PLAN_DEFAULT, eff;
-    req.algo = c->algo;
-    req.proto = c->proto;
-    req.channels = c->channels;
-    tt_status st;
-    if (e->gpu) {
-        st = tt_gpu_comm_resolve_plan(e->g, coll, count, dt, &req, &eff);
-    } else {
-        tt_comm_set_plan(e->comm, &req);
-        st = tt_comm_resolve_plan(e->comm, coll, count, dt, &eff);
-        tt_comm_set_plan(e->comm, &plan_default);
+    const vplan *p = user;
+    tt_plan req[VMAXC], eff[VMAXC];
+    int n = tt_exec_runnable_plans(p->e->comm, p->e->g, p->x->s->coll, count, p->x->s->dtype, req, eff,
+                                   max < VMAXC ? max : VMAXC);
+    for (int k = 0; k < n; k++)
+        out[k] = (vcand){.algo = req[k].algo, .proto = req[k].proto, .channels = req[k].channels,
+                         .ran_channels = eff[k].channels};
+    return n;
+}
+
+/* the table's choice with the channels this engine runs, then exec's answer for it */
+static int choice_runs(void *user, size_t count, vcand *c, char *why, size_t wl)
+{
+    const vplan *p = user;
+    if (!p->e->gpu) {
+        if (c->channels > 1) p->x->host_channels_note = 1;
+        c->channels = 1; /* host transports run one channel (tt_exec.h) */
+    } else if (c->channels > tt_gpu_comm_max_channels(p->e->g)) {
+        c->channels = tt_gpu_comm_max_channels(p->e->g);
     }
-    if (st != TT_OK) {
-        if (why) snprintf(why, wl, "%s", tt_error_message());
-        return 0;
-    }
-    if (eff.algo != req.algo) { /* e.g. hierarchical on one host: the flat plan would run */
-        if (why)
-            snprintf(why, wl, "algorithm %s reduces to %s on these ranks (one host, or one rank per host)",
-                     tt_algo_label(req.algo), tt_algo_label(eff.algo));
+    tt_plan req = {c->algo, c->proto, c->channels, 0}, eff;
+    if (tt_exec_plan_check(p->e->comm, p->e->g, p->x->s->coll, count, p->x->s->dtype, &req, &eff) != TT_OK) {
+        snprintf(why, wl, "%s", tt_error_message());
         return 0;
     }
     c->ran_channels = eff.channels;
     return 1;
-}
-
-/* every (algorithm, protocol) the executor offers for this collective and rank count, from exec's
- * capability table (tt_exec_algos/tt_exec_protos; GPU ranks: what this communicator runs,
- * tt_gpu_comm_algos, with hierarchical where the ranks span hosts); whether each runs at a size
- * is asked per size */
-static int engine_candidates(const vengine *e, tt_coll coll, int nranks, vcand out[VMAXC])
-{
-    tt_exec_mode mode = e->gpu ? TT_EXEC_GPU : TT_EXEC_HOST;
-    tt_algo algos[TT_ALGO_COUNT];
-    tt_proto protos[TT_PROTO_COUNT];
-    int na = e->gpu ? tt_gpu_comm_algos(e->g, coll, algos, TT_ALGO_COUNT)
-                    : tt_exec_algos(mode, coll, nranks, algos, TT_ALGO_COUNT);
-    int np = tt_exec_protos(mode, protos, TT_PROTO_COUNT);
-    if (na > TT_ALGO_COUNT) na = TT_ALGO_COUNT;
-    if (np > TT_PROTO_COUNT) np = TT_PROTO_COUNT;
-    int n = 0;
-    for (int a = 0; a < na; a++)
-        for (int p = 0; p < np && n < VMAXC; p++)
-            out[n++] = (vcand){.algo = algos[a], .proto = protos[p], .channels = e->gpu ? 0 : 1};
-    return n;
 }
 
 int vld_plan_sizes(vctx *x, const vengine *e)
@@ -205,46 +193,9 @@ int vld_plan_sizes(vctx *x, const vengine *e)
         rc = tt_cli_bad("%s", tt_error_message());
         goto out;
     }
-    for (int i = 0; i < x->nsz; i++) {
-        vsize *z = &x->sz[i];
-        vcand all[VMAXC];
-        int na = engine_candidates(e, s->coll, x->nranks, all), nrun = 0;
-        vcand run[VMAXC];
-        for (int k = 0; k < na; k++)
-            if (engine_can_run(e, s->coll, z->count, s->dtype, &all[k], NULL, 0)) run[nrun++] = all[k];
-        tt_validate_rank(&m, s->coll, z->bytes, x->nranks, run, nrun);
-        if (z->count == 0) {
-            snprintf(z->note, sizeof z->note, "size below one element per rank");
-            continue;
-        }
-        vcand choice, *cp = NULL;
-        if (v->table) {
-            const tt_tune_entry *te = tt_tune_table_find(&tab, s->coll, z->bytes);
-            if (!te) {
-                snprintf(z->note, sizeof z->note, "the table has no entry for this size");
-                continue;
-            }
-            choice = (vcand){.algo = te->algo, .proto = te->proto, .channels = te->channels};
-            if (!e->gpu) {
-                if (choice.channels > 1) x->host_channels_note = 1;
-                choice.channels = 1; /* host transports run one channel (tt_exec.h) */
-            } else if (choice.channels > tt_gpu_comm_max_channels(e->g)) {
-                choice.channels = tt_gpu_comm_max_channels(e->g);
-            }
-            char why[400];
-            if (!engine_can_run(e, s->coll, z->count, s->dtype, &choice, why, sizeof why)) {
-                char cn[64];
-                vld_cand_name(cn, sizeof cn, &choice);
-                snprintf(z->note, sizeof z->note, "table choice %s not runnable here: %s", cn, why);
-                continue;
-            }
-            choice.pred_us = tt_validate_predict(&m, s->coll, z->bytes, x->nranks, &choice);
-            cp = &choice;
-        }
-        tt_validate_plan_size(z, cp, run, nrun, m.ok, v->runners_up);
-    }
-    int judged = 0;
-    for (int i = 0; i < x->nsz; i++) judged += x->sz[i].nc > 0;
+    vplan vp = {x, e};
+    tt_validate_engine ve = {engine_candidates, choice_runs, &vp};
+    int judged = tt_validate_plan(x->sz, x->nsz, v->table ? &tab : NULL, &m, s->coll, x->nranks, v->runners_up, &ve);
     if (!judged) {
         rc = tt_cli_bad("--validate: nothing to run: %s at every size of the sweep",
                         x->nsz ? x->sz[0].note : "no size");
@@ -254,31 +205,4 @@ out:
     tt_tune_table_free(&tab);
     tt_validate_model_free(&m);
     return rc;
-}
-
-int64_t vld_plan_hash(const vctx *x)
-{
-    uint64_t h = 1469598103934665603ull;
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
-    MIX(x->nsz);
-    MIX(x->s->coll);
-    MIX(x->s->dtype);
-    MIX(x->s->op);
-    MIX(x->s->root);
-    MIX(x->s->iters);
-    MIX(x->s->warmup);
-    MIX(x->s->agg);
-    MIX(x->s->check);
-    MIX(x->v->rounds);
-    for (int i = 0; i < x->nsz; i++) {
-        MIX(x->sz[i].bytes);
-        MIX(x->sz[i].nc);
-        for (int k = 0; k < x->sz[i].nc; k++) {
-            MIX(x->sz[i].c[k].algo);
-            MIX(x->sz[i].c[k].proto);
-            MIX(x->sz[i].c[k].channels);
-        }
-    }
-#undef MIX
-    return (int64_t)(h >> 2);
 }

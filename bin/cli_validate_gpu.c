@@ -4,9 +4,9 @@
  * environment; topo-exec.c opens the host communicator and compares the options first).  The
  * plan of every size is cli_validate.c's with the candidates this communicator runs (ring and
  * tree x simple/ll, and hierarchical x simple/ll where process ranks span hosts); the
- * measurement is cli_validate_run.c's (vld_measure_sizes) through the library's GPU engine,
- * which in process mode averages the times and sums #wrong over the processes, so every process
- * judges the same numbers; rank 0 prints.
+ * measurement is the library's (tt_sweep_candidates, through cli_validate_run.c's vld_measure) on
+ * its GPU engine, which in process mode averages the times and sums #wrong over the processes, so
+ * every process judges the same numbers; rank 0 prints.
  *
  * A candidate runs as topo-exec's GPU sweep measures a row: warm-up and timed calls of the
  * collective (-t: every collective the GPU executor runs, with -r for the rooted ones), then a
@@ -43,9 +43,7 @@ static int gpu_engine(vctx *x, tt_gpu_comm *g, tt_comm *host, tt_sweep_engine *s
     size_t es = tt_dtype_size(x->s->dtype), maxcount = 0;
     for (int i = 0; i < x->nsz; i++)
         if (x->sz[i].count > maxcount) maxcount = x->sz[i].count;
-    vcand none;
-    memset(&none, 0, sizeof none);
-    tt_sweep_opts bo = vld_sweep_opts(x->s, &none, 0);
+    tt_sweep_opts bo = vld_sweep_opts(x->s);
     tt_status st = tt_sweep_engine_gpu(se, g, host);
     if (st == TT_OK) st = tt_sweep_prepare(se, &bo, maxcount);
     if (st == TT_OK) return VX_OK;
@@ -68,7 +66,7 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     x.s = s;
     x.nranks = n;
     x.transport = "gpu";
-    pthread_mutex_init(&x.mu, NULL);
+    x.print = me == 0;
     char start[64];
     vld_start_time(start, sizeof start);
     tt_gpu_comm *g = NULL;
@@ -77,7 +75,6 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     tt_status st = host ? tt_gpu_comm_init_procs(&g, host, -1) : tt_gpu_comm_init(&g, ngpus, NULL);
     if (st != TT_OK) {
         tt_cli_bad("%s", tt_error_message());
-        pthread_mutex_destroy(&x.mu);
         return VX_RUNTIME;
     }
     if (host) {
@@ -100,9 +97,9 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
                    n);
         vld_print_header(&x);
     }
-    rc = vld_measure_sizes(&x, &se, 0, me, 1);
+    rc = vld_measure(&x, &se, NULL, 0, 0);
     if (x.failed) tt_cli_bad("rank %d: %s", me, x.err);
-    rc = vld_finish(&x, rc, start, me == 0);
+    rc = vld_finish(&x, rc, start);
 out:
     tt_sweep_engine_release(&se);
     if (tt_gpu_comm_destroy(g) != TT_OK && !rc) {
@@ -110,6 +107,5 @@ out:
         rc = VX_RUNTIME;
     }
     free(x.sz);
-    pthread_mutex_destroy(&x.mu);
     return rc;
 }

@@ -1,13 +1,11 @@
 /*
  * cli_validate_internal.h - what the files of topo-exec --validate share: the plan of every size
  * (cli_validate.c, over tune's tt_validate_* planning), its reports (cli_validate_report.c, over
- * tune's verdicts), the measurements and host ranks (cli_validate_run.c) and GPU ranks
- * (cli_validate_gpu.c).
+ * tune's verdicts), the glue to the library's measurement of candidates (cli_validate_run.c, over
+ * exec's tt_sweep_candidates*, tt_comm_agree) with host ranks, and GPU ranks (cli_validate_gpu.c).
  */
 #ifndef TT_CLI_VALIDATE_INTERNAL_H
 #define TT_CLI_VALIDATE_INTERNAL_H
-
-#include <pthread.h>
 
 #include "cli_validate.h"
 #include "tt_tune.h"
@@ -25,8 +23,8 @@ typedef tt_validate_size vsize; /* bytes, count, nc, c[VMAXC], note, verdict, be
 /* engine: which candidates exist, which apply (resolved by the executor itself) */
 typedef struct {
     int gpu;
-    tt_comm *comm;       /* host: a communicator to resolve plans on (plan restored afterwards) */
-    tt_gpu_comm *g;
+    tt_comm *comm;       /* host ranks: a communicator to resolve plans on (else NULL) */
+    tt_gpu_comm *g;      /* GPU ranks (else NULL) */
 } vengine;
 
 typedef struct {
@@ -42,8 +40,8 @@ typedef struct {
     vsize *sz;
     int nsz;
     /* run state */
-    pthread_mutex_t mu;
-    int failed;
+    int print;           /* this process prints (rank 0) */
+    int failed;          /* the measurement failed: err says why */
     char err[1200];
     int tty;
 } vctx;
@@ -54,28 +52,26 @@ void vld_cand_name(char *b, size_t n, const vcand *c);   /* "ring/simple" */
 double vld_cand_time(const vcand *c);                     /* the faster placement, < 0 when none */
 /* Plan every size: the table's choice and its runner-ups (an exit code, message printed). */
 int vld_plan_sizes(vctx *x, const vengine *e);
-/* Fingerprint of the plan (sweep options, sizes, candidates); ranks compare it before timing. */
-int64_t vld_plan_hash(const vctx *x);
 
 /* verdicts (tt_validate_judge_size with the margin) and output (cli_validate_report.c) */
 void vld_judge_size(const vctx *x, vsize *z);
 void vld_print_header(const vctx *x);
 void vld_print_size(const vctx *x, const vsize *z);
-/* Summary, JSON (-J) and the exit code, after the measurements (print: this process prints). */
-int vld_finish(vctx *x, int rc, const char *start, int print);
+/* Summary, JSON (-J) and the exit code, after the measurements (x->print: this process prints). */
+int vld_finish(vctx *x, int rc, const char *start);
 
 /* measurements (cli_validate_run.c) */
-void vld_fail(vctx *x, const char *msg);  /* the first failure of any rank is kept */
 void vld_start_time(char *b, size_t n);   /* "YYYY-MM-DD HH:MM:SS" UTC, for -J */
-/* The library's sweep options for one candidate (tt_sweep_one measures it as a sweep row). */
-tt_sweep_opts vld_sweep_opts(const tt_cli_sweep *s, const vcand *c, size_t chunk_bytes);
-/* Every size: its candidates in x->v->rounds interleaved rounds on engine e (store: keep the
- * fastest per candidate and judge; me == 0 prints each size).  VX_OK, or VX_RUNTIME after
- * vld_fail. */
-int vld_measure_sizes(vctx *x, tt_sweep_engine *e, size_t chunk_bytes, int me, int store);
+/* The library's sweep options of the run (the plan is each candidate's). */
+tt_sweep_opts vld_sweep_opts(const tt_cli_sweep *s);
+/* Every size: its candidates in x->v->rounds interleaved rounds (tt_sweep_candidates on engine e,
+ * or e NULL: tt_sweep_candidates_host on the nlocal host ranks comms), kept in x->sz, judged and
+ * printed (x->print) per size.  VX_OK, or VX_RUNTIME with x->failed and x->err set. */
+int vld_measure(vctx *x, tt_sweep_engine *e, tt_comm **comms, int nlocal, size_t chunk_bytes);
 /* Process ranks, before anything is timed: every rank's exit code so far (rc) and plan fingerprint
- * compared over c (collective); returns the agreed code, messages naming the rank that refused or
- * whose plan differs from rank 0's.  Every rank must call it, also after a failure. */
-int vld_agree(vctx *x, tt_comm *c, int rc);
+ * compared over c (tt_comm_agree, collective); returns the agreed code, messages naming the rank
+ * that refused or whose plan differs from rank 0's.  Every rank must call it, also after a
+ * failure. */
+int vld_agree(const vctx *x, tt_comm *c, int rc);
 
 #endif

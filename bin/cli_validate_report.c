@@ -202,8 +202,9 @@ static int write_json(const vctx *x, const char *start, int oob, int rc, const c
 }
 
 /* Everything after the measurements (rank 0 of the process that prints). */
-int vld_finish(vctx *x, int rc, const char *start, int print)
+int vld_finish(vctx *x, int rc, const char *start)
 {
+    int print = x->print;
     int oob = 0, nwrong = 0;
     for (int i = 0; i < x->nsz; i++)
         for (int k = 0; k < x->sz[i].nc; k++)

@@ -447,6 +447,74 @@ tt_status tt_sweep_one(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count,
 /* The whole sweep; every rank of the engine calls it (host: each rank's thread/process). */
 tt_status tt_sweep_run(tt_sweep_engine *e, const tt_sweep_opts *o);
 
+/* ---- candidates side by side (exec_measure_cands.c) ----
+ * Which candidate plans a communicator runs; then per size several of them measured as sweep
+ * rows (tt_sweep_one, both placements), in `rounds` interleaved rounds (size by size: round 1
+ * of every candidate, then round 2, ...), so that the candidates of a size see the same machine
+ * state; each keeps per placement its fastest time with the bandwidths at that time, and the
+ * most wrong elements of any round.  What topo-exec --validate measures the table's choice and
+ * its runner-ups with (docs/exec.md, "Measuring candidates"). */
+/* Whether plan req runs as asked for coll at count on one communicator: host ranks c (its own
+ * plan is left as it was) or GPU ranks g (the other NULL).  TT_OK with the effective plan (its
+ * channels resolved) in *eff; else the reason the collective would fail with, or
+ * TT_ERR_UNSUPPORTED "algorithm X reduces to Y on these ranks (one host, or one rank per host)"
+ * where the executor would run another algorithm (hierarchical on one host). */
+tt_status tt_exec_plan_check(tt_comm *c, const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype dt,
+                             const tt_plan *req, tt_plan *eff);
+/* The candidates of one communicator (c or g, as above) for coll at count: every (algorithm,
+ * protocol) of the capability table (host: tt_exec_algos for its ranks, one channel; GPU:
+ * tt_gpu_comm_algos, the executor's channels) that runs as asked (tt_exec_plan_check), in the
+ * table's order; the requests in req, what runs in eff (either may be NULL), at most max.
+ * Returns how many. */
+int tt_exec_runnable_plans(tt_comm *c, const tt_gpu_comm *g, tt_coll coll, size_t count, tt_dtype dt, tt_plan *req,
+                           tt_plan *eff, int max);
+
+typedef struct {
+    tt_plan plan;               /* in: the candidate (algorithm, protocol, channels, chunk) */
+    double time_us[2];          /* out: [0] out of place, [1] in place: fastest round, us; 0 = not measured */
+    double algbw[2], busbw[2];  /* out: GB/s at that time */
+    long long wrong[2];         /* out: most wrong elements of a round; -1 = not checked or not measured */
+} tt_sweep_cand;
+
+typedef struct {
+    uint64_t bytes;             /* in: the size (check_max applies to it) */
+    size_t count;               /* in: elements per rank (tt_sweep_count) */
+    int ncand;                  /* in: candidates of this size (0: the size is skipped) */
+    tt_sweep_cand *cand;        /* in/out: ncand candidates, measured in this order */
+} tt_sweep_cand_size;
+
+typedef struct {
+    tt_sweep_opts sweep;        /* collective, type, op, root, iters, warmup, agg, check, check_max, time_of
+                                 * (its plan, sizes and callbacks are not used) */
+    int rounds;                 /* >= 1 */
+    /* rank 0: before each measurement of a candidate (size index of nsizes, candidate, round) */
+    void (*progress)(void *user, int size, int nsizes, int cand, int round);
+    /* the rank that keeps the results: after the last round of a size */
+    void (*on_size)(void *user, int size, const tt_sweep_cand_size *z);
+    void *user;
+} tt_sweep_cands_opts;
+
+/* Every size's candidates on engine e (after tt_sweep_engine_*; buffers for the largest count
+ * are prepared here unless they are already).  Every rank of the engine calls it with the same
+ * sizes and candidates (host: each rank's thread or process; GPU: one call for the local ranks);
+ * each caller keeps the results in its sz.  The results are cleared first, so a failure leaves
+ * what was measured before it; the first failure stops the run and is returned with its message. */
+tt_status tt_sweep_candidates(tt_sweep_engine *e, const tt_sweep_cands_opts *o, tt_sweep_cand_size *sz, int nsz);
+/* Host ranks of this process: one thread per communicator (n = 1: in the calling thread, e.g.
+ * one rank per process), each on its own host engine; comms[0]'s rank keeps the results in sz
+ * and gets on_size; the communicators' plans are left at the default.  The first failure of any
+ * rank is returned with its message (in the calling thread). */
+tt_status tt_sweep_candidates_host(tt_comm **comms, int n, const tt_sweep_cands_opts *o, tt_sweep_cand_size *sz,
+                                   int nsz);
+/* Process ranks, before anything is timed: every rank's code (0 = ready, else why it stops, e.g.
+ * an exit code) and a fingerprint (of what it is about to run) all-gathered over c.  A
+ * collective: every rank calls it, also after its own failure.  TT_OK with *who = -1 when every
+ * code is 0 and every fingerprint equals rank 0's; else *who = the lowest rank with a nonzero code
+ * (*who_code = that code) or, when none, the lowest rank whose fingerprint differs from rank 0's
+ * (*who_code = 0).  A failed exchange: its status, the message "comparing the plans of the
+ * ranks: ...".  c's plan is set to the default. */
+tt_status tt_comm_agree(tt_comm *c, int code, int64_t fingerprint, int *who, int *who_code);
+
 #ifdef __cplusplus
 }
 #endif

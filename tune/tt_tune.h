@@ -697,6 +697,27 @@ void tt_validate_rank(const tt_validate_model *m, tt_coll coll, uint64_t bytes, 
  * TT_VALIDATE_MAXC - 1) without.  Returns z->nc; 0 with z->note set when nothing to judge. */
 int tt_validate_plan_size(tt_validate_size *z, const tt_validate_cand *choice, const tt_validate_cand *ranked,
                           int nranked, int model_ok, int runners_up);
+/* The executor's side of planning, asked by the caller (tune does not see the executor): the
+ * candidates it runs at a count (algo, proto, channels asked, ran_channels; at most max), and
+ * whether the table's choice runs at a count (it may adapt the choice, e.g. its channels to what
+ * the executor runs, and sets ran_channels; 0 with the reason in why). */
+typedef struct {
+    int (*candidates)(void *user, size_t count, tt_validate_cand *out, int max);
+    int (*choice_runs)(void *user, size_t count, tt_validate_cand *c, char *why, size_t wl);
+    void *user;
+} tt_validate_engine;
+/* Plan every size of sz (tt_validate_sizes): the engine's candidates ranked by m
+ * (tt_validate_rank), the choice of table tab at the size's bytes (NULL: the model's fastest)
+ * with its prediction, and its runner-ups (tt_validate_plan_size).  A size not judged keeps
+ * nc 0 and a note: below one element per rank, no table entry, the table's choice not runnable
+ * here (with the engine's reason), nothing predicted.  Returns how many sizes are judged. */
+int tt_validate_plan(tt_validate_size *sz, int n, const tt_tune_table *tab, const tt_validate_model *m, tt_coll coll,
+                     int nranks, int runners_up, const tt_validate_engine *e);
+/* A fingerprint of the plan, for ranks to compare before anything is timed (tt_comm_agree of
+ * tt_exec.h): the number of sizes, the caller's settings (nsettings values: the sweep's
+ * collective, type, iterations, rounds, ...), then per size its bytes and candidates (algorithm,
+ * protocol, channels).  Equal plans give equal fingerprints on every machine (FNV-1a, 62 bits). */
+int64_t tt_validate_fingerprint(const tt_validate_size *sz, int n, const long long *settings, int nsettings);
 
 /* "ring/simple" */
 void tt_validate_cand_name(char *b, size_t n, const tt_validate_cand *c);

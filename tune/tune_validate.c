@@ -1,8 +1,10 @@
 /*
  * tune_validate.c - the plan of topo-exec --validate: the sizes of the sweep, the model that
  * ranks the candidates (topology, live scan or the host stand-in, plus a calibration), and per
- * size the table's choice with its nearest runner-ups by predicted time.  The caller (bin/) asks
- * the executor which candidates it can run; tune_verdict.c judges the measurements.
+ * size the table's choice with its nearest runner-ups by predicted time (tt_validate_plan), and the
+ * plan's fingerprint that process ranks compare.  The caller (bin/) asks the executor which
+ * candidates it can run (tt_validate_engine, over exec's tt_exec_runnable_plans) and measures them
+ * (tt_sweep_candidates of tt_exec.h); tune_verdict.c judges the measurements.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +155,60 @@ int tt_validate_plan_size(tt_validate_size *z, const tt_validate_cand *choice, c
     for (int k = 0; k < nranked && z->nc - 1 < limit && z->nc < TT_VALIDATE_MAXC; k++)
         if (ranked[k].algo != ch.algo || ranked[k].proto != ch.proto) z->c[z->nc++] = ranked[k];
     return z->nc;
+}
+
+int tt_validate_plan(tt_validate_size *sz, int n, const tt_tune_table *tab, const tt_validate_model *m, tt_coll coll,
+                     int nranks, int runners_up, const tt_validate_engine *e)
+{
+    int judged = 0;
+    for (int i = 0; i < n; i++) {
+        tt_validate_size *z = &sz[i];
+        tt_validate_cand run[TT_VALIDATE_MAXC];
+        int nrun = e->candidates(e->user, z->count, run, TT_VALIDATE_MAXC);
+        if (nrun > TT_VALIDATE_MAXC) nrun = TT_VALIDATE_MAXC;
+        tt_validate_rank(m, coll, z->bytes, nranks, run, nrun);
+        if (z->count == 0) {
+            snprintf(z->note, sizeof z->note, "size below one element per rank");
+            continue;
+        }
+        tt_validate_cand choice, *cp = NULL;
+        if (tab) {
+            const tt_tune_entry *te = tt_tune_table_find(tab, coll, z->bytes);
+            if (!te) {
+                snprintf(z->note, sizeof z->note, "the table has no entry for this size");
+                continue;
+            }
+            choice = (tt_validate_cand){.algo = te->algo, .proto = te->proto, .channels = te->channels};
+            char why[400] = "";
+            if (!e->choice_runs(e->user, z->count, &choice, why, sizeof why)) {
+                char cn[64];
+                tt_validate_cand_name(cn, sizeof cn, &choice);
+                snprintf(z->note, sizeof z->note, "table choice %s not runnable here: %s", cn, why);
+                continue;
+            }
+            choice.pred_us = tt_validate_predict(m, coll, z->bytes, nranks, &choice);
+            cp = &choice;
+        }
+        judged += tt_validate_plan_size(z, cp, run, nrun, m && m->ok, runners_up) > 0;
+    }
+    return judged;
+}
+
+int64_t tt_validate_fingerprint(const tt_validate_size *sz, int n, const long long *settings, int nsettings)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a, one 64-bit value at a time */
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+    MIX(n);
+    for (int i = 0; i < nsettings; i++) MIX(settings[i]);
+    for (int i = 0; i < n; i++) {
+        MIX(sz[i].bytes);
+        MIX(sz[i].nc);
+        for (int k = 0; k < sz[i].nc; k++) {
+            MIX(sz[i].c[k].algo);
+            MIX(sz[i].c[k].proto);
+            MIX(sz[i].c[k].channels);
+        }
+    }
+#undef MIX
+    return (int64_t)(h >> 2);
 }

@@ -1,8 +1,9 @@
 /*
  * test_tune_validate.c - topo-exec --validate's plan and verdicts in tune (tune_validate.c,
  * tune_verdict.c): sweep sizes, the model on the host stand-in, ranking by prediction, the
- * choice with its runner-ups, RIGHT / within noise / WRONG thresholds, wrong ranges and what
- * won there, counts and the JSON member.
+ * choice with its runner-ups, the plan of every size over an engine the test plays
+ * (tt_validate_plan), the plan's fingerprint, RIGHT / within noise / WRONG thresholds,
+ * wrong ranges and what won there, counts and the JSON member.
  */
 #include <cjson/cJSON.h>
 #include <setjmp.h>
@@ -267,11 +268,136 @@ static void test_ranges(void **state)
     cJSON_Delete(j);
 }
 
+/* ---- the per-size plan over an engine the test plays (tt_validate_plan) */
+typedef struct {
+    int ncalls, nchoice;
+} fake_engine;
+
+/* ring and tree, simple, one channel, resolved to 1 */
+static int fake_candidates(void *user, size_t count, tt_validate_cand *out, int max)
+{
+    (void)count;
+    ((fake_engine *)user)->ncalls++;
+    assert_true(max >= 2);
+    out[0] = (tt_validate_cand){.algo = TT_ALGO_RING, .proto = TT_PROTO_SIMPLE, .channels = 1, .ran_channels = 1};
+    out[1] = (tt_validate_cand){.algo = TT_ALGO_TREE, .proto = TT_PROTO_SIMPLE, .channels = 1, .ran_channels = 1};
+    return 2;
+}
+
+/* halving-doubling does not run; channels are cut to 2 */
+static int fake_choice_runs(void *user, size_t count, tt_validate_cand *c, char *why, size_t wl)
+{
+    (void)count;
+    ((fake_engine *)user)->nchoice++;
+    if (c->channels > 2) c->channels = 2;
+    if (c->algo == TT_ALGO_RHD) {
+        snprintf(why, wl, "not on 3 ranks");
+        return 0;
+    }
+    c->ran_channels = c->channels;
+    return 1;
+}
+
+static void test_plan_sizes(void **state)
+{
+    (void)state;
+    tt_validate_size *sz = NULL;
+    int n = 0;
+    /* allreduce, 3 ranks, floats: 2 B (no element), 16 B, 128 B, 1 KiB, 8 KiB */
+    assert_int_equal(tt_validate_sizes(TT_COLL_ALLREDUCE, 3, 4, 2, 32768, 0, 8, &sz, &n), TT_OK);
+    assert_int_equal(n, 5);
+    tt_tune_entry e[3] = {
+        {.coll = TT_COLL_ALLREDUCE, .min_bytes = 0, .max_bytes = 100, .algo = TT_ALGO_TREE, .proto = TT_PROTO_SIMPLE,
+         .channels = 8},
+        {.coll = TT_COLL_ALLREDUCE, .min_bytes = 101, .max_bytes = 1000, .algo = TT_ALGO_RHD, .proto = TT_PROTO_SIMPLE},
+        {.coll = TT_COLL_ALLREDUCE, .min_bytes = 1001, .max_bytes = 4096, .algo = TT_ALGO_RING, .proto = TT_PROTO_SIMPLE,
+         .channels = 1},
+    };
+    tt_tune_table tab;
+    memset(&tab, 0, sizeof tab);
+    tab.entries = e;
+    tab.n = 3;
+    tab.ranks = 3;
+    tab.nodes = 1;
+    fake_engine fe = {0, 0};
+    tt_validate_engine eng = {fake_candidates, fake_choice_runs, &fe};
+    /* no model: every runnable candidate is a runner-up */
+    int judged = tt_validate_plan(sz, n, &tab, NULL, TT_COLL_ALLREDUCE, 3, 1, &eng);
+    assert_int_equal(judged, 2);
+    assert_int_equal(fe.ncalls, n);  /* the engine was asked at every size */
+    assert_int_equal(fe.nchoice, 3); /* the table's choice where there is an element and an entry */
+    assert_int_equal(sz[0].nc, 0);
+    assert_string_equal(sz[0].note, "size below one element per rank");
+    /* 16 B: tree (the table), its channels cut by the engine, then the ring */
+    assert_int_equal(sz[1].nc, 2);
+    assert_int_equal(sz[1].c[0].algo, TT_ALGO_TREE);
+    assert_int_equal(sz[1].c[0].channels, 2);
+    assert_int_equal(sz[1].c[0].ran_channels, 2);
+    assert_true(sz[1].c[0].pred_us < 0);
+    assert_int_equal(sz[1].c[1].algo, TT_ALGO_RING);
+    /* 128 B: the table's choice does not run here, with the engine's reason */
+    assert_int_equal(sz[2].nc, 0);
+    assert_string_equal(sz[2].note, "table choice halving-doubling/simple not runnable here: not on 3 ranks");
+    /* 1 KiB: ring, then tree */
+    assert_int_equal(sz[3].nc, 2);
+    assert_int_equal(sz[3].c[0].algo, TT_ALGO_RING);
+    assert_int_equal(sz[3].c[1].algo, TT_ALGO_TREE);
+    /* 8 KiB: beyond the table */
+    assert_int_equal(sz[4].nc, 0);
+    assert_string_equal(sz[4].note, "the table has no entry for this size");
+    /* no table and no model: nothing says which candidate is the choice */
+    free(sz);
+    assert_int_equal(tt_validate_sizes(TT_COLL_ALLREDUCE, 3, 4, 1024, 1024, 0, 16, &sz, &n), TT_OK);
+    assert_int_equal(tt_validate_plan(sz, n, NULL, NULL, TT_COLL_ALLREDUCE, 3, 1, &eng), 0);
+    assert_non_null(strstr(sz[0].note, "predicts none"));
+    free(sz);
+}
+
+/* the fingerprint ranks compare: equal plans agree, any difference in what would run does not */
+static void test_fingerprint(void **state)
+{
+    (void)state;
+    tt_validate_size *a = NULL, *b = NULL;
+    int na = 0, nb = 0;
+    assert_int_equal(tt_validate_sizes(TT_COLL_ALLREDUCE, 4, 4, 1024, 65536, 0, 4, &a, &na), TT_OK);
+    assert_int_equal(tt_validate_sizes(TT_COLL_ALLREDUCE, 4, 4, 1024, 65536, 0, 4, &b, &nb), TT_OK);
+    for (int i = 0; i < na; i++) {
+        a[i].nc = b[i].nc = 2;
+        a[i].c[0] = b[i].c[0] = (tt_validate_cand){.algo = TT_ALGO_RING, .proto = TT_PROTO_SIMPLE, .channels = 1};
+        a[i].c[1] = b[i].c[1] = (tt_validate_cand){.algo = TT_ALGO_TREE, .proto = TT_PROTO_SIMPLE, .channels = 1};
+    }
+    long long set[3] = {1, 20, 5}, other[3] = {1, 20, 6};
+    int64_t fa = tt_validate_fingerprint(a, na, set, 3);
+    /* measurements, predictions and notes are no part of the plan */
+    b[1].c[0].t[0] = 12.5;
+    b[1].c[1].pred_us = 3;
+    snprintf(b[2].note, sizeof b[2].note, "anything");
+    assert_true(fa == tt_validate_fingerprint(b, nb, set, 3));
+    assert_true(fa >= 0);
+    assert_true(fa != tt_validate_fingerprint(a, na, other, 3));       /* a setting */
+    assert_true(fa != tt_validate_fingerprint(a, na, set, 2));         /* fewer settings */
+    assert_true(fa != tt_validate_fingerprint(a, na - 1, set, 3));     /* a size fewer */
+    b[2].c[1].proto = TT_PROTO_LL;                                     /* a protocol */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    b[2].c[1].proto = TT_PROTO_SIMPLE;
+    b[0].c[0].channels = 2;                                            /* channels */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    b[0].c[0].channels = 1;
+    b[3].nc = 1;                                                       /* a runner-up fewer */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    b[3].nc = 2;
+    b[3].c[0].algo = TT_ALGO_TREE, b[3].c[1].algo = TT_ALGO_RING;      /* the choice and a runner-up swapped */
+    assert_true(fa != tt_validate_fingerprint(b, nb, set, 3));
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),     cmocka_unit_test(test_model_rank), cmocka_unit_test(test_plan_size),
-        cmocka_unit_test(test_verdicts),  cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_verdicts),  cmocka_unit_test(test_ranges),     cmocka_unit_test(test_fingerprint),
+        cmocka_unit_test(test_plan_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
