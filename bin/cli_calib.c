@@ -150,6 +150,9 @@ int tt_cli_calibrate(const tt_cli_calib_args *a)
                                  l->median * 100, l->worst * 100, l->med_start * 100, l->worst_start * 100,
                                  l->extrapolated);
                 if (l->worst_row[0]) tt_strbuf_printf(&r, "#   worst held-out row: %s\n", l->worst_row);
+                if (l->extrapolated > 0 && l->extrapolated < l->nrows)
+                    tt_strbuf_printf(&r, "#   worst of the %d held-out rows inside the fitted range: %.1f %%\n",
+                                     l->nrows - l->extrapolated, l->worst_inside * 100);
                 if (l->nspread > 0)
                     tt_strbuf_printf(&r, "#   own spread of the %d held-out rows measured more than once: median %.1f %%; "
                                          "%d of them predicted within it\n",

@@ -519,6 +519,7 @@ typedef struct {
     int nrows, extrapolated;
     double median, worst;
     double med_start, worst_start; /* the same rows with the start constants, unfitted */
+    double worst_inside;           /* the worst error of the held-out rows inside the fitted range (not extrapolated) */
     char worst_row[160];           /* the held-out row with the worst error: "tree/ll 4194304 B, 8 ranks:
                                       measured 321.08 us, predicted 194.62 us; its 6 repeats spread 12.0 %" */
     /* the held-out rows measured more than once, against their own spread over the repeats

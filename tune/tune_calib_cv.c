@@ -82,6 +82,20 @@ static void name_worst(tt_cv_line *l, const tt_measurement *w, double pred_us)
                  sp * 100);
 }
 
+/* 1 when m lies outside the fitted rows' sizes or rank counts (its prediction is an extrapolation) */
+static int outside_fit(const tt_measurement *m, const tt_measurement **fit, int nf)
+{
+    uint64_t bmin = UINT64_MAX, bmax = 0;
+    int rmin = 1 << 30, rmax = 0;
+    for (int i = 0; i < nf; i++) {
+        if (fit[i]->bytes < bmin) bmin = fit[i]->bytes;
+        if (fit[i]->bytes > bmax) bmax = fit[i]->bytes;
+        if (fit[i]->nranks < rmin) rmin = fit[i]->nranks;
+        if (fit[i]->nranks > rmax) rmax = fit[i]->nranks;
+    }
+    return m->bytes < bmin || m->bytes > bmax || m->nranks < rmin || m->nranks > rmax;
+}
+
 /* the held-out rows' errors against their own spread (after score or the size test's pooling) */
 static void spread_of(tt_cv_line *l, const tt_measurement *m, double err, double *sp, int *nsp)
 {
@@ -105,7 +119,7 @@ static void score(const tt_model_params *p, const tt_model_params *start, const 
     }
     int n = 0, nsp = 0;
     double *sp = malloc(sizeof(double) * (size_t)(nh ? nh : 1));
-    l->worst = l->worst_start = 0;
+    l->worst = l->worst_start = l->worst_inside = 0;
     l->worst_row[0] = 0;
     l->within_spread = 0;
     for (int i = 0; e && e0 && i < nh; i++) {
@@ -122,6 +136,8 @@ static void score(const tt_model_params *p, const tt_model_params *start, const 
         spread_of(l, held[i], e[n], sp, &nsp);
         if (held[i]->bytes < bmin || held[i]->bytes > bmax || held[i]->nranks < rmin || held[i]->nranks > rmax)
             l->extrapolated++;
+        else if (e[n] > l->worst_inside)
+            l->worst_inside = e[n];
         n++;
     }
     l->nrows = n;
@@ -200,6 +216,7 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
                     }
                     if (pool0[np] > L.worst_start) L.worst_start = pool0[np];
                     spread_of(&L, held[i], pool[np], psp, &nsp);
+                    if (!outside_fit(held[i], fit, nf) && pool[np] > L.worst_inside) L.worst_inside = pool[np];
                     np++;
                 }
                 tt_cv_line tmp;

@@ -75,6 +75,11 @@ for k in $kinds; do
     case $test in
       sizes) goal "$kind $n ranks, held-out sizes, median" "$med" 10
              goal "$kind $n ranks, held-out sizes, worst" "$worst" 25
+             # the worst row that was not an extrapolation (held-out sizes outside the fitted ones)
+             ins=$(awk -v n="$n" '$1 == "cv" && $2 == "sizes" && $4 == n {f = 1; next} $1 == "cv" {f = 0}
+                   f && /^#   worst of the [0-9]+ held-out rows inside the fitted range/ {print $(NF - 1); exit}' \
+                   "$OUT/calibrate-$k.txt")
+             [ -n "$ins" ] && say "# $kind $n ranks, held-out sizes, worst inside the fitted range (no goal): $ins%"
              # the same rows measured twice (odd against even cycles): the floor under a single row's error
              rep=$(grep -m1 "^#   repeatability of the $n ranks' rows" "$OUT/calibrate-$k.txt")
              [ -n "$rep" ] && say "# $kind $n ranks, repeatability (no goal): $(echo "$rep" | sed 's/^#   repeatability of the [0-9]* ranks. rows //')" ;;

@@ -52,6 +52,15 @@ if grep -qE '^#   worst held-out row: .*; its 6 repeats spread [0-9.]+ %$' "$TMP
    && ! grep -q 'own spread of the' "$TMP/mt/calibrate-virtual.txt"; then
   ok "cross-validation names the held-out rows' own spread over their repeats (host: 6 cycles; virtual: measured once)"
 else not_ok "cross-validation names the held-out rows' own spread over their repeats: $(grep -m2 -E 'worst held-out|own spread' "$TMP/mt/calibrate-host.txt")"; fi
+# the worst held-out row that was not an extrapolation, beside the worst of all: at most the worst of all,
+# and on 2 host ranks below it (the 64 MiB rows, outside the sizes fitted on, are the worst there)
+for n in 2 4 8; do
+  wi=$(sed -n "s/^# host $n ranks, held-out sizes, worst inside the fitted range (no goal): \([0-9.]*\)%$/\1/p" "$S")
+  wa=$(val "host $n ranks, held-out sizes, worst")
+  if [ -n "$wi" ] && awk -v i="$wi" -v a="$wa" -v n="$n" 'BEGIN{exit !(i <= a && (n != 2 || i < a))}'; then
+    ok "host $n ranks: worst held-out row inside the fitted range reported ($wi% of $wa%)"
+  else not_ok "host $n ranks: worst inside the fitted range (${wi:-missing}%) against the worst (${wa:-missing}%)"; fi
+done
 # the host-only constants are fitted and reported with their spread
 for c in peer_us xfer_GBps dram_GBps cache_MiB; do
   grep -qE "^exec.host.Simple.$c +[0-9.e+-]+ +[0-9.e+-]+ \.\. " "$TMP/mt/calibrate-host.txt" && ok "host constant $c reported with its spread" \
