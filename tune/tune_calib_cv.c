@@ -82,72 +82,93 @@ static void name_worst(tt_cv_line *l, const tt_measurement *w, double pred_us)
                  sp * 100);
 }
 
-/* 1 when m lies outside the fitted rows' sizes or rank counts (its prediction is an extrapolation) */
-static int outside_fit(const tt_measurement *m, const tt_measurement **fit, int nf)
+/* the fitted rows' sizes and rank counts: a held-out row outside them is an extrapolation */
+typedef struct {
+    uint64_t bmin, bmax;
+    int rmin, rmax;
+} fit_range;
+
+static fit_range range_of(const tt_measurement **fit, int nf)
 {
-    uint64_t bmin = UINT64_MAX, bmax = 0;
-    int rmin = 1 << 30, rmax = 0;
+    fit_range g = {UINT64_MAX, 0, 1 << 30, 0};
     for (int i = 0; i < nf; i++) {
-        if (fit[i]->bytes < bmin) bmin = fit[i]->bytes;
-        if (fit[i]->bytes > bmax) bmax = fit[i]->bytes;
-        if (fit[i]->nranks < rmin) rmin = fit[i]->nranks;
-        if (fit[i]->nranks > rmax) rmax = fit[i]->nranks;
+        if (fit[i]->bytes < g.bmin) g.bmin = fit[i]->bytes;
+        if (fit[i]->bytes > g.bmax) g.bmax = fit[i]->bytes;
+        if (fit[i]->nranks < g.rmin) g.rmin = fit[i]->nranks;
+        if (fit[i]->nranks > g.rmax) g.rmax = fit[i]->nranks;
     }
-    return m->bytes < bmin || m->bytes > bmax || m->nranks < rmin || m->nranks > rmax;
+    return g;
 }
 
-/* the held-out rows' errors against their own spread (after score or the size test's pooling) */
-static void spread_of(tt_cv_line *l, const tt_measurement *m, double err, double *sp, int *nsp)
+static int outside(const fit_range *g, const tt_measurement *m)
 {
-    double s = row_spread(m);
-    if (s < 0 || !sp) return;
-    sp[(*nsp)++] = s;
-    if (err <= s) l->within_spread++;
+    return m->bytes < g->bmin || m->bytes > g->bmax || m->nranks < g->rmin || m->nranks > g->rmax;
 }
 
+/* the held-out rows' errors of one line, gathered over one or more folds (held-out sizes pools two) */
+typedef struct {
+    double *e, *e0, *sp; /* error under the fit, under the start constants; own spread of rows measured twice */
+    int n, nsp;
+} cv_acc;
+
+static int acc_init(cv_acc *c, int cap)
+{
+    memset(c, 0, sizeof *c);
+    size_t k = (size_t)(cap > 0 ? cap : 1);
+    c->e = malloc(sizeof(double) * 3 * k);
+    if (!c->e) return -1;
+    c->e0 = c->e + k;
+    c->sp = c->e0 + k;
+    return 0;
+}
+
+/* predict the held-out rows of one fold under p (and start) into l and c */
 static void score(const tt_model_params *p, const tt_model_params *start, const tt_measurement **held, int nh,
-                  const tt_measurement **fit, int nf, tt_cv_line *l)
+                  const tt_measurement **fit, int nf, tt_cv_line *l, cv_acc *c)
 {
-    double *e = malloc(sizeof(double) * (size_t)(nh ? nh : 1)), *e0 = malloc(sizeof(double) * (size_t)(nh ? nh : 1));
-    uint64_t bmin = UINT64_MAX, bmax = 0;
-    int rmin = 1 << 30, rmax = 0;
-    for (int i = 0; i < nf; i++) {
-        if (fit[i]->bytes < bmin) bmin = fit[i]->bytes;
-        if (fit[i]->bytes > bmax) bmax = fit[i]->bytes;
-        if (fit[i]->nranks < rmin) rmin = fit[i]->nranks;
-        if (fit[i]->nranks > rmax) rmax = fit[i]->nranks;
-    }
-    int n = 0, nsp = 0;
-    double *sp = malloc(sizeof(double) * (size_t)(nh ? nh : 1));
-    l->worst = l->worst_start = l->worst_inside = 0;
-    l->worst_row[0] = 0;
-    l->within_spread = 0;
-    for (int i = 0; e && e0 && i < nh; i++) {
+    fit_range g = range_of(fit, nf);
+    for (int i = 0; i < nh; i++) {
         double a, b;
         if (tt_exec_predict(p, held[i], &a) != TT_OK || tt_exec_predict(start, held[i], &b) != TT_OK) continue;
-        double t = held[i]->time_us;
-        e[n] = fabs(a - t) / t;
-        e0[n] = fabs(b - t) / t;
-        if (e[n] > l->worst) {
-            l->worst = e[n];
+        double t = held[i]->time_us, e = fabs(a - t) / t;
+        c->e[c->n] = e;
+        c->e0[c->n++] = fabs(b - t) / t;
+        if (e > l->worst) {
+            l->worst = e;
             name_worst(l, held[i], a);
         }
-        if (e0[n] > l->worst_start) l->worst_start = e0[n];
-        spread_of(l, held[i], e[n], sp, &nsp);
-        if (held[i]->bytes < bmin || held[i]->bytes > bmax || held[i]->nranks < rmin || held[i]->nranks > rmax)
-            l->extrapolated++;
-        else if (e[n] > l->worst_inside)
-            l->worst_inside = e[n];
-        n++;
+        if (fabs(b - t) / t > l->worst_start) l->worst_start = fabs(b - t) / t;
+        if (outside(&g, held[i])) l->extrapolated++;
+        else if (e > l->worst_inside) l->worst_inside = e;
+        double sp = row_spread(held[i]);
+        if (sp >= 0) {
+            c->sp[c->nsp++] = sp;
+            if (e <= sp) l->within_spread++;
+        }
     }
-    l->nrows = n;
-    l->median = n && e ? tt_median(e, (size_t)n) : 0;
-    l->med_start = n && e0 ? tt_median(e0, (size_t)n) : 0;
-    l->nspread = nsp;
-    l->spread_median = nsp ? tt_median(sp, (size_t)nsp) : -1;
-    free(sp);
-    free(e);
-    free(e0);
+}
+
+/* the line's medians from everything scored into c; frees c */
+static void acc_finish(tt_cv_line *l, cv_acc *c)
+{
+    l->nrows = c->n;
+    l->median = c->n ? tt_median(c->e, (size_t)c->n) : 0;
+    l->med_start = c->n ? tt_median(c->e0, (size_t)c->n) : 0;
+    l->nspread = c->nsp;
+    l->spread_median = c->nsp ? tt_median(c->sp, (size_t)c->nsp) : -1;
+    free(c->e);
+    memset(c, 0, sizeof *c);
+}
+
+/* one fold makes the whole line (held-out rank count, held-out algorithm); -1 when out of memory */
+static int score_line(const tt_model_params *p, const tt_model_params *start, const tt_measurement **held, int nh,
+                      const tt_measurement **fit, int nf, tt_cv_line *l)
+{
+    cv_acc c;
+    if (acc_init(&c, nh)) return -1;
+    score(p, start, held, nh, fit, nf, l, &c);
+    acc_finish(l, &c);
+    return 0;
 }
 
 tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_params *start, tt_calib_cv *out)
@@ -185,13 +206,10 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
             L.nranks = ranks[r];
             snprintf(L.fit_on, sizeof L.fit_on, "every other size, then the rest");
             snprintf(L.predicted, sizeof L.predicted, "the other half, %d ranks", ranks[r]);
-            /* two folds pooled: collect errors of both into one line */
-            tt_cv_line acc;
-            memset(&acc, 0, sizeof acc);
-            double *pool = malloc(sizeof(double) * ((size_t)ms->n * 3 + 12)), *pool0 = pool ? pool + ms->n + 4 : NULL;
-            double *psp = pool ? pool0 + ms->n + 4 : NULL;
-            int np = 0, nsp = 0;
-            for (int par = 0; par < 2 && pool; par++) {
+            /* two folds pooled into one line */
+            cv_acc acc;
+            if (acc_init(&acc, ms->n)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
+            for (int par = 0; par < 2; par++) {
                 int nf = 0, nh = 0;
                 for (int i = 0; i < ms->n; i++) {
                     const tt_measurement *m = &ms->m[i];
@@ -201,37 +219,12 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
                 }
                 tt_model_params p;
                 if ((st = fit_subset(&st0, fit, nf, &p)) != TT_OK) {
-                    free(pool);
+                    acc_finish(&L, &acc);
                     goto out;
                 }
-                for (int i = 0; i < nh; i++) {
-                    double a, b;
-                    if (tt_exec_predict(&p, held[i], &a) != TT_OK || tt_exec_predict(&st0, held[i], &b) != TT_OK) continue;
-                    double t = held[i]->time_us;
-                    pool[np] = fabs(a - t) / t;
-                    pool0[np] = fabs(b - t) / t;
-                    if (pool[np] > L.worst) {
-                        L.worst = pool[np];
-                        name_worst(&L, held[i], a);
-                    }
-                    if (pool0[np] > L.worst_start) L.worst_start = pool0[np];
-                    spread_of(&L, held[i], pool[np], psp, &nsp);
-                    if (!outside_fit(held[i], fit, nf) && pool[np] > L.worst_inside) L.worst_inside = pool[np];
-                    np++;
-                }
-                tt_cv_line tmp;
-                memset(&tmp, 0, sizeof tmp);
-                score(&p, &st0, held, nh, fit, nf, &tmp);
-                L.extrapolated += tmp.extrapolated;
+                score(&p, &st0, held, nh, fit, nf, &L, &acc);
             }
-            L.nrows = np;
-            if (pool && np) {
-                L.median = tt_median(pool, (size_t)np);
-                L.med_start = tt_median(pool0, (size_t)np);
-            }
-            L.nspread = nsp;
-            L.spread_median = nsp ? tt_median(psp, (size_t)nsp) : -1;
-            free(pool);
+            acc_finish(&L, &acc);
             if (add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
         }
         /* held-out rank count: fit on the smaller counts, predict the largest */
@@ -254,8 +247,7 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
             }
             tt_model_params p;
             if ((st = fit_subset(&st0, fit, nf, &p)) != TT_OK) goto out;
-            score(&p, &st0, held, nh, fit, nf, &L);
-            if (add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
+            if (score_line(&p, &st0, held, nh, fit, nf, &L) || add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
         }
         /* held-out algorithm: fit on ring rows, predict tree rows */
         {
@@ -277,8 +269,7 @@ tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_param
                 tt_model_params p;
                 if ((st = fit_subset(&st0, fit, nf, &p)) != TT_OK) goto out;
                 for (int q = 0; q < TT_PROTO_COUNT; q++) p.exec[kind][q].hop_us = p.exec[kind][q].step_us;
-                score(&p, &st0, held, nh, fit, nf, &L);
-                if (add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
+                if (score_line(&p, &st0, held, nh, fit, nf, &L) || add_line(out, &L)) { st = tt_error_set(TT_ERR_NOMEM, "cross-validation: out of memory"); goto out; }
             }
         }
     }
