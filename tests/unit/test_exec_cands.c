@@ -138,15 +138,32 @@ static tt_plan plan_of(tt_algo a)
     return p;
 }
 
-/* sizes 0 and 2 with 2 and 3 candidates, size 1 skipped (no candidate) */
-static void three_sizes(tt_sweep_cand_size sz[3], tt_sweep_cand c[5])
+/* two sizes' candidates: ring, tree | tree, ring, last */
+static void five_cands(tt_sweep_cand c[5], tt_algo last)
 {
     memset(c, 0, 5 * sizeof *c);
     c[0].plan = plan_of(TT_ALGO_RING);
     c[1].plan = plan_of(TT_ALGO_TREE);
     c[2].plan = plan_of(TT_ALGO_TREE);
     c[3].plan = plan_of(TT_ALGO_RING);
-    c[4].plan = plan_of(TT_ALGO_RHD);
+    c[4].plan = plan_of(last);
+}
+
+/* the callbacks' record for sizes sz (each size's candidate count taken from it), rounds rounds */
+static calls calls_for(tt_sweep_cand_size *sz, int nsz, int rounds)
+{
+    calls cb;
+    memset(&cb, 0, sizeof cb);
+    cb.sz = sz;
+    for (int i = 0; i < nsz && i < 8; i++) cb.ncand_of[i] = sz[i].ncand;
+    cb.rounds = rounds;
+    return cb;
+}
+
+/* sizes 0 and 2 with 2 and 3 candidates, size 1 skipped (no candidate) */
+static void three_sizes(tt_sweep_cand_size sz[3], tt_sweep_cand c[5])
+{
+    five_cands(c, TT_ALGO_RHD);
     sz[0] = (tt_sweep_cand_size){1024, 256, 2, &c[0]};
     sz[1] = (tt_sweep_cand_size){2048, 512, 0, NULL};
     sz[2] = (tt_sweep_cand_size){4096, 1024, 3, &c[2]};
@@ -161,12 +178,8 @@ static void test_script_rounds_fold_to_fastest(void **state)
     tt_sweep_cand c[5];
     three_sizes(sz, c);
     c[4].wrong[0] = 99; /* cleared before measuring */
-    calls cb;
-    memset(&cb, 0, sizeof cb);
-    cb.sz = sz;
-    cb.ncand_of[0] = 2, cb.ncand_of[2] = 3;
     const int rounds = 3;
-    cb.rounds = rounds;
+    calls cb = calls_for(sz, 3, rounds);
     tt_sweep_cands_opts o = {sweep_opts(), rounds, on_progress, on_size, &cb};
     assert_int_equal(tt_sweep_candidates(&e, &o, sz, 3), TT_OK);
     assert_int_equal(s.prepared, 1024); /* the largest count with candidates */
@@ -221,11 +234,7 @@ static void test_script_failure_keeps_what_ran(void **state)
     three_sizes(sz, c);
     for (int k = 0; k < 5; k++) c[k].time_us[0] = c[k].time_us[1] = 1234; /* stale: cleared */
     s.fail_at = 2 * 2 * 2 + 3; /* size 0 done (2 rounds x 2 candidates x 2), then size 2's candidate 1 */
-    calls cb;
-    memset(&cb, 0, sizeof cb);
-    cb.sz = sz;
-    cb.ncand_of[0] = 2, cb.ncand_of[2] = 3;
-    cb.rounds = 2;
+    calls cb = calls_for(sz, 3, 2);
     tt_sweep_cands_opts o = {sweep_opts(), 2, on_progress, on_size, &cb};
     tt_error_clear();
     assert_int_equal(tt_sweep_candidates(&e, &o, sz, 3), TT_ERR_TIMEOUT);
@@ -272,12 +281,7 @@ static void test_host_threads_every_candidate(void **state)
     tt_comm *comm[NR];
     assert_int_equal(tt_comm_init_threads(NR, comm), TT_OK);
     tt_sweep_cand c[5];
-    memset(c, 0, sizeof c);
-    c[0].plan = plan_of(TT_ALGO_RING);
-    c[1].plan = plan_of(TT_ALGO_TREE);
-    c[2].plan = plan_of(TT_ALGO_TREE);
-    c[3].plan = plan_of(TT_ALGO_RING);
-    c[4].plan = plan_of(TT_ALGO_HIER);
+    five_cands(c, TT_ALGO_HIER);
     tt_sweep_opts so = sweep_opts();
     so.coll = TT_COLL_ALLREDUCE;
     tt_sweep_cand_size sz[2] = {{0, 0, 2, &c[0]}, {0, 0, 3, &c[2]}};
@@ -285,11 +289,7 @@ static void test_host_threads_every_candidate(void **state)
         sz[i].count = tt_sweep_count(&so, NR, 1024u << (4 * i));
         sz[i].bytes = (uint64_t)sz[i].count * 4;
     }
-    calls cb;
-    memset(&cb, 0, sizeof cb);
-    cb.sz = sz;
-    cb.ncand_of[0] = 2, cb.ncand_of[1] = 3;
-    cb.rounds = 2;
+    calls cb = calls_for(sz, 2, 2);
     tt_sweep_cands_opts o = {so, 2, on_progress, on_size, &cb};
     assert_int_equal(tt_sweep_candidates_host(comm, NR, &o, sz, 2), TT_OK);
     assert_int_equal(cb.nsize, 2);          /* one rank keeps the results */
