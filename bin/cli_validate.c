@@ -74,25 +74,6 @@ int tt_cli_validate_option(tt_cli_validate_opts *v, const char *name, const char
     return 0;
 }
 
-/* ---------------------------------------------------------------- naming */
-const char *vld_coll_name(tt_coll c)
-{
-    static const char *const n[TT_COLL_COUNT] = {
-        [TT_COLL_ALLREDUCE] = "all_reduce", [TT_COLL_REDUCESCATTER] = "reduce_scatter",
-        [TT_COLL_ALLGATHER] = "all_gather", [TT_COLL_BROADCAST] = "broadcast", [TT_COLL_REDUCE] = "reduce"};
-    return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
-}
-
-void vld_cand_name(char *b, size_t n, const vcand *c)
-{
-    tt_validate_cand_name(b, n, c);
-}
-
-double vld_cand_time(const vcand *c)
-{
-    return tt_validate_cand_time(c);
-}
-
 /* ---------------------------------------------------------------- candidates (exec's answers) */
 typedef struct {
     vctx *x;

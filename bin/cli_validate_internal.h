@@ -7,6 +7,7 @@
 #ifndef TT_CLI_VALIDATE_INTERNAL_H
 #define TT_CLI_VALIDATE_INTERNAL_H
 
+#include "cli_exec.h"
 #include "cli_validate.h"
 #include "tt_tune.h"
 
@@ -46,10 +47,7 @@ typedef struct {
     int tty;
 } vctx;
 
-/* naming (cli_validate.c) */
-const char *vld_coll_name(tt_coll c);                     /* "all_reduce", ... (topo-exec's -t names) */
-void vld_cand_name(char *b, size_t n, const vcand *c);   /* "ring/simple" */
-double vld_cand_time(const vcand *c);                     /* the faster placement, < 0 when none */
+/* planning (cli_validate.c); collectives are named by topo-exec's -t names (tt_cli_coll_name) */
 /* Plan every size: the table's choice and its runner-ups (an exit code, message printed). */
 int vld_plan_sizes(vctx *x, const vengine *e);
 

@@ -21,7 +21,7 @@ void vld_print_header(const vctx *x)
 {
     const tt_cli_sweep *s = x->s;
     printf("# topo-exec --validate (topotune %s) collective: %s, %d ranks (%s)\n", TT_VERSION_STRING,
-           vld_coll_name(s->coll), x->nranks, x->transport);
+           tt_cli_coll_name(s->coll), x->nranks, x->transport);
     if (x->setup[0]) printf("# ranks: %s\n", x->setup);
     printf("# table: %s\n", x->table_desc);
     if (x->ranked)
@@ -51,8 +51,8 @@ void vld_print_size(const vctx *x, const vsize *z)
         return;
     }
     char cn[64], bn[64], verdict[48], loss[24];
-    vld_cand_name(cn, sizeof cn, &z->c[0]);
-    vld_cand_name(bn, sizeof bn, &z->c[z->best]);
+    tt_validate_cand_name(cn, sizeof cn, &z->c[0]);
+    tt_validate_cand_name(bn, sizeof bn, &z->c[z->best]);
     switch (z->verdict) {
     case V_RIGHT: snprintf(verdict, sizeof verdict, "RIGHT"); break;
     case V_ONLY: snprintf(verdict, sizeof verdict, "RIGHT (only candidate)"); break;
@@ -60,11 +60,11 @@ void vld_print_size(const vctx *x, const vsize *z)
     default: snprintf(verdict, sizeof verdict, "WRONG by %.1f%%", z->loss * 100); break;
     }
     snprintf(loss, sizeof loss, "%+.1f%%", z->loss * 100);
-    printf("%12llu  %-24s %10.2f  %-24s %10.2f %8s  %-22s", (unsigned long long)z->bytes, cn, vld_cand_time(&z->c[0]), bn,
-           vld_cand_time(&z->c[z->best]), loss, verdict);
+    printf("%12llu  %-24s %10.2f  %-24s %10.2f %8s  %-22s", (unsigned long long)z->bytes, cn, tt_validate_cand_time(&z->c[0]), bn,
+           tt_validate_cand_time(&z->c[z->best]), loss, verdict);
     for (int k = 1; k < z->nc; k++) {
-        vld_cand_name(cn, sizeof cn, &z->c[k]);
-        printf("%s%s %.2f", k > 1 ? ", " : "", cn, vld_cand_time(&z->c[k]));
+        tt_validate_cand_name(cn, sizeof cn, &z->c[k]);
+        printf("%s%s %.2f", k > 1 ? ", " : "", cn, tt_validate_cand_time(&z->c[k]));
         if (z->c[k].pred_us > 0) {
             snprintf(b, sizeof b, "%.2f", z->c[k].pred_us);
             printf(" [%s]", b);
@@ -73,7 +73,7 @@ void vld_print_size(const vctx *x, const vsize *z)
     for (int k = 0; k < z->nc; k++)
         for (int p = 0; p < 2; p++)
             if (z->c[k].wrong[p] > 0) {
-                vld_cand_name(cn, sizeof cn, &z->c[k]);
+                tt_validate_cand_name(cn, sizeof cn, &z->c[k]);
                 printf("  (%s: %lld WRONG RESULT(S) %s)", cn, z->c[k].wrong[p], p ? "in place" : "out of place");
             }
     printf("\n");
@@ -93,13 +93,13 @@ static int summary(const vctx *x, int *nwrong_out)
         char lo[24], hi[24], cn[64], win[600];
         tt_validate_size_label(lo, sizeof lo, x->sz[r[i].lo].bytes);
         tt_validate_size_label(hi, sizeof hi, x->sz[r[i].hi].bytes);
-        vld_cand_name(cn, sizeof cn, &x->sz[r[i].lo].c[0]);
+        tt_validate_cand_name(cn, sizeof cn, &x->sz[r[i].lo].c[0]);
         tt_validate_range_winners(x->sz, &r[i], win, sizeof win);
         char pct[48];
         if (r[i].maxloss - r[i].minloss < 0.0005) snprintf(pct, sizeof pct, "%.1f%%", r[i].maxloss * 100);
         else snprintf(pct, sizeof pct, "%.1f-%.1f%%", r[i].minloss * 100, r[i].maxloss * 100);
         printf("# table wrong for %s%s%s (%s, %d ranks): its choice %s is %s slower than %s\n", lo,
-               r[i].lo == r[i].hi ? "" : "-", r[i].lo == r[i].hi ? "" : hi, vld_coll_name(x->s->coll), x->nranks, cn, pct,
+               r[i].lo == r[i].hi ? "" : "-", r[i].lo == r[i].hi ? "" : hi, tt_cli_coll_name(x->s->coll), x->nranks, cn, pct,
                win);
     }
     if (nr) {
@@ -142,7 +142,7 @@ static int write_json(const vctx *x, const char *start, int oob, int rc, const c
     cJSON *args = cJSON_AddArrayToObject(j, "args");
     for (int i = 0; i < s->argc; i++) cJSON_AddItemToArray(args, cJSON_CreateString(s->argv[i]));
     cJSON *cfg = cJSON_AddObjectToObject(j, "config");
-    cJSON_AddStringToObject(cfg, "collective", vld_coll_name(s->coll));
+    cJSON_AddStringToObject(cfg, "collective", tt_cli_coll_name(s->coll));
     cJSON_AddNumberToObject(cfg, "nranks", x->nranks);
     cJSON_AddStringToObject(cfg, "transport", x->transport);
     cJSON_AddNumberToObject(cfg, "minimum_bytes", (double)s->minb);

@@ -61,7 +61,7 @@ static void on_progress(void *user, int i, int nsz, int k, int round)
     (void)round;
     if (!x->tty) return;
     char cn[64];
-    vld_cand_name(cn, sizeof cn, &x->sz[i].c[k]);
+    tt_validate_cand_name(cn, sizeof cn, &x->sz[i].c[k]);
     fprintf(stderr, "\r\033[K# validate %d/%d: %llu bytes, %s ...", i + 1, nsz, (unsigned long long)x->sz[i].bytes, cn);
     fflush(stderr);
 }
