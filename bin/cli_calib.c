@@ -33,14 +33,6 @@ static int emit(const char *path, tt_strbuf *sb)
     return st == TT_OK ? 0 : tt_cli_fail(st);
 }
 
-static const char *cand_name(const tt_measurement *m, char *b, size_t n)
-{
-    /* no recorded algorithm: NCCL's own choice, or our executor's default plan */
-    snprintf(b, n, "%s/%s", m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : m->exec_kind > 0 ? "default" : "nccl",
-             m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "any");
-    return b;
-}
-
 /* robust alpha-beta per (collective, algorithm, protocol, ranks) */
 static void report_alpha_beta(const tt_measure_set *ms, tt_strbuf *r)
 {
@@ -65,10 +57,10 @@ static void report_alpha_beta(const tt_measure_set *ms, tt_strbuf *r)
         double av, bv;
         if (tt_fit_alpha_beta(x, y, n, &av, &bv) == TT_OK)
             tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12.2f %12.4g\n", tt_coll_name(m->coll), m->nranks,
-                             cand_name(m, cb, sizeof cb), n, av, bv);
+                             tt_measure_cand_name(m, cb, sizeof cb), n, av, bv);
         else
             tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12s %12s\n", tt_coll_name(m->coll), m->nranks,
-                             cand_name(m, cb, sizeof cb), n, "-", "-");
+                             tt_measure_cand_name(m, cb, sizeof cb), n, "-", "-");
     }
 out:
     free(done);
@@ -125,12 +117,12 @@ int tt_cli_calibrate(const tt_cli_calib_args *a)
         char cb[48];
         if (rep.row[i] < 0) {
             tt_strbuf_printf(&r, "%-14s %6d %-14s %12llu %12.2f   skipped (%s)\n", tt_coll_name(m->coll), m->nranks,
-                             cand_name(m, cb, sizeof cb), (unsigned long long)m->bytes, m->time_us, m->where);
+                             tt_measure_cand_name(m, cb, sizeof cb), (unsigned long long)m->bytes, m->time_us, m->where);
             continue;
         }
         double eb = fabs(rep.pred_before[i] - m->time_us) / m->time_us, ea = fabs(rep.pred_after[i] - m->time_us) / m->time_us;
         tt_strbuf_printf(&r, "%-14s %6d %-14s %12llu %12.2f %12.2f %7.1f%% %12.2f %7.1f%%\n", tt_coll_name(m->coll),
-                         m->nranks, cand_name(m, cb, sizeof cb), (unsigned long long)m->bytes, m->time_us,
+                         m->nranks, tt_measure_cand_name(m, cb, sizeof cb), (unsigned long long)m->bytes, m->time_us,
                          rep.pred_before[i], eb * 100, rep.pred_after[i], ea * 100);
     }
     tt_strbuf_printf(&r, "\n# error over %d rows: median %.1f%% -> %.1f%%, worst %.1f%% -> %.1f%%\n", rep.npoints,

@@ -383,6 +383,9 @@ tt_status tt_measure_parse(const char *text, size_t len, const char *name, const
 void tt_measure_set_free(tt_measure_set *set);
 /* Algorithm names of tune and of topo-exec ("halving-doubling" = rhd, "hierarchical" = hier). */
 tt_status tt_measure_algo_parse(const char *s, tt_algo *out);
+/* "ring/simple"; no recorded algorithm: "default" (our executor's default plan) or "nccl" (NCCL's
+ * own choice); no recorded protocol: "any".  Returns b. */
+const char *tt_measure_cand_name(const tt_measurement *m, char *b, size_t n);
 
 /* Repeatability of a set's rows measured at least twice: per row the two independent estimates
  * (fastest of the odd and of the even repeats, parity_us) differ by |a - b| / min(a, b); with

@@ -72,10 +72,10 @@ static double row_spread(const tt_measurement *m)
 
 static void name_worst(tt_cv_line *l, const tt_measurement *w, double pred_us)
 {
-    int o = snprintf(l->worst_row, sizeof l->worst_row, "%s/%s %llu B, %d ranks: measured %.2f us, predicted %.2f us",
-                     w->algo >= 0 ? tt_algo_name((tt_algo)w->algo) : "default",
-                     w->proto >= 0 ? tt_proto_name((tt_proto)w->proto) : "default", (unsigned long long)w->bytes,
-                     w->nranks, w->time_us, pred_us);
+    char cn[48];
+    int o = snprintf(l->worst_row, sizeof l->worst_row, "%s %llu B, %d ranks: measured %.2f us, predicted %.2f us",
+                     tt_measure_cand_name(w, cn, sizeof cn), (unsigned long long)w->bytes, w->nranks, w->time_us,
+                     pred_us);
     double sp = row_spread(w);
     if (sp >= 0 && o > 0 && (size_t)o < sizeof l->worst_row)
         snprintf(l->worst_row + o, sizeof l->worst_row - (size_t)o, "; its %d repeats spread %.1f %%", w->repeats,

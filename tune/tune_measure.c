@@ -40,6 +40,13 @@ void tm_finish_times(tt_measurement *m)
     m->time_us = a > 0 && (b <= 0 || a <= b) ? a : b;
 }
 
+const char *tt_measure_cand_name(const tt_measurement *m, char *b, size_t n)
+{
+    snprintf(b, n, "%s/%s", m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : m->exec_kind > 0 ? "default" : "nccl",
+             m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "any");
+    return b;
+}
+
 tt_status tt_measure_algo_parse(const char *s, tt_algo *out)
 {
     if (s && !strcasecmp(s, "halving-doubling")) { *out = TT_ALGO_RHD; return TT_OK; }
@@ -187,11 +194,10 @@ tt_status tt_measure_repeatability(const tt_measure_set *ms, int exec_kind, int 
         if ((exec_kind && m->exec_kind != exec_kind) || (nranks && m->nranks != nranks)) continue;
         double r = fabs(a - b) / (a < b ? a : b);
         if (r > out->worst || out->nrows == 0) {
+            char cn[48];
             out->worst = r;
-            snprintf(out->worst_row, sizeof out->worst_row, "%s/%s %llu B, %d ranks: %.2f us against %.2f us",
-                     m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : "default",
-                     m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "default", (unsigned long long)m->bytes,
-                     m->nranks, a, b);
+            snprintf(out->worst_row, sizeof out->worst_row, "%s %llu B, %d ranks: %.2f us against %.2f us",
+                     tt_measure_cand_name(m, cn, sizeof cn), (unsigned long long)m->bytes, m->nranks, a, b);
         }
         d[out->nrows++] = r;
     }

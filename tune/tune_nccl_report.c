@@ -11,13 +11,6 @@
 
 #include "tune_internal.h"
 
-static const char *cand_name(const tt_measurement *m, char *b, size_t n)
-{
-    snprintf(b, n, "%s/%s", m->algo >= 0 ? tt_algo_name((tt_algo)m->algo) : "nccl",
-             m->proto >= 0 ? tt_proto_name((tt_proto)m->proto) : "any");
-    return b;
-}
-
 /* one row: its time by NCCL's model (raw) and with the absolute-time layer (abs) */
 static tt_status eval_row(const tt_topo *t, const tt_cluster *base, const tt_measurement *m, double *raw_us,
                           double *abs_us, tt_algo *al, tt_proto *pr, const char **part)
@@ -62,7 +55,7 @@ tt_status tt_nccl_rows_report(const tt_topo *t, const tt_cluster *base, const tt
         tt_proto pr = TT_PROTO_DEFAULT;
         if (eval_row(t, base, m, &raw, &us, &al, &pr, &s.part) != TT_OK) {
             tt_strbuf_printf(r, "%-14s %6d %-14s %-14s %12llu %12.2f   skipped (%s)\n", tt_coll_name(m->coll), m->nranks,
-                             cand_name(m, cb, sizeof cb), "-", (unsigned long long)m->bytes, m->time_us, tt_error_message());
+                             tt_measure_cand_name(m, cb, sizeof cb), "-", (unsigned long long)m->bytes, m->time_us, tt_error_message());
             s.skipped++;
             continue;
         }
@@ -74,7 +67,7 @@ tt_status tt_nccl_rows_report(const tt_topo *t, const tt_cluster *base, const tt
         s.rows[g]++;
         s.used++;
         tt_strbuf_printf(r, "%-14s %6d %-14s %-14s %12llu %12.2f %12.2f %7.1f%% %12.2f %7.1f%%\n", tt_coll_name(m->coll),
-                         m->nranks, cand_name(m, cb, sizeof cb), rb, (unsigned long long)m->bytes, m->time_us, raw,
+                         m->nranks, tt_measure_cand_name(m, cb, sizeof cb), rb, (unsigned long long)m->bytes, m->time_us, raw,
                          er * 100, us, ea * 100);
     }
     if (s.used == 0) {
