@@ -36,36 +36,23 @@ static int emit(const char *path, tt_strbuf *sb)
 /* robust alpha-beta per (collective, algorithm, protocol, ranks) */
 static void report_alpha_beta(const tt_measure_set *ms, tt_strbuf *r)
 {
-    char *done = calloc((size_t)ms->n, 1);
-    double *x = malloc(sizeof(double) * (size_t)ms->n), *y = malloc(sizeof(double) * (size_t)ms->n);
-    if (!done || !x || !y) goto out;
+    tt_alpha_beta_group *g;
+    int n;
+    if (tt_fit_alpha_beta_groups(ms, &g, &n) != TT_OK) return;
     tt_strbuf_printf(r, "\n# robust straight line per group (Theil-Sen): time = a + bytes / (1000 b)\n");
     tt_strbuf_printf(r, "%-14s %6s %-16s %6s %12s %12s\n", "collective", "ranks", "algo/proto", "sizes", "a (us)", "b (GB/s)");
-    for (int i = 0; i < ms->n; i++) {
-        if (done[i]) continue;
-        const tt_measurement *m = &ms->m[i];
-        int n = 0;
-        for (int j = i; j < ms->n; j++) {
-            const tt_measurement *q = &ms->m[j];
-            if (done[j] || q->coll != m->coll || q->algo != m->algo || q->proto != m->proto || q->nranks != m->nranks) continue;
-            done[j] = 1;
-            x[n] = (double)q->bytes;
-            y[n] = q->time_us;
-            n++;
-        }
+    for (int i = 0; i < n; i++) {
         char cb[48];
-        double av, bv;
-        if (tt_fit_alpha_beta(x, y, n, &av, &bv) == TT_OK)
-            tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12.2f %12.4g\n", tt_coll_name(m->coll), m->nranks,
-                             tt_measure_cand_name(m, cb, sizeof cb), n, av, bv);
+        const tt_measurement *m = g[i].first;
+        tt_measure_cand_name(m, cb, sizeof cb);
+        if (g[i].ok)
+            tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12.2f %12.4g\n", tt_coll_name(m->coll), m->nranks, cb, g[i].nrows,
+                             g[i].a_us, g[i].b_GBps);
         else
-            tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12s %12s\n", tt_coll_name(m->coll), m->nranks,
-                             tt_measure_cand_name(m, cb, sizeof cb), n, "-", "-");
+            tt_strbuf_printf(r, "%-14s %6d %-16s %6d %12s %12s\n", tt_coll_name(m->coll), m->nranks, cb, g[i].nrows, "-",
+                             "-");
     }
-out:
-    free(done);
-    free(x);
-    free(y);
+    free(g);
 }
 
 static int calibrate_nccl_rows(const tt_cli_calib_args *a);

@@ -542,6 +542,14 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
 /* Robust straight line time = a + bytes / (1000 b) (Theil-Sen: median of pairwise slopes);
  * a >= 0.  Needs >= 2 distinct sizes. */
 tt_status tt_fit_alpha_beta(const double *bytes, const double *us, int n, double *a_us, double *b_GBps);
+/* That line per group of a set's rows (collective, algorithm, protocol, ranks), groups in the order
+ * of their first row; ok 0 where the group cannot be fitted (one size). *out: free() it. */
+typedef struct {
+    const tt_measurement *first; /* the group's first row (its collective, candidate, ranks) */
+    int nrows, ok;
+    double a_us, b_GBps;
+} tt_alpha_beta_group;
+tt_status tt_fit_alpha_beta_groups(const tt_measure_set *ms, tt_alpha_beta_group **out, int *n);
 
 /* ---- judging a table's choices against measurements (tune_judge.c) ----
  * For every (collective, size, ranks) where the table's candidate and at least one other

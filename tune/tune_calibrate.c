@@ -649,6 +649,45 @@ tt_status tt_fit_alpha_beta(const double *bytes, const double *us, int n, double
     return TT_OK;
 }
 
+tt_status tt_fit_alpha_beta_groups(const tt_measure_set *ms, tt_alpha_beta_group **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = (size_t)(ms->n ? ms->n : 1);
+    char *done = calloc(cap, 1);
+    double *x = malloc(sizeof(double) * cap), *y = malloc(sizeof(double) * cap);
+    tt_alpha_beta_group *g = calloc(cap, sizeof *g);
+    if (!done || !x || !y || !g) {
+        free(done);
+        free(x);
+        free(y);
+        free(g);
+        return tt_error_set(TT_ERR_NOMEM, "alpha-beta fit: out of memory");
+    }
+    for (int i = 0; i < ms->n; i++) {
+        if (done[i]) continue;
+        const tt_measurement *m = &ms->m[i];
+        int k = 0;
+        for (int j = i; j < ms->n; j++) {
+            const tt_measurement *q = &ms->m[j];
+            if (done[j] || q->coll != m->coll || q->algo != m->algo || q->proto != m->proto || q->nranks != m->nranks)
+                continue;
+            done[j] = 1;
+            x[k] = (double)q->bytes;
+            y[k++] = q->time_us;
+        }
+        tt_alpha_beta_group *o = &g[(*n)++];
+        o->first = m;
+        o->nrows = k;
+        o->ok = tt_fit_alpha_beta(x, y, k, &o->a_us, &o->b_GBps) == TT_OK;
+    }
+    free(done);
+    free(x);
+    free(y);
+    *out = g;
+    return TT_OK;
+}
+
 /* ---- writer ---- */
 
 /* A constant as the calibration file has always carried it: 9 significant digits. */

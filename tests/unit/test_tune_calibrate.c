@@ -760,6 +760,36 @@ static void test_alpha_beta(void **state)
     assert_int_equal(tt_fit_alpha_beta(x, y, 2, &a, &b), TT_ERR_INVALID);
 }
 
+/* one line per (collective, algorithm, protocol, ranks), groups in the order of their first row; a
+ * group of one size is reported, not fitted */
+static void test_alpha_beta_groups(void **state)
+{
+    (void)state;
+    tt_measurement m[7];
+    memset(m, 0, sizeof m);
+    for (int i = 0; i < 7; i++) {
+        m[i].coll = TT_COLL_ALLREDUCE;
+        m[i].nranks = 4;
+        m[i].algo = i % 2 ? TT_ALGO_TREE : TT_ALGO_RING; /* ring, tree, ring, tree, ring, tree, ring */
+        m[i].proto = TT_PROTO_SIMPLE;
+        m[i].bytes = 1000u << i;
+        m[i].time_us = (i % 2 ? 3.0 : 2.0) + (double)m[i].bytes / (1000 * (i % 2 ? 10.0 : 40.0));
+    }
+    m[6].nranks = 8; /* alone in its group */
+    tt_measure_set ms = {m, 7, 7};
+    tt_alpha_beta_group *g;
+    int n;
+    assert_int_equal(tt_fit_alpha_beta_groups(&ms, &g, &n), TT_OK);
+    assert_int_equal(n, 3);
+    assert_ptr_equal(g[0].first, &m[0]); /* ring, 4 ranks: rows 0, 2, 4 */
+    assert_true(g[0].nrows == 3 && g[0].ok && fabs(g[0].a_us - 2) < 1e-6 && fabs(g[0].b_GBps - 40) < 1e-6);
+    assert_ptr_equal(g[1].first, &m[1]); /* tree, 4 ranks: rows 1, 3, 5 */
+    assert_true(g[1].nrows == 3 && g[1].ok && fabs(g[1].a_us - 3) < 1e-6 && fabs(g[1].b_GBps - 10) < 1e-6);
+    assert_ptr_equal(g[2].first, &m[6]);
+    assert_true(g[2].nrows == 1 && !g[2].ok);
+    free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_host_xcore_structure),
         cmocka_unit_test(test_unusable_rows),
         cmocka_unit_test(test_alpha_beta),
+        cmocka_unit_test(test_alpha_beta_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
