@@ -45,16 +45,6 @@ typedef struct {
     int nranks;
 } shared;
 
-static void fail_shared(shared *sh, const char *msg)
-{
-    pthread_mutex_lock(&sh->mu);
-    if (!sh->failed) {
-        sh->failed = 1;
-        snprintf(sh->err, sizeof sh->err, "%s", msg);
-    }
-    pthread_mutex_unlock(&sh->mu);
-}
-
 /* live progress line on a terminal (rank 0) */
 static void on_progress(void *user, int index, int nsizes, uint64_t bytes, int in_place)
 {
@@ -96,40 +86,6 @@ static void on_row(void *user, const tt_sweep_row *m)
     }
     if (sh->nrows < sh->cap) sh->rows[sh->nrows++] = r;
     pthread_mutex_unlock(&sh->mu);
-}
-
-/* One rank's whole sweep (the library's); rank 0 prints the rows as they come. */
-static int run_rank(tt_comm *c, shared *sh)
-{
-    tt_sweep_engine e;
-    tt_sweep_opts so = tt_cli_exec_sweep_opts(sh->o);
-    so.progress = on_progress;
-    so.on_row = on_row;
-    so.user = sh;
-    tt_status st = tt_sweep_engine_host(&e, c);
-    if (st == TT_OK) {
-        st = tt_sweep_run(&e, &so);
-        tt_sweep_engine_release(&e);
-    }
-    if (sh->tty && tt_comm_rank(c) == 0) fprintf(stderr, "\r\033[K");
-    if (st != TT_OK) {
-        fail_shared(sh, tt_error_message());
-        return EXIT_RUNTIME;
-    }
-    return sh->failed ? EXIT_RUNTIME : EXIT_OK;
-}
-
-typedef struct {
-    tt_comm *c;
-    shared *sh;
-    int rc;
-} thr_arg;
-
-static void *thr_main(void *p)
-{
-    thr_arg *a = p;
-    a->rc = run_rank(a->c, a->sh);
-    return NULL;
 }
 
 /* The communicators of this process: one (a rank per process: --rank/--master, the launcher's
@@ -336,26 +292,22 @@ static void print_header(const opts *o, int nranks, const char *transport)
     free(hosts);
 }
 
-/* The sweep on every local rank (threads, or this process's one rank); the first exit code. */
+/* The sweep on every local rank (the library's: threads, or this process's one rank); rank 0
+ * prints the rows as they come; the first failure of any rank is kept. */
 static int run_ranks(tt_comm **comms, int nlocal, shared *sh)
 {
-    if (nlocal == 1)
-        return run_rank(comms[0], sh);
-    int rc = 0;
-    pthread_t *th = calloc((size_t)nlocal, sizeof *th);
-    thr_arg *ta = calloc((size_t)nlocal, sizeof *ta);
-    for (int r = 0; r < nlocal; r++) {
-        ta[r] = (thr_arg){comms[r], sh, 0};
-        pthread_create(&th[r], NULL, thr_main, &ta[r]);
+    tt_sweep_opts so = tt_cli_exec_sweep_opts(sh->o);
+    so.progress = on_progress;
+    so.on_row = on_row;
+    so.user = sh;
+    tt_status st = tt_sweep_run_host(comms, nlocal, &so);
+    if (sh->tty) fprintf(stderr, "\r\033[K");
+    if (st != TT_OK) {
+        sh->failed = 1;
+        snprintf(sh->err, sizeof sh->err, "%s", tt_error_message());
+        return EXIT_RUNTIME;
     }
-    for (int r = 0; r < nlocal; r++) {
-        pthread_join(th[r], NULL);
-        if (ta[r].rc && !rc)
-            rc = ta[r].rc;
-    }
-    free(th);
-    free(ta);
-    return rc;
+    return EXIT_OK;
 }
 
 /* --validate on GPU process ranks (-g 1 with --rank/--nranks/--master or a launcher's environment):

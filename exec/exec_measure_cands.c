@@ -7,13 +7,11 @@
  * which candidates a communicator runs at a size (tt_exec_plan_check, tt_exec_runnable_plans).
  * topo-exec --validate measures through it (bin/cli_validate*.c); nothing here prints.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
-
 #include "exec_internal.h"
+#include "exec_measure_internal.h"
 
 static const tt_plan plan_default = TT_PLAN_DEFAULT;
 
@@ -150,37 +148,20 @@ tt_status tt_sweep_candidates(tt_sweep_engine *e, const tt_sweep_cands_opts *o, 
 
 /* ---------------------------------------------------------------- host ranks as threads */
 typedef struct {
-    pthread_mutex_t mu;
-    tt_status st;        /* the first failure of any rank */
-    char msg[1024];
-} first_fail;
-
-typedef struct {
-    tt_comm *c;
     const tt_sweep_cands_opts *o;
     tt_sweep_cand_size *sz;
-    int nsz, store;
-    first_fail *f;
-} host_arg;
+    int nsz;
+} cands_arg;
 
-static void *host_rank(void *p)
+static tt_status cands_rank(tt_comm *c, int keep, void *user)
 {
-    host_arg *a = p;
+    cands_arg *a = user;
     tt_sweep_engine e;
-    memset(&e, 0, sizeof e);
-    tt_status st = tt_sweep_engine_host(&e, a->c);
-    if (st == TT_OK) st = measure_all(&e, a->o, a->sz, a->nsz, a->store);
-    if (st != TT_OK) {
-        pthread_mutex_lock(&a->f->mu);
-        if (a->f->st == TT_OK) {
-            a->f->st = st;
-            strncpy(a->f->msg, tt_error_message(), sizeof a->f->msg - 1);
-        }
-        pthread_mutex_unlock(&a->f->mu);
-    }
+    tt_status st = tt_sweep_engine_host(&e, c);
+    if (st == TT_OK) st = measure_all(&e, a->o, a->sz, a->nsz, keep);
     tt_sweep_engine_release(&e);
-    tt_comm_set_plan(a->c, &plan_default);
-    return NULL;
+    tt_comm_set_plan(c, &plan_default);
+    return st;
 }
 
 tt_status tt_sweep_candidates_host(tt_comm **comms, int n, const tt_sweep_cands_opts *o, tt_sweep_cand_size *sz,
@@ -188,50 +169,9 @@ tt_status tt_sweep_candidates_host(tt_comm **comms, int n, const tt_sweep_cands_
 {
     tt_status st = check_args(o, sz, nsz);
     if (st != TT_OK) return st;
-    if (!comms || n < 1) return tt_error_set(TT_ERR_INVALID, "tt_sweep_candidates_host: no communicator");
-    for (int r = 0; r < n; r++)
-        if (!comms[r]) return tt_error_set(TT_ERR_INVALID, "tt_sweep_candidates_host: communicator %d is NULL", r);
     clear_results(sz, nsz);
-    first_fail f;
-    memset(&f, 0, sizeof f);
-    pthread_mutex_init(&f.mu, NULL);
-    host_arg *a = calloc((size_t)n, sizeof *a);
-    pthread_t *th = calloc((size_t)n, sizeof *th);
-    int *started = calloc((size_t)n, sizeof *started);
-    if (!a || !th || !started) {
-        free(a);
-        free(th);
-        free(started);
-        pthread_mutex_destroy(&f.mu);
-        return tt_error_set(TT_ERR_NOMEM, "out of memory starting %d host rank(s)", n);
-    }
-    for (int r = 0; r < n; r++) a[r] = (host_arg){comms[r], o, sz, nsz, r == 0, &f};
-    if (n == 1) { /* one rank per process: no thread */
-        host_rank(&a[0]);
-    } else {
-        for (int r = 0; r < n; r++) {
-            started[r] = pthread_create(&th[r], NULL, host_rank, &a[r]) == 0;
-            if (!started[r]) {
-                /* the ranks already running would wait for this one until their deadline */
-                pthread_mutex_lock(&f.mu);
-                if (f.st == TT_OK) {
-                    f.st = TT_ERR_SYSTEM;
-                    strncpy(f.msg, "cannot start a host rank thread", sizeof f.msg - 1);
-                }
-                pthread_mutex_unlock(&f.mu);
-                break;
-            }
-        }
-        for (int r = 0; r < n; r++)
-            if (started[r]) pthread_join(th[r], NULL);
-    }
-    st = f.st;
-    if (st != TT_OK) tt_error_set(st, "%s", f.msg);
-    free(a);
-    free(th);
-    free(started);
-    pthread_mutex_destroy(&f.mu);
-    return st;
+    cands_arg a = {o, sz, nsz};
+    return exec_host_ranks(comms, n, cands_rank, &a);
 }
 
 /* ---------------------------------------------------------------- process ranks */

@@ -2,8 +2,11 @@
  * exec_measure_host.c - the measuring engine of host ranks (docs/exec.md, "Measuring"): one
  * engine per rank over its tt_comm (a thread of tt_comm_init_threads or a process), buffers of
  * the largest size, nccl-tests' in-place layouts, timing averaged over the ranks and an exact
- * check summed over them.
+ * check summed over them; and the runner of every local host rank (exec_host_ranks: a thread per
+ * communicator, the first failure kept) under tt_sweep_run_host and tt_sweep_candidates_host.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,4 +178,96 @@ tt_status tt_sweep_engine_host(tt_sweep_engine *e, tt_comm *comm)
     e->check = host_check;
     e->release = host_release;
     return TT_OK;
+}
+
+/* ---------------------------------------------------------------- every local rank */
+typedef struct {
+    pthread_mutex_t mu;
+    tt_status st; /* the first failure of any rank */
+    char msg[1024];
+} first_fail;
+
+typedef struct {
+    tt_comm *c;
+    int keep;
+    exec_rank_fn fn;
+    void *user;
+    first_fail *f;
+} rank_arg;
+
+static void fail_first(first_fail *f, tt_status st, const char *msg)
+{
+    pthread_mutex_lock(&f->mu);
+    if (f->st == TT_OK) {
+        f->st = st;
+        snprintf(f->msg, sizeof f->msg, "%s", msg);
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void *rank_main(void *p)
+{
+    rank_arg *a = p;
+    tt_status st = a->fn(a->c, a->keep, a->user);
+    if (st != TT_OK) fail_first(a->f, st, tt_error_message());
+    return NULL;
+}
+
+tt_status exec_host_ranks(tt_comm **comms, int n, exec_rank_fn fn, void *user)
+{
+    if (!comms || n < 1) return tt_error_set(TT_ERR_INVALID, "host ranks: no communicator");
+    for (int r = 0; r < n; r++)
+        if (!comms[r]) return tt_error_set(TT_ERR_INVALID, "host ranks: communicator %d is NULL", r);
+    first_fail f;
+    memset(&f, 0, sizeof f);
+    pthread_mutex_init(&f.mu, NULL);
+    rank_arg *a = calloc((size_t)n, sizeof *a);
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    int *started = calloc((size_t)n, sizeof *started);
+    if (!a || !th || !started) {
+        free(a);
+        free(th);
+        free(started);
+        pthread_mutex_destroy(&f.mu);
+        return tt_error_set(TT_ERR_NOMEM, "out of memory starting %d host rank(s)", n);
+    }
+    for (int r = 0; r < n; r++) a[r] = (rank_arg){comms[r], r == 0, fn, user, &f};
+    if (n == 1) {
+        rank_main(&a[0]);
+    } else {
+        for (int r = 0; r < n; r++) {
+            started[r] = pthread_create(&th[r], NULL, rank_main, &a[r]) == 0;
+            if (!started[r]) { /* the ranks already running fail at their deadline, naming this one */
+                fail_first(&f, TT_ERR_SYSTEM, "cannot start a host rank thread");
+                break;
+            }
+        }
+        for (int r = 0; r < n; r++)
+            if (started[r]) pthread_join(th[r], NULL);
+    }
+    tt_status st = f.st;
+    if (st != TT_OK) tt_error_set(st, "%s", f.msg);
+    free(a);
+    free(th);
+    free(started);
+    pthread_mutex_destroy(&f.mu);
+    return st;
+}
+
+static tt_status sweep_rank(tt_comm *c, int keep, void *user)
+{
+    (void)keep;
+    const tt_sweep_opts *o = user;
+    tt_sweep_engine e;
+    tt_status st = tt_sweep_engine_host(&e, c);
+    if (st != TT_OK) return st;
+    st = tt_sweep_run(&e, o);
+    tt_sweep_engine_release(&e);
+    return st;
+}
+
+tt_status tt_sweep_run_host(tt_comm **comms, int n, const tt_sweep_opts *o)
+{
+    if (!o) return tt_error_set(TT_ERR_INVALID, "tt_sweep_run_host: NULL options");
+    return exec_host_ranks(comms, n, sweep_rank, (void *)o);
 }

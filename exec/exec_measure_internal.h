@@ -27,6 +27,12 @@ typedef struct {
 tt_status exec_measure_engine_gpu_with(tt_sweep_engine *e, tt_gpu_comm *g, tt_comm *host,
                                        const exec_measure_launcher *l);
 
+/* Run fn on every local host rank: one thread per communicator (n = 1: in the calling thread, e.g.
+ * one rank per process); keep = 1 for comms[0], the rank that keeps results.  Returns the first
+ * failure of any rank with its message (set again in the calling thread). */
+typedef tt_status (*exec_rank_fn)(tt_comm *c, int keep, void *user);
+tt_status exec_host_ranks(tt_comm **comms, int n, exec_rank_fn fn, void *user);
+
 /* CUDA runtime: make `device` current / wait for all its work (TT_ERR_UNSUPPORTED without CUDA). */
 tt_status exec_gpu_set_device(int device);
 tt_status exec_gpu_device_sync(int device);

@@ -446,6 +446,10 @@ tt_status tt_sweep_one(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count,
                          tt_sweep_row *row);
 /* The whole sweep; every rank of the engine calls it (host: each rank's thread/process). */
 tt_status tt_sweep_run(tt_sweep_engine *e, const tt_sweep_opts *o);
+/* The sweep on the host ranks of this process: one thread per communicator (n = 1: in the calling
+ * thread), each on its own host engine; rank 0's callbacks fire.  The first failure of any rank is
+ * returned with its message (in the calling thread). */
+tt_status tt_sweep_run_host(tt_comm **comms, int n, const tt_sweep_opts *o);
 
 /* ---- candidates side by side (exec_measure_cands.c) ----
  * Which candidate plans a communicator runs; then per size several of them measured as sweep

@@ -328,6 +328,35 @@ static void test_host_threads_failure_message(void **state)
     for (int r = 0; r < NR; r++) tt_comm_destroy(comm[r]);
 }
 
+/* the whole sweep on host ranks as threads, through the same runner: rank 0's rows, exact results;
+ * a plan no rank can run comes back with its reason */
+static void count_row(void *user, const tt_sweep_row *r)
+{
+    int *n = user;
+    if (r->wrong[0] == 0 && r->wrong[1] == 0 && r->time_us[0] > 0 && r->time_us[1] > 0) (*n)++;
+}
+
+static void test_host_threads_sweep(void **state)
+{
+    (void)state;
+    tt_comm *comm[NR];
+    assert_int_equal(tt_comm_init_threads(NR, comm), TT_OK);
+    tt_sweep_opts so = sweep_opts();
+    so.minb = 1024;
+    so.maxb = 16384;
+    so.factor = 4; /* 1, 4, 16 KiB */
+    int rows = 0;
+    so.on_row = count_row;
+    so.user = &rows;
+    assert_int_equal(tt_sweep_run_host(comm, NR, &so), TT_OK);
+    assert_int_equal(rows, 3);
+    so.plan = plan_of(TT_ALGO_RHD); /* 3 ranks: not a power of two */
+    assert_int_equal(tt_sweep_run_host(comm, NR, &so), TT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tt_error_message(), "power-of-two"));
+    assert_int_equal(tt_sweep_run_host(comm, 0, &so), TT_ERR_INVALID);
+    for (int r = 0; r < NR; r++) assert_int_equal(tt_comm_destroy(comm[r]), TT_OK);
+}
+
 /* ---------------------------------------------------------------- agreement */
 typedef struct {
     tt_comm *c;
@@ -458,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_host_threads_every_candidate),
         cmocka_unit_test(test_host_threads_failure_message),
+        cmocka_unit_test(test_host_threads_sweep),
         cmocka_unit_test(test_agree),
         cmocka_unit_test(test_runnable_plans_host),
     };
