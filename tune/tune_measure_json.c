@@ -44,7 +44,7 @@ static tt_status placement(const cJSON *r, const char *key, const char *where, d
 }
 
 static tt_status results(const cJSON *root, const char *name, const tt_measurement *proto_m, int exec,
-                         tt_measure_set *set)
+                         tt_measure_set *set, int *zero_rows)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
     if (!cJSON_IsArray(res)) return tt_error_set(TT_ERR_PARSE, "%s: \"results\" must be an array", name);
@@ -57,8 +57,12 @@ static tt_status results(const cJSON *root, const char *name, const tt_measureme
         if (!cJSON_IsObject(r)) return tt_error_set(TT_ERR_PARSE, "%s: expected an object", where);
         tt_measurement m = *proto_m;
         const cJSON *sz = cJSON_GetObjectItemCaseSensitive(r, "size");
-        if (!cJSON_IsNumber(sz) || sz->valuedouble < 1 || sz->valuedouble > 1e18 || sz->valuedouble != floor(sz->valuedouble))
+        if (!cJSON_IsNumber(sz) || sz->valuedouble < 0 || sz->valuedouble > 1e18 || sz->valuedouble != floor(sz->valuedouble))
             return tt_error_set(TT_ERR_PARSE, "%s.size: expected a positive integer", where);
+        if (sz->valuedouble == 0) { /* nccl-tests prints them (-b 0, all_gather below nranks elements) */
+            (*zero_rows)++;
+            continue;
+        }
         m.bytes = (uint64_t)sz->valuedouble;
         if (exec) {
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "algo");
@@ -121,7 +125,8 @@ static int tm_host_transport(const char *s)
     return 1;
 }
 
-tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o, tt_measure_set *set)
+tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o, tt_measure_set *set,
+                        int *zero_rows)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -235,7 +240,7 @@ tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt
     }
     if (o->nranks > 0) m.nranks = o->nranks;
     if (o->nodes > 0) m.nodes = o->nodes;
-    st = results(root, name, &m, exec, set);
+    st = results(root, name, &m, exec, set, zero_rows);
 out:
     cJSON_Delete(root);
     return st;
