@@ -625,6 +625,55 @@ static void test_launcher_prefixes(void **state)
     tt_measure_set_free(&ms);
 }
 
+/* nccl-tests -J, schema version 1 (2.17.x: one devices entry per process, the 'bandwidith' typo,
+ * a size-0 row, nwrong null) and version 3 (2.19.x: per-iteration members) */
+static void test_json_schema_versions(void **state)
+{
+    (void)state;
+    tt_measure_set ms = {0};
+    assert_int_equal(tt_measure_load(fix("nccl-tests-v1.json"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 3); /* the size-0 result skipped */
+    const tt_measurement *m = row_of(&ms, 4194304);
+    assert_int_equal(m->coll, TT_COLL_ALLREDUCE);
+    assert_int_equal(m->nranks, 8); /* 2 processes x ngpus 4 */
+    assert_int_equal(m->nodes, 2);
+    assert_true(m->time_oop_us == 121.35 && m->time_us == 120.98);
+    assert_true(fabs(m->busbw - 4194304 / 120.98e3 * 1.75) < 1e-3);
+    assert_non_null(strstr(m->where, "nccl-tests-v1.json: results[2]"));
+    tt_measure_set_free(&ms);
+    assert_int_equal(tt_measure_load(fix("nccl-tests-v3.json"), NULL, &ms), TT_OK);
+    assert_int_equal(ms.n, 3);
+    m = row_of(&ms, 1048576);
+    assert_int_equal(m->coll, TT_COLL_REDUCESCATTER);
+    assert_int_equal(m->nranks, 8); /* one process, -g 8: one devices entry */
+    assert_int_equal(m->nodes, 1);
+    assert_true(m->time_oop_us == 25.37 && m->time_ip_us == 25.15);
+    tt_measure_set_free(&ms);
+    /* errors name the member */
+    refused("{\"version\": \"3\", \"args\": [\"all_reduce_perf\"], \"config\": {\"nthreads\": 1, \"ngpus\": 1}, \"results\": []}",
+            -1, "t.txt: version", NULL);
+    refused("{\"version\": 1, \"args\": [\"all_reduce_perf\"], \"config\": {\"nthreads\": 1, \"ngpus\": 4, \"devices\": "
+            "[{\"rank\": 0}, {\"rank\": 3}]}, \"results\": []}",
+            -1, "config.devices[].rank", NULL);
+    refused("{\"version\": 1, \"args\": [\"all_reduce_perf\"], \"config\": {\"nthreads\": 1, \"ngpus\": 4, \"devices\": "
+            "[{\"rank\": 0, \"group\": 0}, {\"rank\": 4, \"group\": 1}]}, \"results\": []}",
+            -1, "config.devices[1].group", "NCCL_TESTS_SPLIT");
+    refused("{\"version\": 3, \"args\": [\"all_reduce_perf\"], \"config\": {\"nthreads\": 1, \"ngpus\": 8, \"devices\": "
+            "[{\"rank\": 0}]}, \"results\": [{\"size\": 8, \"root\": \"    -1\", \"out_of_place\": {\"time\": \"nan\"}}]}",
+            -1, "results[0].out_of_place.time", NULL);
+    refused("{\"identifier\": \"nccl-tests structured output\", \"version\": \"2.26.6\", \"benchmark\": []}", -1,
+            "identifier", NULL);
+    /* NCCL_TESTS_SPLIT with one rank per process: rank 0's group */
+    const char *split = "{\"version\": 1, \"args\": [\"all_reduce_perf\"], \"config\": {\"nthreads\": 1, \"ngpus\": 1, \"devices\": ["
+                        "{\"rank\": 0, \"group\": 0, \"hostname\": \"a\"}, {\"rank\": 1, \"group\": 1, \"hostname\": \"a\"},"
+                        "{\"rank\": 2, \"group\": 0, \"hostname\": \"b\"}, {\"rank\": 3, \"group\": 1, \"hostname\": \"b\"}]},"
+                        "\"results\": [{\"size\": 1024, \"out_of_place\": {\"time\": 9.5}}]}";
+    assert_int_equal(parse_as(split, -1, "s.json", &ms), TT_OK);
+    assert_int_equal(ms.m[0].nranks, 2);
+    assert_int_equal(ms.m[0].nodes, 2);
+    tt_measure_set_free(&ms);
+}
+
 /* several runs in one file: another collective, another rank count, the same run again */
 static void test_runs_kept_apart(void **state)
 {
@@ -678,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_half_rows),
         cmocka_unit_test(test_size_zero_rows),
         cmocka_unit_test(test_launcher_prefixes),
+        cmocka_unit_test(test_json_schema_versions),
         cmocka_unit_test(test_runs_kept_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
