@@ -4,6 +4,8 @@
  * Formats (detected from the content, not the file name):
  *   '{' ... "tool": "topo-exec"        topo-exec -J JSON        (tune_measure_json.c)
  *   '{' ... "results" without "tool"   nccl-tests -J JSON       (tune_measure_json.c)
+ *   "# topotune published result"      our fact tables of published results (tune_measure_facts.c;
+ *                                      tests/fixtures/published/README.md)
  *   anything else                      nccl-tests / topo-exec text tables (tune_measure_text.c,
  *                                      columns tune_measure_cols.c, prefixes tune_measure_prefix.c)
  */
@@ -170,8 +172,10 @@ tt_status tt_measure_parse(const char *text, size_t len, const char *name, const
     while (i < len && isspace((unsigned char)text[i])) i++;
     if (i == len) return tt_error_set(TT_ERR_PARSE, "%s: empty file, no measurements", name);
     int before = set->n, zero = 0;
+    size_t magic = strlen(TM_FACTS_MAGIC);
     tt_status st;
     if (text[i] == '{' || (text[i] == '[' && !launcher_prefix(text + i, len - i))) st = tm_parse_json(text, len, name, &o, set, &zero);
+    else if (len - i >= magic && !memcmp(text + i, TM_FACTS_MAGIC, magic)) st = tm_parse_facts(text, len, name, &o, set, &zero);
     else st = tm_parse_text(text, len, name, &o, set, &zero);
     if (st != TT_OK) {
         set->n = before; /* nothing appended on failure */

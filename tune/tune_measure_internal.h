@@ -19,6 +19,10 @@ tt_status tm_parse_text(const char *text, size_t len, const char *name, const tt
                         tt_measure_set *set, int *zero_rows);
 tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o,
                         tt_measure_set *set, int *zero_rows);
+/* "# topotune published result, version 1" (tests/fixtures/published/README.md) */
+#define TM_FACTS_MAGIC "# topotune published result"
+tt_status tm_parse_facts(const char *text, size_t len, const char *name, const tt_measure_opts *o,
+                         tt_measure_set *set, int *zero_rows);
 
 /* ---- launcher prefixes (tune_measure_prefix.c) ----
  * Open MPI --tag-output "[1,0]<stdout>:" (Open MPI 5 / PRRTE: "[1,0]<stdout>: "), srun / mpirun -l

@@ -708,6 +708,73 @@ static void test_runs_kept_apart(void **state)
     free(b);
 }
 
+/* our fact tables of published results ("topotune published result, version 1") */
+static void test_fact_tables(void **state)
+{
+    (void)state;
+    tt_measure_set ms = {0};
+    tt_measure_opts o = TT_MEASURE_OPTS_DEFAULT;
+    o.coll = TT_COLL_BROADCAST; /* the file says its collective; it wins */
+    assert_int_equal(tt_measure_load(fix("facts-handwritten.txt"), &o, &ms), TT_OK);
+    assert_int_equal(ms.n, 5); /* the size-0 row skipped */
+    for (int i = 0; i < ms.n; i++) {
+        assert_int_equal(ms.m[i].coll, TT_COLL_ALLREDUCE);
+        assert_int_equal(ms.m[i].nranks, 16);
+        assert_int_equal(ms.m[i].nodes, 2);
+        assert_int_equal(ms.m[i].algo, -1);
+        assert_int_equal(ms.m[i].proto, -1);
+        assert_int_equal(ms.m[i].exec_kind, TT_RANKS_NONE);
+    }
+    const tt_measurement *m = row_of(&ms, 65536);
+    assert_true(m->time_oop_us == 41.06 && m->time_ip_us == -1 && m->time_us == 41.06 && m->busbw == 2.99);
+    assert_non_null(strstr(m->where, "facts-handwritten.txt:16"));
+    m = row_of(&ms, 1048576); /* busbw only: time = bytes / (busbw / (2 x 15 / 16)) / 1000 */
+    assert_true(fabs(m->time_us - 1048576.0 / (61.20 / 1.875) / 1000.0) < 1e-9 && m->busbw == 61.20);
+    m = row_of(&ms, 8589934592ULL);
+    assert_true(m->time_us == 34470.1);
+    tt_measure_set_free(&ms);
+
+    const char *head = "# topotune published result, version 1\n"
+                       "# source: https://example.org/run (test)\n"
+                       "# hardware: 1 node x 8 GPUs\n"
+                       "# software: unknown\n"
+                       "# run: all_gather_perf\n"
+                       "# health: healthy: test\n"
+                       "# topo-tune: -i hgx-h100-8gpu.xml\n";
+    char t[2048];
+    snprintf(t, sizeof t, "%scollective allgather\nranks 8\nnodes 1\nalgo ring\nproto simple\n1048576 - - 150.50\n", head);
+    assert_int_equal(parse_as(t, -1, "f.txt", &ms), TT_OK);
+    assert_int_equal(ms.m[0].coll, TT_COLL_ALLGATHER);
+    assert_int_equal(ms.m[0].algo, TT_ALGO_RING);
+    assert_int_equal(ms.m[0].proto, TT_PROTO_SIMPLE);
+    assert_true(fabs(ms.m[0].time_us - 1048576.0 / (150.50 / 0.875) / 1000.0) < 1e-9);
+    tt_measure_set_free(&ms);
+    /* refused with file:line */
+    struct {
+        const char *body, *want1, *want2;
+    } bad[] = {
+        {"collective allreduce\nranks 8\nnodes 1\n1024 - - -\n", "t.txt:11", "needs a time or a busbw"},
+        {"collective allreduce\nranks 8\n1024 5.0 - -\n", "t.txt:10", "no 'nodes' line"},
+        {"collective allreduce\nranks 8\nnodes 1\n1024 5.0 -\n", "t.txt:11", "3 columns"},
+        {"collective allreduce\nranks 8\nnodes 1\nalgo bogus\n", "t.txt:11", "algo 'bogus'"},
+        {"collective allreduce\nranks 8\nnodes 1\nproto fast\n", "t.txt:11", "proto 'fast'"},
+        {"collective allreduce\nranks 8\nnodes 1\nflavour mild\n", "t.txt:11", "unknown line 'flavour'"},
+        {"collective allreduce\nranks 8\nnodes 1\n1024 5.0 - -\nranks 16\n", "t.txt:12", "after the figures"},
+        {"collective allreduce\nranks 8\nnodes 1\n1024 -3 - -\n", "t.txt:11", "oop_us '-3'"},
+        {"collective allreduce\nranks 8\nnodes 16\n1024 5.0 - -\n", "t.txt:11", "nodes 16 is more than ranks 8"},
+        {"collective alltoall\n", "t.txt:8", "unknown collective 'alltoall'"},
+        {"collective allreduce\nranks 8\nnodes 1\n", "t.txt:10", "no figure lines"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(t, sizeof t, "%s%s", head, bad[i].body);
+        refused(t, -1, bad[i].want1, bad[i].want2);
+    }
+    refused("# topotune published result, version 2\n", -1, "t.txt:1", "version 2");
+    refused("# topotune published result, version 1\n# source: x\ncollective allreduce\nranks 8\nnodes 1\n1024 5.0 - -\n", -1,
+            "t.txt:6", "no '# hardware:' line");
+    refused("# topotune published result, version 1\n# source: x\n# source: y\n", -1, "t.txt:3", "second '# source:'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -729,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_launcher_prefixes),
         cmocka_unit_test(test_json_schema_versions),
         cmocka_unit_test(test_runs_kept_apart),
+        cmocka_unit_test(test_fact_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
