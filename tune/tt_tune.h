@@ -331,9 +331,13 @@ const tt_tune_entry *tt_tune_table_find(const tt_tune_table *t, tt_coll coll, ui
 
 
 /* ---- measurements (tune_measure*.c) ----
- * Results of real runs, read from topo-exec -J JSON, nccl-tests -J JSON or nccl-tests /
- * topo-exec text tables (comment lines, several tables concatenated, MPI rank prefixes such as
- * "[1,0]<stdout>:" or "0: ").  One row per (size, table); time_us is the faster of the
+ * Results of real runs, read from topo-exec -J JSON, nccl-tests -J JSON (schema versions 1-3),
+ * nccl-tests / topo-exec text tables in every layout nccl-tests has printed (2017's "bytes N type
+ * op" in ms, 2019-2022's without the root column, today's; found from the column header, or from
+ * the row's shape without one), several tables concatenated, launcher prefixes ("[1,0]<stdout>:",
+ * "0: ", "[0] ", "host: "), and our fact tables of published results ("# topotune published
+ * result, version 1", tests/fixtures/published/README.md); docs/calibration.md §1.  One row per
+ * (size, table); size-0 rows are skipped; time_us is the faster of the
  * out-of-place and in-place placements that were measured.  Rows of one file that measured the same
  * thing again (topo-exec --cycles, nccl-tests -N, runs of one plan concatenated: same collective,
  * size, ranks, nodes, algorithm, protocol, channels, executor) are one row: the fastest time of

@@ -4,7 +4,10 @@
  * Formats (detected from the content, not the file name):
  *   '{' ... "tool": "topo-exec"        topo-exec -J JSON        (tune_measure_json.c)
  *   '{' ... "results" without "tool"   nccl-tests -J JSON       (tune_measure_json.c)
- *   anything else                      nccl-tests / topo-exec text tables (tune_measure_text.c)
+ *   "# topotune published result"      our fact tables of published results (tune_measure_facts.c;
+ *                                      tests/fixtures/published/README.md)
+ *   anything else                      nccl-tests / topo-exec text tables (tune_measure_text.c,
+ *                                      columns tune_measure_cols.c, prefixes tune_measure_prefix.c)
  */
 #include <ctype.h>
 #include <math.h>
@@ -144,6 +147,21 @@ static tt_status merge_repeats(tt_measure_set *set, int from)
     return TT_OK;
 }
 
+/* a text line starting with "[1,0]<stdout>:" or "[0] " is not a JSON array */
+static int launcher_prefix(const char *s, size_t n)
+{
+    char first[128];
+    size_t k = 0;
+    while (k < n && k + 1 < sizeof first && s[k] != '\n') {
+        first[k] = s[k];
+        k++;
+    }
+    first[k] = 0;
+    tm_prefix p;
+    tm_prefix_strip(first, &p);
+    return p.kind == TM_PFX_OMPI || p.kind == TM_PFX_BRACKET;
+}
+
 tt_status tt_measure_parse(const char *text, size_t len, const char *name, const tt_measure_opts *opts,
                            tt_measure_set *set)
 {
@@ -153,13 +171,19 @@ tt_status tt_measure_parse(const char *text, size_t len, const char *name, const
     size_t i = 0;
     while (i < len && isspace((unsigned char)text[i])) i++;
     if (i == len) return tt_error_set(TT_ERR_PARSE, "%s: empty file, no measurements", name);
-    int before = set->n;
-    tt_status st = text[i] == '{' || text[i] == '[' ? tm_parse_json(text, len, name, &o, set)
-                                                    : tm_parse_text(text, len, name, &o, set);
+    int before = set->n, zero = 0;
+    size_t magic = strlen(TM_FACTS_MAGIC);
+    tt_status st;
+    if (text[i] == '{' || (text[i] == '[' && !launcher_prefix(text + i, len - i))) st = tm_parse_json(text, len, name, &o, set, &zero);
+    else if (len - i >= magic && !memcmp(text + i, TM_FACTS_MAGIC, magic)) st = tm_parse_facts(text, len, name, &o, set, &zero);
+    else st = tm_parse_text(text, len, name, &o, set, &zero);
     if (st != TT_OK) {
         set->n = before; /* nothing appended on failure */
         return st;
     }
+    if (set->n == before && zero)
+        return tt_error_set(TT_ERR_PARSE, "%s: only size-0 rows (%d; nothing is timed at size 0), no measurements", name,
+                            zero);
     if (set->n == before) return tt_error_set(TT_ERR_PARSE, "%s: no result rows found", name);
     for (int k = before; k < set->n; k++) {
         set->m[k].repeats = 1;

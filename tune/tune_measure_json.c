@@ -7,10 +7,19 @@
  *   "nwrong"}, "in_place": {...}}]}.
  *   Host transports (shm, tcp) run the simple protocol on one channel (tt_exec.h); "shm" is
  *   one node.
- * nccl-tests (peers.md 1.4, version 3): {"args": [prog, ...], "config": {"nthreads", "ngpus",
- *   "devices": [{"rank", "hostname", ...}]}, "results": [{"size", "out_of_place": {"time" |
- *   "cpu_time", "alg_bw", "bus_bw"}, "in_place": {...}}]}; the collective comes from the
- *   program name (all_reduce_perf), ranks from the devices list.
+ * nccl-tests -J (v2.17.3 on; github.com/NVIDIA/nccl-tests src/util.cu, read for the facts only):
+ *   {"version", "start_time", "args": [prog, ...], "env", "nccl_version", "config": {"nthreads",
+ *   "ngpus", ..., "devices": [{"rank", "group", "pid", "hostname", "device", ...}]}, "results":
+ *   [{"size", "count", "type", "redop", "root" (a string), "out_of_place": {"time" | "cpu_time",
+ *   "alg_bw", "bus_bw", "nwrong"} or null, "in_place": {...}, "actual_iterations",
+ *   "experiment_name"}], "out_of_bounds", "average_bus_bandwidth", "errors", "end_time"}.
+ *   Schema version 1 (v2.17.3 - v2.19.1; "average_bus_bandwidith": {"bandwidith"} before v2.17.9),
+ *   version 2 (v2.19.2 - v2.19.5) and 3 (v2.19.6 on) differ only in what this reader does not read:
+ *   version 2 adds per-iteration statistics ("out_of_place_per_iter", "in_place_per_iter",
+ *   config.per_iter_timing, -I 1), version 3 their "skipped_iterations" and config.per_iter_skip.
+ *   config.devices lists ONE entry per process (its first rank: rank = process x nthreads x ngpus),
+ *   so the ranks are entries x nthreads x ngpus; a list with one entry per rank (ranks 0, 1, 2, ...)
+ *   is read as such.  The collective comes from the program name (all_reduce_perf).
  */
 #include <math.h>
 #include <stdio.h>
@@ -44,10 +53,17 @@ static tt_status placement(const cJSON *r, const char *key, const char *where, d
 }
 
 static tt_status results(const cJSON *root, const char *name, const tt_measurement *proto_m, int exec,
-                         tt_measure_set *set)
+                         tt_measure_set *set, int *zero_rows)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
-    if (!cJSON_IsArray(res)) return tt_error_set(TT_ERR_PARSE, "%s: \"results\" must be an array", name);
+    if (!cJSON_IsArray(res)) {
+        /* nccl-tests stops early on errors and lists them */
+        const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "errors"), 0);
+        if (cJSON_IsString(e0))
+            return tt_error_set(TT_ERR_PARSE, "%s: \"results\" must be an array (the run reported errors[0]: %s)", name,
+                                e0->valuestring);
+        return tt_error_set(TT_ERR_PARSE, "%s: \"results\" must be an array", name);
+    }
     int i = -1;
     const cJSON *r;
     cJSON_ArrayForEach(r, res) {
@@ -57,8 +73,12 @@ static tt_status results(const cJSON *root, const char *name, const tt_measureme
         if (!cJSON_IsObject(r)) return tt_error_set(TT_ERR_PARSE, "%s: expected an object", where);
         tt_measurement m = *proto_m;
         const cJSON *sz = cJSON_GetObjectItemCaseSensitive(r, "size");
-        if (!cJSON_IsNumber(sz) || sz->valuedouble < 1 || sz->valuedouble > 1e18 || sz->valuedouble != floor(sz->valuedouble))
+        if (!cJSON_IsNumber(sz) || sz->valuedouble < 0 || sz->valuedouble > 1e18 || sz->valuedouble != floor(sz->valuedouble))
             return tt_error_set(TT_ERR_PARSE, "%s.size: expected a positive integer", where);
+        if (sz->valuedouble == 0) { /* nccl-tests prints them (-b 0, all_gather below nranks elements) */
+            (*zero_rows)++;
+            continue;
+        }
         m.bytes = (uint64_t)sz->valuedouble;
         if (exec) {
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "algo");
@@ -121,7 +141,80 @@ static int tm_host_transport(const char *s)
     return 1;
 }
 
-tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o, tt_measure_set *set)
+/* ranks and hosts of an nccl-tests run from config.devices (one entry per process, or per rank) */
+static tt_status nccl_tests_ranks(const cJSON *cfg, const char *name, tt_measurement *m)
+{
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cfg, "devices");
+    const cJSON *nt = cJSON_GetObjectItemCaseSensitive(cfg, "nthreads");
+    const cJSON *ng = cJSON_GetObjectItemCaseSensitive(cfg, "ngpus");
+    int per = 0; /* ranks per process */
+    if (cJSON_IsNumber(nt) && cJSON_IsNumber(ng)) {
+        if (nt->valuedouble < 1 || ng->valuedouble < 1 || nt->valuedouble * ng->valuedouble > 1e6 ||
+            nt->valuedouble != floor(nt->valuedouble) || ng->valuedouble != floor(ng->valuedouble))
+            return tt_error_set(TT_ERR_PARSE, "%s: config.nthreads x config.ngpus: expected positive integers", name);
+        per = (int)(nt->valuedouble * ng->valuedouble);
+    }
+    if (!cJSON_IsArray(dev) || cJSON_GetArraySize(dev) == 0) {
+        if (per) {
+            m->nranks = per;
+            TT_WARN("tune", "%s: no config.devices; assuming one process with %d ranks", name, per);
+        }
+        return TT_OK;
+    }
+    int n = cJSON_GetArraySize(dev), by_rank = 1, by_proc = 1, g0 = 0, split = 0;
+    if (!per) per = 1; /* not said: the entries can only be read as ranks */
+    /* "rank" tells the listing: process p's first rank is p x per; a list of every rank counts 0, 1, 2 .. */
+    for (int i = 0; i < n; i++) {
+        const cJSON *d = cJSON_GetArrayItem(dev, i);
+        if (!cJSON_IsObject(d)) return tt_error_set(TT_ERR_PARSE, "%s: config.devices[%d]: expected an object", name, i);
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "rank"), *g = cJSON_GetObjectItemCaseSensitive(d, "group");
+        if (r && !cJSON_IsNumber(r))
+            return tt_error_set(TT_ERR_PARSE, "%s: config.devices[%d].rank: expected a number", name, i);
+        if (r && r->valuedouble != (double)i * per) by_proc = 0;
+        if (r && r->valuedouble != (double)i) by_rank = 0;
+        if (!r) by_rank = 0;
+        if (cJSON_IsNumber(g)) {
+            if (i == 0) g0 = (int)g->valuedouble;
+            else if ((int)g->valuedouble != g0) split = i;
+        }
+    }
+    if (!by_proc && !by_rank)
+        return tt_error_set(TT_ERR_PARSE,
+                            "%s: config.devices[].rank: neither one entry per process (ranks 0, %d, %d, ...) nor one per "
+                            "rank (0, 1, 2, ...)",
+                            name, per, 2 * per);
+    if (by_proc) by_rank = 0; /* one entry (a process with -g 8) or one rank per process: per process */
+    if (split && per > 1 && by_proc)
+        return tt_error_set(TT_ERR_PARSE,
+                            "%s: config.devices[%d].group: the ranks were split into groups (NCCL_TESTS_SPLIT) and the "
+                            "file lists one rank per process, so the size of rank 0's communicator is unknown; read "
+                            "the text output (it lists every rank) instead",
+                            name, split);
+    /* rank 0's group (all ranks without NCCL_TESTS_SPLIT), its distinct host names */
+    int nr = 0, nh = 0;
+    char **hosts = calloc((size_t)(n > 0 ? n : 1), sizeof(*hosts));
+    if (!hosts) return tt_error_set(TT_ERR_NOMEM, "out of memory reading measurements");
+    for (int i = 0; i < n; i++) {
+        const cJSON *d = cJSON_GetArrayItem(dev, i);
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(d, "group"), *h = cJSON_GetObjectItemCaseSensitive(d, "hostname");
+        if (cJSON_IsNumber(g) && (int)g->valuedouble != g0) continue;
+        nr++;
+        if (!cJSON_IsString(h)) {
+            nh = -1;
+            continue;
+        }
+        int seen = 0;
+        for (int j = 0; j < nh && !seen; j++) seen = !strcmp(hosts[j], h->valuestring);
+        if (!seen && nh >= 0) hosts[nh++] = h->valuestring;
+    }
+    free(hosts);
+    m->nranks = by_rank ? nr : nr * per;
+    m->nodes = nh > 0 ? nh : 0;
+    return TT_OK;
+}
+
+tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt_measure_opts *o, tt_measure_set *set,
+                        int *zero_rows)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -141,6 +234,14 @@ tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt
     memset(&m, 0, sizeof m);
     m.algo = m.proto = -1;
     if (!cJSON_IsObject(root)) { st = tt_error_set(TT_ERR_PARSE, "%s: top level must be an object", name); goto out; }
+    const cJSON *ident = cJSON_GetObjectItemCaseSensitive(root, "identifier");
+    if (cJSON_IsString(ident) && cJSON_GetObjectItemCaseSensitive(root, "benchmark")) {
+        st = tt_error_set(TT_ERR_PARSE,
+                          "%s: identifier '%s' with \"benchmark\": not the JSON of a released nccl-tests (its -J files "
+                          "have \"config\" and \"results\"); give the text output instead",
+                          name, ident->valuestring);
+        goto out;
+    }
     const cJSON *tool = cJSON_GetObjectItemCaseSensitive(root, "tool");
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
     if (!cJSON_IsObject(cfg)) {
@@ -204,38 +305,19 @@ tt_status tm_parse_json(const char *text, size_t len, const char *name, const tt
         } else {
             m.coll = cc;
         }
-        const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cfg, "devices");
-        if (cJSON_IsArray(dev) && cJSON_GetArraySize(dev) > 0) {
-            m.nranks = cJSON_GetArraySize(dev);
-            /* distinct host names */
-            int nh = 0;
-            const cJSON *d, *d2;
-            int i = 0;
-            cJSON_ArrayForEach(d, dev) {
-                const cJSON *h = cJSON_GetObjectItemCaseSensitive(d, "hostname");
-                if (!cJSON_IsString(h)) { nh = 0; break; }
-                int seen = 0, j = 0;
-                cJSON_ArrayForEach(d2, dev) {
-                    if (j++ >= i) break;
-                    const cJSON *h2 = cJSON_GetObjectItemCaseSensitive(d2, "hostname");
-                    if (cJSON_IsString(h2) && !strcmp(h2->valuestring, h->valuestring)) seen = 1;
-                }
-                if (!seen) nh++;
-                i++;
-            }
-            m.nodes = nh;
-        } else {
-            const cJSON *nt = cJSON_GetObjectItemCaseSensitive(cfg, "nthreads");
-            const cJSON *ng = cJSON_GetObjectItemCaseSensitive(cfg, "ngpus");
-            if (cJSON_IsNumber(nt) && cJSON_IsNumber(ng)) {
-                m.nranks = (int)(nt->valuedouble * ng->valuedouble);
-                TT_WARN("tune", "%s: no config.devices; assuming one process with %d ranks", name, m.nranks);
-            }
+        const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+        if (ver && (!cJSON_IsNumber(ver) || ver->valuedouble != floor(ver->valuedouble))) {
+            st = tt_error_set(TT_ERR_PARSE, "%s: version: expected an integer (nccl-tests' JSON schema version)", name);
+            goto out;
         }
+        if (ver && (ver->valuedouble < 1 || ver->valuedouble > 3))
+            TT_WARN("tune", "%s: version %g: nccl-tests JSON schema versions 1 .. 3 are known; reading it as those", name,
+                    ver->valuedouble);
+        if ((st = nccl_tests_ranks(cfg, name, &m)) != TT_OK) goto out;
     }
     if (o->nranks > 0) m.nranks = o->nranks;
     if (o->nodes > 0) m.nodes = o->nodes;
-    st = results(root, name, &m, exec, set);
+    st = results(root, name, &m, exec, set, zero_rows);
 out:
     cJSON_Delete(root);
     return st;

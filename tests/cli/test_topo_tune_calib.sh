@@ -104,6 +104,20 @@ expect_rc 2 "expect: runs of different rank counts in one judgement"
 expect_grep "$TMP/err" 'nccl-tests-handwritten.txt:[0-9]+: measured with 4 ranks but the expectation is for 8' "expect: names the row"
 run "$TT" --expect "$M/exec-ar-ring-8.json" --input "$HOST"
 expect_rc 2 "expect: files need --measured"
+# every published form of nccl-tests output (docs/calibration.md, section 1)
+run "$TT" --expect --measured "$M/nccl-tests-2019-allreduce-4node.txt" --input "$FIX/hgx-h100-8gpu.xml"
+expect_rc 2 "expect: a table of nccl-tests 2.0 - 2.11 does not name its collective"
+expect_grep "$TMP/err" 'nccl-tests-2019-allreduce-4node.txt:24: .*--collective' "expect: says file:line and --collective"
+run "$TT" --expect --measured "$M/nccl-tests-2019-allreduce-4node.txt" --input "$FIX/hgx-h100-8gpu.xml" -C allreduce
+expect_grep "$TMP/out" 'expected busbw, 4 node\(s\) x 4 GPU\(s\)' "expect: the table without root column: 16 ranks on 4 hosts"
+expect_grep "$TMP/out" '^allreduce +1048576 +15\.8[0-9]+ .*nccl-tests-2019-allreduce-4node.txt:28$' "expect: its 1 MiB row read from the time column (123.9 us), not the algbw"
+run "$TT" --expect --measured "$M/facts-handwritten.txt" --input "$FIX/hgx-h100-8gpu.xml" -N 2 -g 8
+expect_rc 0 "expect: a fact table of a published result"
+expect_grep "$TMP/out" '^allreduce +1048576 +61\.200 .*facts-handwritten.txt:17( |$)' "expect: the fact table's busbw-only row"
+printf '# topotune published result, version 1\n# source: x\ncollective allreduce\nranks 16\nnodes 2\n8 1.0 - -\n' > "$TMP/pub.txt"
+run "$TT" --expect --measured "$TMP/pub.txt" --input "$FIX/hgx-h100-8gpu.xml"
+expect_rc 2 "expect: an incomplete fact table is refused"
+expect_grep "$TMP/err" 'pub.txt:6: no .# hardware:. line' "expect: names file:line of the fact table"
 
 # ---- the loop on this machine: topo-exec runs -> calibrate, judge ----
 X="$BIN/topo-exec"
