@@ -9,6 +9,8 @@
  *   nodes 2                       (required)
  *   algo -                        ('-' = NCCL's choice, or the forced NCCL algorithm)
  *   proto -                       ('-' = NCCL's choice, or ll / ll128 / simple)
+ *   gpus_per_thread 8             (optional: nccl-tests -g, the GPUs one thread drives; else the
+ *                                  '-g N' of the '# run:' line, else one)
  *   # bytes  oop_us  ip_us  oop_busbw
  *   8        30.12   29.80  0.00
  *   16       -       -      0.01     ('-' where the source gives no figure)
@@ -37,6 +39,9 @@ typedef struct {
     int key_line[5];                      /* collective ranks nodes algo proto */
     int req_line[NREQ];
     int figures;                          /* figure lines seen */
+    int gpus_per_thread;                  /* 'gpus_per_thread N' (0 = not given) */
+    int run_gpus;                         /* nccl-tests' -g N in the '# run:' line (0 = not there) */
+    int gpt_line;
 } facts_t;
 
 static tt_status perr(const facts_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -87,6 +92,24 @@ static tt_status comment(facts_t *f, const char *c)
         if (f->req_line[k]) return perr(f, "a second '# %s:' line", required[k]);
         if (!*v) return perr(f, "'# %s:' says nothing (write 'unknown' where the source does not say)", required[k]);
         f->req_line[k] = f->line;
+        if (!strcmp(required[k], "run")) {
+            /* nccl-tests' "-g N" (or "--ngpus N" / "--ngpus=N"): the GPUs one thread drives */
+            char buf[512], *sv = NULL;
+            snprintf(buf, sizeof buf, "%s", v);
+            int want = 0;
+            for (char *w = strtok_r(buf, " \t\r;,()", &sv); w; w = strtok_r(NULL, " \t\r;,()", &sv)) {
+                int ng;
+                if (want && int_value(w, 1, 1024, &ng)) {
+                    f->run_gpus = ng;
+                    break;
+                }
+                want = !strcmp(w, "-g") || !strcmp(w, "--ngpus");
+                if (!strncmp(w, "--ngpus=", 8) && int_value(w + 8, 1, 1024, &ng)) {
+                    f->run_gpus = ng;
+                    break;
+                }
+            }
+        }
         return TT_OK;
     }
     return TT_OK; /* other comments: free text */
@@ -96,6 +119,14 @@ static tt_status key_line(facts_t *f, char *s)
 {
     static const char *const keys[] = {"collective", "ranks", "nodes", "algo", "proto"};
     char *sv = NULL, *k = strtok_r(s, " \t\r", &sv), *v = strtok_r(NULL, " \t\r", &sv), *x = strtok_r(NULL, " \t\r", &sv);
+    if (!strcmp(k, "gpus_per_thread")) {
+        if (f->figures) return perr(f, "'%s' after the figures (one sweep per file)", k);
+        if (f->gpt_line) return perr(f, "a second '%s' line", k);
+        if (!v || x || !int_value(v, 1, 1024, &f->gpus_per_thread))
+            return perr(f, "gpus_per_thread takes one integer in 1..1024 (nccl-tests -g)");
+        f->gpt_line = f->line;
+        return TT_OK;
+    }
     int ki = -1;
     for (int i = 0; i < 5; i++)
         if (!strcmp(k, keys[i])) ki = i;
@@ -202,6 +233,7 @@ static tt_status figure_line(facts_t *f, char *s, const tt_measure_opts *o, tt_m
     m.algo = f->algo;
     m.proto = f->proto;
     m.exec_kind = TT_RANKS_NONE;
+    m.gpus_per_thread = f->gpus_per_thread > 0 ? f->gpus_per_thread : f->run_gpus;
     m.time_oop_us = oop;
     m.time_ip_us = ip;
     double factor = tt_busbw_factor(m.coll, m.nranks);

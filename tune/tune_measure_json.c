@@ -153,6 +153,7 @@ static tt_status nccl_tests_ranks(const cJSON *cfg, const char *name, tt_measure
             nt->valuedouble != floor(nt->valuedouble) || ng->valuedouble != floor(ng->valuedouble))
             return tt_error_set(TT_ERR_PARSE, "%s: config.nthreads x config.ngpus: expected positive integers", name);
         per = (int)(nt->valuedouble * ng->valuedouble);
+        m->gpus_per_thread = (int)ng->valuedouble; /* nccl-tests -g: the GPUs each thread drives */
     }
     if (!cJSON_IsArray(dev) || cJSON_GetArraySize(dev) == 0) {
         if (per) {

@@ -43,6 +43,7 @@ typedef struct {
     int algo, proto, channels;
     int topotune;        /* a topo-exec table of our executor (not --engine nccl) */
     int exec_kind;       /* tt_exec_kind from the "#  Rank" lines ([host], [gpu, virtual], [gpu]) */
+    int gpus_per_thread; /* "nThread T nGpus G": G GPUs driven by each thread (0 = not said) */
     int start_line;      /* its first line */
     int first_line;      /* its first row's line; 0 = no rows */
     int have_cols;
@@ -173,7 +174,15 @@ static tt_status parse_comment(parser_t *ps, int s, const char *c, int hash_col,
 {
     const char *name = ps->name, *p;
     char word[128];
-    if (!strncmp(c, "# nccl-tests version", 20) || !strncmp(c, "# nThread", 9) || !strncmp(c, "# Using devices", 15))
+    if (!strncmp(c, "# nThread", 9)) {
+        table_t *t = start_table(ps, s, line);
+        if (!t) return oom();
+        const char *g = strstr(c, "nGpus");
+        int ng;
+        if (g && sscanf(g + 5, "%d", &ng) == 1 && ng > 0 && ng <= 1024) t->gpus_per_thread = ng;
+        return TT_OK;
+    }
+    if (!strncmp(c, "# nccl-tests version", 20) || !strncmp(c, "# Using devices", 15))
         return start_table(ps, s, line) ? TT_OK : oom();
     if ((p = strstr(c, "Collective test starting:"))) {
         table_t *t = start_table(ps, s, line);
@@ -375,6 +384,7 @@ static tt_status finish_table(parser_t *ps, int ti)
         if (m->channels <= 0) m->channels = t->channels;
         m->topotune_tree = t->topotune;
         m->exec_kind = t->topotune ? t->exec_kind : TT_RANKS_NONE;
+        m->gpus_per_thread = t->gpus_per_thread;
     }
     return TT_OK;
 }
