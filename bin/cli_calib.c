@@ -230,16 +230,14 @@ out:
     return rc;
 }
 
-static const char *vname(tt_expect_verdict v) { return v == TT_EXPECT_PASS ? "PASS" : v == TT_EXPECT_WARN ? "WARN" : "FAIL"; }
-
 int tt_cli_expect(const tt_cli_calib_args *a)
 {
     tt_measure_set ms = {0};
     tt_tune_ctx *ctx = NULL;
+    tt_expect_row *rows = NULL;
     tt_strbuf out;
     tt_strbuf_init(&out);
-    tt_expect_bands b = TT_EXPECT_BANDS_DEFAULT;
-    int rc = TT_CLI_EXIT_ERROR;
+    int rc = TT_CLI_EXIT_ERROR, nrows = 0;
     tt_status st;
     tt_cluster c = a->cl;
     if (a->nfiles) {
@@ -256,52 +254,74 @@ int tt_cli_expect(const tt_cli_calib_args *a)
         }
     }
     if ((st = tt_tune_ctx_new(a->topo, &c, a->model, &a->params, &ctx)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
-    tt_strbuf_printf(&out,
-                     "# expected busbw, %d node(s) x %d GPU(s), %s model (%s); PASS >= %.0f%% of the prediction, FAIL < "
-                     "%.0f%% (latency-bound sizes: %.0f%% / %.0f%%)\n",
-                     c.nodes, c.gpus_per_node, tt_model_name(a->model),
-                     a->model == TT_MODEL_NCCL ? tt_nccl_part_name(ctx, TT_COLL_ALLREDUCE) : a->params.source,
-                     b.pass_ratio * 100, b.fail_ratio * 100,
-                     b.small_pass_ratio * 100, b.small_fail_ratio * 100);
+    /* the rows: every sweep size, or every measured row */
     if (!a->nfiles) {
-        tt_strbuf_printf(&out, "%-14s %12s  %-16s %12s %12s %12s %12s\n", "collective", "bytes", "algo/proto", "pred us",
-                         "pred busbw", "pass >=", "fail <");
+        static const tt_coll order[] = {TT_COLL_ALLREDUCE, TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER, TT_COLL_BROADCAST,
+                                        TT_COLL_REDUCE};
+        int cap = 0;
+        for (uint64_t s = a->min_size; s <= a->max_size && s; s *= 2) {
+            cap += TT_COLL_COUNT;
+            if (s > UINT64_MAX / 2) break;
+        }
+        if (!(rows = calloc((size_t)cap + 1, sizeof *rows))) { rc = tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory")); goto out; }
         for (int cc = 0; cc < TT_COLL_COUNT; cc++) {
-            static const tt_coll order[] = {TT_COLL_ALLREDUCE, TT_COLL_ALLGATHER, TT_COLL_REDUCESCATTER, TT_COLL_BROADCAST,
-                                            TT_COLL_REDUCE};
-            tt_coll co = order[cc];
-            if (!(a->colls & (1u << co))) continue;
+            if (!(a->colls & (1u << order[cc]))) continue;
             for (uint64_t s = a->min_size; s <= a->max_size && s; s *= 2) {
-                tt_expect_row row;
-                if ((st = tt_expect_row_compute(ctx, co, s, &b, &row)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
-                char cb[40];
-                snprintf(cb, sizeof cb, "%s/%s", tt_algo_name(row.algo), tt_proto_name(row.proto));
-                tt_strbuf_printf(&out, "%-14s %12llu  %-16s %12.2f %12.3f %12.3f %12.3f%s\n", tt_coll_name(co),
-                                 (unsigned long long)s, cb, row.pred_us, row.pred_busbw, row.pass_busbw, row.fail_busbw,
-                                 row.latency_bound ? "  latency-bound" : "");
+                if ((st = tt_expect_row_compute(ctx, order[cc], s, NULL, &rows[nrows++])) != TT_OK) { rc = tt_cli_fail(st); goto out; }
                 if (s > UINT64_MAX / 2) break;
             }
         }
-        rc = emit(a->outpath, &out);
-        if (rc == 0) rc = TT_CLI_EXIT_OK;
-        goto out;
+    } else {
+        if (!(rows = calloc((size_t)ms.n + 1, sizeof *rows))) { rc = tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory")); goto out; }
+        for (int i = 0; i < ms.n; i++)
+            if ((st = tt_expect_judge(ctx, &ms.m[i], NULL, &rows[nrows++])) != TT_OK) { rc = tt_cli_fail(st); goto out; }
     }
     int worst = TT_EXPECT_PASS, counts[3] = {0};
-    tt_strbuf_printf(&out, "%-14s %12s %12s %12s %12s %8s  %-7s %s\n", "collective", "bytes", "meas busbw", "pred busbw",
-                     "pass >=", "ratio", "verdict", "row");
-    for (int i = 0; i < ms.n; i++) {
-        tt_expect_row row;
-        if ((st = tt_expect_judge(ctx, &ms.m[i], &b, &row)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
-        counts[row.verdict]++;
-        if ((int)row.verdict > worst) worst = row.verdict;
-        tt_strbuf_printf(&out, "%-14s %12llu %12.3f %12.3f %12.3f %7.0f%%  %-7s %s%s\n", tt_coll_name(row.coll),
-                         (unsigned long long)row.bytes, row.meas_busbw, row.pred_busbw, row.pass_busbw, row.ratio * 100,
-                         vname(row.verdict), row.where, row.ratio > 1.25 ? " (above the model: recalibrate)" : "");
+    for (int i = 0; a->nfiles && i < nrows; i++) {
+        counts[rows[i].verdict]++;
+        if ((int)rows[i].verdict > worst) worst = rows[i].verdict;
     }
-    tt_strbuf_printf(&out, "# %d PASS, %d WARN, %d FAIL -> %s\n", counts[0], counts[1], counts[2], vname(worst));
+    if (a->format == 1) {
+        if ((st = tt_expect_write_json(ctx, rows, nrows, a->nfiles > 0, &out)) != TT_OK) { rc = tt_cli_fail(st); goto out; }
+    } else {
+        tt_strbuf_printf(&out, "# expected busbw, %d node(s) x %d GPU(s)%s%s%s, %s model (%s): NCCL's own choice per size; "
+                         "PASS within the model's measured error in the size's regime (docs/calibration.md)\n",
+                         c.nodes, c.gpus_per_node, c.nodes > 1 ? ", " : "", c.nodes > 1 ? tt_fabric_title(c.fabric) : "",
+                         c.nodes > 1 ? (c.fabric_origin == TT_FABRIC_ASSUMED ? " (assumed)" : "") : "",
+                         tt_model_name(a->model),
+                         a->model == TT_MODEL_NCCL ? tt_nccl_part_name(ctx, TT_COLL_ALLREDUCE) : a->params.source);
+        if (!a->nfiles) {
+            tt_strbuf_printf(&out, "%-14s %12s  %-16s %12s %12s %12s %12s %12s  %s\n", "collective", "bytes", "algo/proto",
+                             "pred us", "pred busbw", "pass >=", "fail <", "warn >", "regime");
+            for (int i = 0; i < nrows; i++) {
+                const tt_expect_row *r = &rows[i];
+                char cb[40];
+                snprintf(cb, sizeof cb, "%s/%s", tt_algo_name(r->algo), tt_proto_name(r->proto));
+                tt_strbuf_printf(&out, "%-14s %12llu  %-16s %12.2f %12.3f %12.3f %12.3f %12.3f  %s%s\n",
+                                 tt_coll_name(r->coll), (unsigned long long)r->bytes, cb, r->pred_us, r->pred_busbw,
+                                 r->pass_busbw, r->fail_busbw, r->above_busbw, r->regime,
+                                 r->trusted ? "" : " (never measured: wide band)");
+            }
+        } else {
+            tt_strbuf_printf(&out, "%-14s %12s %-16s %12s %12s %12s %8s  %-7s %s\n", "collective", "bytes", "algo/proto",
+                             "meas busbw", "pred busbw", "pass >=", "ratio", "verdict", "row");
+            for (int i = 0; i < nrows; i++) {
+                const tt_expect_row *r = &rows[i];
+                char cb[40];
+                snprintf(cb, sizeof cb, "%s/%s", tt_algo_name(r->algo), tt_proto_name(r->proto));
+                tt_strbuf_printf(&out, "%-14s %12llu %-16s %12.3f %12.3f %12.3f %7.0f%%  %-7s %s%s%s\n",
+                                 tt_coll_name(r->coll), (unsigned long long)r->bytes, cb, r->meas_busbw, r->pred_busbw,
+                                 r->pass_busbw, r->ratio * 100, tt_expect_verdict_name(r->verdict), r->where,
+                                 r->note[0] ? ": " : "", r->note);
+            }
+            tt_strbuf_printf(&out, "# %d PASS, %d WARN, %d FAIL -> %s\n", counts[0], counts[1], counts[2],
+                             tt_expect_verdict_name((tt_expect_verdict)worst));
+        }
+    }
     if ((rc = emit(a->outpath, &out)) != 0) goto out;
-    rc = worst; /* 0 PASS, 1 WARN, 2 FAIL */
+    rc = a->nfiles ? worst : TT_CLI_EXIT_OK; /* 0 PASS, 1 WARN, 2 FAIL */
 out:
+    free(rows);
     tt_tune_ctx_free(ctx);
     tt_strbuf_free(&out);
     tt_measure_set_free(&ms);

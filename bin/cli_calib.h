@@ -25,7 +25,7 @@ typedef struct {
     uint64_t min_size, max_size;
     int nccl_only;
     double margin;               /* --from-measured */
-    int format;                  /* --from-measured: 0 table, 1 json, 2 nccl-csv */
+    int format;                  /* --from-measured: 0 table, 1 json, 2 nccl-csv; --expect: 0 text, 1 json */
     tt_model_kind model;         /* --model: NCCL rows with NCCL's structure (nccl) or ours */
 } tt_cli_calib_args;
 

@@ -42,6 +42,8 @@ static void usage(void)
            "  -k, --nics-per-node K     NIC ports per node (default: from the topology)\n"
            "  -s, --nic-speed GBPS      NIC port speed in Gb/s, e.g. 400 (default: from the topology)\n"
            "  -r, --rails R             fabric rails (default: = NICs per node, rail-optimised)\n"
+           "      --fabric F            the network between the nodes: ib, roce, efa, tcpx or socket (default: what the\n"
+           "                            topology's NICs show, else ib; also TOPOTUNE_FABRIC)\n"
            "  -m, --model M             topotune (default) or nccl (also in the measurement modes: NCCL rows with NCCL's structure)\n"
            "      --keep-nccl F|off     tables for NCCL (--nccl-only, nccl-csv) from the topotune model: force a candidate only\n"
            "                            where it is predicted faster than NCCL's own choice by more than F (default 0.15)\n"
@@ -150,7 +152,7 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART, OPT_KEEP, OPT_SHAPES };
+           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART, OPT_KEEP, OPT_SHAPES, OPT_FABRIC };
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
         {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
@@ -170,6 +172,7 @@ int main(int argc, char **argv)
         {"gpu-part", required_argument, NULL, OPT_GPU_PART},
         {"keep-nccl", required_argument, NULL, OPT_KEEP},
         {"shapes", required_argument, NULL, OPT_SHAPES},
+        {"fabric", required_argument, NULL, OPT_FABRIC},
         {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
@@ -188,6 +191,15 @@ int main(int argc, char **argv)
     inputs = calloc((size_t)argc + 1, sizeof *inputs);
     if (!inputs) return tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory"));
     double nic_speed = -1;
+    int fabric = -1; /* tt_fabric; -1 = from the topology */
+    {
+        const char *fe = getenv("TOPOTUNE_FABRIC");
+        tt_fabric ff;
+        if (fe && *fe) {
+            if (tt_fabric_parse(fe, &ff) != TT_OK) return tt_cli_usage_error("TOPOTUNE_FABRIC: %s", tt_error_message());
+            fabric = (int)ff;
+        }
+    }
     uint64_t min_size = TT_TUNE_MIN_SIZE, max_size = TT_TUNE_MAX_SIZE;
     static const char *const formats[] = {"table", "json", "nccl-csv", "env", NULL};
     int c;
@@ -196,6 +208,12 @@ int main(int argc, char **argv)
         case 'i': input = inputs[ninputs++] = optarg; break;
         case OPT_STRICT: strict = 1; break;
         case OPT_SHAPES: shapes_s = optarg; break;
+        case OPT_FABRIC: {
+            tt_fabric ff;
+            if (tt_fabric_parse(optarg, &ff) != TT_OK) return tt_cli_usage_error("--fabric: %s", tt_error_message());
+            fabric = (int)ff;
+            break;
+        }
         case OPT_KEEP:
             if (!strcmp(optarg, "off")) keep_margin = -1;
             else if (tt_parse_double(optarg, &keep_margin) != TT_OK || !(keep_margin >= 0) || keep_margin >= 10)
@@ -308,7 +326,8 @@ int main(int argc, char **argv)
     if (mode == OPT_EXPECT && measured && nfiles == 0) return tt_cli_usage_error("--measured needs a file");
     if ((mode == OPT_CALIBRATE || mode == OPT_JUDGE) && nfiles == 0)
         return tt_cli_usage_error("%s needs measurement files", mode == OPT_CALIBRATE ? "--calibrate" : "--judge-choices");
-    if (mode && (explain || fmt)) return tt_cli_usage_error("--explain and --format do not apply to measurement modes");
+    if (mode && (explain || (fmt && !(mode == OPT_EXPECT && fmt == 1))))
+        return tt_cli_usage_error("--explain and --format do not apply to measurement modes (but --expect -f json)");
     if (mode && calib && model_s && !strcmp(model_s, "nccl"))
         return tt_cli_usage_error("--calibration holds topotune model constants; --model nccl evaluates NCCL rows with "
                                   "NCCL's constants and the built-in NCCL-rows correction");
@@ -364,7 +383,7 @@ int main(int argc, char **argv)
     tt_status st;
     if (calib && (st = tt_model_params_load(calib, &params)) != TT_OK) return tt_cli_fail(st);
 
-    tt_cli_tune_args ta = {inputs, ninputs, nodes_given ? nodes : 0, {gpn, nics, rails, nic_speed}, model, &params,
+    tt_cli_tune_args ta = {inputs, ninputs, nodes_given ? nodes : 0, {gpn, nics, rails, nic_speed, fabric}, model, &params,
                            colls, min_size, max_size, explain_bytes, nccl_only, fmt, explain != NULL, strict, outpath,
                            keep_margin};
     if (ninputs > 1) return tt_cli_tune_hosts(&ta);
@@ -383,15 +402,7 @@ int main(int argc, char **argv)
     if ((st = tt_topo_from_xml(doc, &topts, &topo)) != TT_OK) goto fail;
     tt_cli_print_assumptions(topo); /* partial vendor files: what was inferred, or that nothing was */
     tt_cluster cl;
-    if ((st = tt_cluster_from_topo(topo, &cl)) != TT_OK) goto fail;
-    cl.nodes = nodes;
-    if (gpn > 0) cl.gpus_per_node = gpn;
-    if (nics >= 0) {
-        cl.nics_per_node = nics;
-        if (rails < 0) cl.rails = nics > 0 ? nics : 1;
-    }
-    if (nic_speed > 0) cl.nic_gbps = nic_speed;
-    if (rails > 0) cl.rails = rails;
+    if ((st = tt_cluster_for_topo(topo, nodes, &ta.ov, &cl)) != TT_OK) goto fail;
     if (mode) {
         tt_cli_calib_args ca;
         memset(&ca, 0, sizeof ca);
@@ -414,6 +425,7 @@ int main(int argc, char **argv)
         ca.max_size = max_size;
         ca.nccl_only = nccl_only;
         ca.model = model;
+        ca.format = fmt;
         rc = mode == OPT_CALIBRATE ? tt_cli_calibrate(&ca) : mode == OPT_JUDGE ? tt_cli_judge(&ca) : tt_cli_expect(&ca);
         goto done;
     }

@@ -42,6 +42,26 @@ tt_status tt_model_parse(const char *s, tt_model_kind *out);
 /* ---- cluster description ---- */
 typedef enum { TT_CPU_INTEL = 0, TT_CPU_AMD = 1, TT_CPU_OTHER = 2 } tt_cpu_vendor;
 
+/* ---- the network between the nodes (tune_fabric.c) ---- */
+typedef enum {
+    TT_FABRIC_IB = 0,     /* InfiniBand (verbs) */
+    TT_FABRIC_ROCE = 1,   /* RDMA over Converged Ethernet (verbs) */
+    TT_FABRIC_EFA = 2,    /* AWS Elastic Fabric Adapter (libfabric SRD, aws-ofi-nccl) */
+    TT_FABRIC_TCPX = 3,   /* Google GPUDirect-TCPX / TCPXO (GPU memory over TCP) */
+    TT_FABRIC_SOCKET = 4, /* NCCL's socket transport (host memory, TCP) */
+    TT_FABRIC_COUNT = 5
+} tt_fabric;
+typedef enum { TT_FABRIC_ASSUMED = 0, TT_FABRIC_DETECTED = 1, TT_FABRIC_GIVEN = 2 } tt_fabric_origin;
+const char *tt_fabric_name(tt_fabric f);               /* "ib", "roce", "efa", "tcpx", "socket" */
+const char *tt_fabric_title(tt_fabric f);              /* "InfiniBand", ... */
+const char *tt_fabric_origin_name(tt_fabric_origin o); /* "assumed", "detected", "given" */
+/* "ib", "infiniband", "roce", "efa", "tcpx", "tcpxo", "socket", "sockets", "tcp" (any case) */
+tt_status tt_fabric_parse(const char *s, tt_fabric *out);
+/* The fabric the topology's NET ports show (link layer, NIC vendor, device names; the majority of
+ * the ports), origin TT_FABRIC_DETECTED; nothing to read: InfiniBand, TT_FABRIC_ASSUMED.  why: one
+ * line saying what told it. */
+tt_status tt_fabric_detect(const tt_topo *t, tt_fabric *out, tt_fabric_origin *origin, char *why, size_t wl);
+
 typedef struct {
     int nodes;            /* >= 1 */
     int gpus_per_node;    /* ranks per node, 1 .. GPUs in the topology */
@@ -59,6 +79,9 @@ typedef struct {
     int nvswitch;         /* 1 when the GPUs share an NVSwitch node */
     int numa_known;       /* 0 when every CPU node has numaid -1 (typical of VMs) */
     int xgmi;             /* 1 when the GPUs are AMD GPUs joined by xGMI links (RCCL's dialect) */
+    tt_fabric fabric;     /* the network between the nodes (tt_fabric_detect, --fabric) */
+    tt_fabric_origin fabric_origin;
+    char fabric_why[200]; /* what told it: "port mlx5_0: link layer InfiniBand (8 of 8 ports)", "--fabric efa" */
 } tt_cluster;
 
 /* Defaults: 1 node, every GPU of the topology, its NET ports at their speed, rails = NICs.
@@ -129,6 +152,13 @@ typedef struct {
     double chunk_bytes;      /* pipeline chunk per channel */
 } tt_proto_params;
 
+/* NCCL's algorithms per protocol (tune_model_cluster.c): fitted on published clusters */
+typedef struct {
+    double base_us;          /* launch and setup of a call */
+    double step_us;          /* added to the link's alpha on every in-node step */
+    double pipeline;         /* medium sizes: min(2 sqrt(pipeline * hops_us * bytes / bw), pipeline_cap * hops_us) */
+} tt_nccl_proto_params;
+
 /* Our executor's ranks, by what they share (tune_model_exec.c, docs/model.md "Our executor"):
  * the executor-shaped model evaluates rows these ranks ran; NCCL's rows (and rows of unknown
  * origin) keep the topology model. */
@@ -171,14 +201,28 @@ typedef struct {
 #define TT_EXEC_NPARAM 10 /* linear columns: launch step hop chan shared peer xfer dram l2 xcore */
 #define TT_EXEC_NCONST 11 /* with cache_MiB (fitted by a grid, not linearly) */
 
+/* The network between the nodes, per fabric (MODEL ASSUMPTIONS from public figures, tune_params.c) */
+typedef struct {
+    double hop_us[TT_PROTO_COUNT]; /* one step of an algorithm across the network (LL, LL128, Simple):
+                                    * post, wire, completion, the proxy threads of both ends */
+    double efficiency;             /* fraction of the ports' speed NCCL moves at large sizes */
+    double hop_scale_pre_sm90;     /* hop_us times this on clusters of pre-Hopper GPUs (EFA: the first EFA
+                                    * generation of p4d/p4de against EFAv2 of p5 and later; 1 elsewhere) */
+} tt_fabric_params;
+
 typedef struct {
     tt_link_params link[TT_LCLASS_COUNT];
-    tt_proto_params proto[TT_PROTO_COUNT];
+    tt_fabric_params fabric[TT_FABRIC_COUNT];
+    tt_proto_params proto[TT_PROTO_COUNT];      /* topotune's own algorithms (and the protocols' payload) */
+    tt_nccl_proto_params nccl[TT_PROTO_COUNT];  /* NCCL's algorithms */
+    double nccl_pipeline_cap;
     tt_exec_params exec[TT_RANKS_KIND_COUNT][TT_PROTO_COUNT]; /* [TT_RANKS_NONE] unused */
     double host_cores;       /* cores host ranks run on (0 = enough: no time slicing) */
     double nvls_efficiency;  /* NVSwitch multicast AllReduce efficiency */
     double nvls_alpha_us;    /* NVLS step latency */
     double channel_us;       /* cost of each channel (CTA launch/sync) per call */
+    double group_launch_us;  /* NCCL's algorithms, rows whose thread drove several GPUs (nccl-tests -g N):
+                              * each further GPU of the group adds its kernel launch (tune_model_cluster.c) */
     int max_channels;        /* channels considered, upper bound */
     char source[256];        /* "built-in" or the calibration file name */
 } tt_model_params;
@@ -225,6 +269,9 @@ tt_status tt_tune_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_pr
  * Ties go to the lower (algorithm, protocol) id as in NCCL. TT_ERR_NOT_FOUND if none. */
 tt_status tt_tune_best(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, int nccl_only,
                        tt_algo *algo, tt_proto *proto, tt_tune_estimate *out);
+/* What NCCL itself runs at `bytes`: the arg-min of NCCL's own model (NCCL algorithms, ties to the
+ * lower id as NCCL), whatever model the context is; TT_ERR_NOT_FOUND if none. */
+tt_status tt_nccl_choice(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, tt_algo *algo, tt_proto *proto);
 /* Smallest size in (lo, hi] whose fastest (algorithm, protocol) differs from the one at
  * lo, found by bisection (exact when the choice changes once in the interval); *at = 0
  * when the choice at hi equals the one at lo. */
@@ -234,9 +281,30 @@ tt_status tt_tune_crossover(const tt_tune_ctx *ctx, tt_coll coll, uint64_t lo, u
 
 /* ---- tables ---- (entries: tt_tune_entry, tt_common.h) */
 
+/* Why a size of a table for NCCL forces a candidate or leaves NCCL's choice (tt_tune_table_build_keep_nccl) */
+typedef struct {
+    tt_coll coll;
+    uint64_t bytes;
+    tt_algo nccl_algo;      /* NCCL's own choice (tt_nccl_choice) */
+    tt_proto nccl_proto;
+    double nccl_us;         /* the model's time of it */
+    tt_algo best_algo;      /* the model's fastest NCCL candidate */
+    tt_proto best_proto;
+    double best_us;
+    double gain;            /* nccl_us / best_us - 1 (0 when they are the same) */
+    double error;           /* the model's worst error in the size's regime (tt_model_trust), < 0 = never measured */
+    double need;            /* the gain forcing takes here: (1 + error) / (1 - error) - 1, at least the margin;
+                             * < 0 = never (regime never measured, or error >= 1) */
+    int forced;
+    char regime[96];
+    char why[320];
+} tt_tune_decision;
+
 typedef struct {
     tt_tune_entry *entries;
     int n, cap;
+    tt_tune_decision *dec;           /* tables for NCCL (keeps_nccl): one decision per sweep size */
+    int ndec, capdec;
     int nodes, ranks;                /* the communicator shape the table was made for */
     char model[16];                  /* "nccl", "topotune", "measured", ... ("" = not said) */
     uint64_t min_size, max_size;     /* power-of-two sweep bounds (built tables) */
@@ -257,13 +325,15 @@ typedef struct {
  * reducescatter, broadcast, reduce. */
 tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
                               uint64_t max_size, int nccl_only, tt_tune_table *out);
-/* The conservative table for NCCL (the tuner plugin's, docs/model.md "Tables for the plugin"):
- * per power-of-two size, NCCL's own choice is the arg-min of NCCL's model (a TT_MODEL_NCCL
- * context on the same topology and cluster); the size gets an entry only when `ctx`'s fastest
- * NCCL candidate differs from it AND `ctx` predicts it faster than NCCL's choice by more than
- * `margin` (fraction: t_nccl_choice > (1 + margin) * t_best).  Entries carry channels 0 (NCCL
- * picks the channel count, as in a forced NCCL_ALGO/NCCL_PROTO run); every other size has no
- * entry: NCCL decides.  Forced ranges cover [s, 2s-1] as in tt_tune_table_build. */
+/* The table for NCCL that never makes NCCL slower (the tuner plugin's and the CSV's; docs/model.md
+ * "Tables for NCCL"): per power-of-two size, NCCL's own choice is the arg-min of NCCL's model
+ * (tt_nccl_choice); the size gets an entry only when `ctx`'s fastest NCCL candidate differs from it
+ * AND is predicted faster than NCCL's choice by more than the model can be wrong in that regime:
+ * t_nccl_choice / t_best - 1 > max(margin, (1 + e) / (1 - e) - 1), e = the regime's worst error on
+ * the corpus of published clusters (tt_model_trust); a regime never measured forces nothing.
+ * Entries carry channels 0 (NCCL picks the channel count, as in a forced NCCL_ALGO/NCCL_PROTO run);
+ * every other size has no entry: NCCL decides.  Forced ranges cover [s, 2s-1] as in
+ * tt_tune_table_build; out->dec says, per size, why it forces or keeps. */
 tt_status tt_tune_table_build_keep_nccl(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size,
                                         uint64_t max_size, double margin, tt_tune_table *out);
 void tt_tune_table_free(tt_tune_table *t);
@@ -364,6 +434,7 @@ typedef struct {
     double parity_us[2];   /* the fastest of the odd (1st, 3rd, ...) and of the even (2nd, 4th, ...) repeats: two
                             * independent estimates of the same row ([1] = 0 when measured once) */
     char where[112];       /* "file:line" or "file: results[i]" (the first of the repeats) */
+    int gpus_per_thread;   /* GPUs one thread of the run drove (nccl-tests -g N: "nGpus N"); 0 = not said (one) */
 } tt_measurement;
 
 typedef struct {
@@ -604,38 +675,70 @@ tt_status tt_tune_judge_model_kind(const tt_topo *t, const tt_cluster *base, tt_
 void tt_judge_report_free(tt_judge_report *r);
 tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *out);
 
-/* ---- expected-performance envelope (tune_expect.c) ----
- * Per size the model's busbw for the fastest NCCL candidate and a band around it.  MODEL
- * ASSUMPTION (docs/calibration.md): bandwidth-bound sizes PASS at >= pass_ratio of the
- * prediction (0.80), FAIL below fail_ratio (0.60); latency-bound sizes (latency part above
- * half of the predicted time) use the wider small_pass/small_fail (0.50/0.25). */
+/* ---- how far the default model is from real clusters (tune_trust.c) ----
+ * Per regime (size class, nodes 1 / 2 / >= 3, fabric) the model's time error on NCCL's own choice,
+ * measured on the corpus of published results (scripts/bench/cluster-truth.sh).  sweeps 0: the
+ * regime was never measured (or the context is not the default model): the model is not trusted
+ * there. */
+typedef enum { TT_SIZE_SMALL = 0, TT_SIZE_MEDIUM = 1, TT_SIZE_LARGE = 2, TT_SIZE_CLASS_COUNT = 3 } tt_size_class;
+tt_size_class tt_size_class_of(uint64_t bytes); /* <= 64 KiB small, >= 16 MiB large, else medium */
+const char *tt_size_class_name(tt_size_class c);
 typedef struct {
-    double pass_ratio, fail_ratio, small_pass_ratio, small_fail_ratio;
+    tt_size_class size;
+    int sweeps;                /* sweeps of the corpus behind the figures (0 = unknown) */
+    int exact;                 /* 1: measured in this very regime; 0 with sweeps: an unmeasured multi-node regime,
+                                * the worst figures of the measured ones (bands only, never a reason to force) */
+    double median, p90, worst; /* |pred - meas| / meas of NCCL's own choice */
+    char regime[96];           /* ">= 16 MiB, 2 nodes, ib" */
+} tt_trust;
+tt_status tt_model_trust(const tt_tune_ctx *ctx, uint64_t bytes, tt_trust *out);
+
+/* ---- expected performance, a health check (tune_expect.c; docs/calibration.md) ----
+ * Per size the time of what NCCL runs there (tt_nccl_choice) as the context's model predicts it, and
+ * a band around it from the model's measured error in the size's regime (tt_model_trust): with
+ * r = measured / predicted busbw, PASS when 1 - lo <= r <= 1 + hi; WARN above 1 + hi (the model
+ * under-predicts) and in [1 - lo - gap, 1 - lo); FAIL below 1 - lo - gap.  lo = the regime's
+ * 90th-percentile error clamped to [0.10, 0.35], hi = its worst error, at least 0.30, gap = 0.25;
+ * a regime never measured: lo 0.50, hi 1.00.  MODEL ASSUMPTIONS, docs/calibration.md. */
+typedef struct {
+    int fixed;            /* 1: use lo / hi / gap below for every size instead of the regime's */
+    double lo, hi, gap;
 } tt_expect_bands;
-#define TT_EXPECT_BANDS_DEFAULT ((tt_expect_bands){0.80, 0.60, 0.50, 0.25})
+#define TT_EXPECT_BANDS_REGIME ((tt_expect_bands){0, 0, 0, 0})
 
 typedef enum { TT_EXPECT_PASS = 0, TT_EXPECT_WARN = 1, TT_EXPECT_FAIL = 2 } tt_expect_verdict;
+const char *tt_expect_verdict_name(tt_expect_verdict v); /* "PASS", "WARN", "FAIL" */
 
 typedef struct {
     tt_coll coll;
     uint64_t bytes;
-    tt_algo algo;
+    tt_algo algo;                    /* what NCCL runs (or the row's forced candidate) */
     tt_proto proto;
     double pred_us, pred_busbw;      /* model */
-    double pass_busbw, fail_busbw;   /* PASS at >= pass_busbw, FAIL below fail_busbw */
-    int latency_bound;
+    double lo, hi, gap;              /* the band (fractions) */
+    double pass_busbw, fail_busbw;   /* PASS at >= pass_busbw (and <= above_busbw), FAIL below fail_busbw */
+    double above_busbw;              /* WARN above: the model under-predicts */
+    int latency_bound;               /* the model's latency part is above half its time */
+    int trusted;                     /* the regime (or, multi-node, its size class) was measured on the corpus */
+    char regime[96];
     /* judged rows only */
-    double meas_busbw, ratio;        /* meas / pred */
+    double meas_us, meas_busbw, ratio; /* ratio = meas / pred busbw */
     tt_expect_verdict verdict;
+    char note[160];                  /* why not PASS */
     char where[112];
 } tt_expect_row;
 
-/* One row for the size (nccl_only choice). */
-tt_status tt_expect_row_compute(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes,
-                                const tt_expect_bands *b, tt_expect_row *out);
-/* Judge one measurement (its busbw recomputed from time_us with the context's ranks). */
+/* One row for the size (NCCL's choice); b NULL = the regime's band. */
+tt_status tt_expect_row_compute(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, const tt_expect_bands *b,
+                                tt_expect_row *out);
+/* Judge one measurement (its busbw recomputed from time_us with the context's ranks; a forced row
+ * is compared with the candidate it ran). */
 tt_status tt_expect_judge(const tt_tune_ctx *ctx, const tt_measurement *m, const tt_expect_bands *b,
                           tt_expect_row *out);
+/* {"schema":"topotune-expect","version":1,nodes,ranks,model,fabric,rows:[{collective,bytes,algo,proto,
+ * pred_us,pred_busbw,pass_busbw,fail_busbw,above_busbw,regime,measured_regime[,meas_us,meas_busbw,ratio,
+ * verdict,note,where]}][,summary:{pass,warn,fail,verdict}]} */
+tt_status tt_expect_write_json(const tt_tune_ctx *ctx, const tt_expect_row *rows, int n, int judged, tt_strbuf *out);
 
 /* ---- validating a table on this machine (tune_validate.c: the plan; tune_verdict.c: verdicts) ----
  * topo-exec --validate (docs/calibration.md section 7): for every size of a sweep the table's
@@ -788,8 +891,9 @@ typedef struct {
     int nics_per_node;   /* >= 0: NET ports per node; -1: from each host's topology */
     int rails;           /* > 0: rails; -1: = NICs */
     double nic_gbps;     /* > 0: port speed in Gb/s; <= 0: from each host's topology */
+    int fabric;          /* tt_fabric: the network (--fabric, TOPOTUNE_FABRIC); -1: from each host's topology */
 } tt_cluster_overrides;
-#define TT_CLUSTER_OVERRIDES_NONE ((tt_cluster_overrides){-1, -1, -1, -1.0})
+#define TT_CLUSTER_OVERRIDES_NONE ((tt_cluster_overrides){-1, -1, -1, -1.0, -1})
 
 /* The cluster description topo-tune makes for one topology: tt_cluster_from_topo(), `nodes`,
  * then the overrides (--nics-per-node without --rails sets rails = NICs). */

@@ -89,6 +89,22 @@ static tt_status predict_ctx(tt_tune_ctx *ctx, const tt_measurement *m, double *
     if (m->channels > 0) ctx->params.max_channels = m->channels;
     ctx->binary_tree = m->topotune_tree;
     double best = -1;
+    if (!m->topotune_tree && !(m->algo >= 0 && m->proto >= 0)) {
+        /* a row of NCCL that chose (part of) its candidate: what NCCL runs, timed by the model */
+        tt_algo a;
+        tt_proto p;
+        tt_tune_estimate e;
+        tt_status st = tune_row_candidate(ctx, m, &a, &p);
+        if (st == TT_OK) st = tt_tune_eval(ctx, m->coll, a, p, m->bytes, &e);
+        ctx->params.max_channels = saved;
+        ctx->binary_tree = 0;
+        if (st != TT_OK) return st;
+        if (!e.enabled)
+            return tt_error_set(TT_ERR_UNSUPPORTED, "%s: the model cannot evaluate NCCL's choice %s/%s: %s", m->where,
+                                tt_algo_name(a), tt_proto_name(p), e.reason);
+        *us = e.time_us + tune_row_launch_us(&ctx->params, m);
+        return TT_OK;
+    }
     int a0 = m->algo >= 0 ? m->algo : 0, a1 = m->algo >= 0 ? m->algo + 1 : TT_ALGO_NCCL_COUNT;
     int p0 = m->proto >= 0 ? m->proto : 0, p1 = m->proto >= 0 ? m->proto + 1 : TT_PROTO_COUNT;
     tt_status st = TT_OK;
@@ -452,6 +468,8 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
     int nexec = 0;
     int any_unknown_proto = 0, proto_seen[TT_PROTO_COUNT] = {0}, nvls_rows = 0;
     int chan_seen[TT_PROTO_COUNT][2] = {{0}}; /* two distinct known channel counts per protocol */
+    int own_rows = 0;                         /* rows of topotune's own algorithms (link bandwidths, per-channel) */
+    int nccl_rows = 0;                        /* rows of NCCL's algorithms (tune_model_cluster.c) */
     for (int i = 0; i < ms->n; i++) {
         const tt_measurement *m = &ms->m[i];
         rep->row[i] = -1;
@@ -507,14 +525,21 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
         if (m->algo == TT_ALGO_NVLS || m->algo == TT_ALGO_NVLS_TREE ||
             (m->algo < 0 && f.cls[k].ctx->ch.nvls_support))
             nvls_rows = 1;
-        /* parameters this cluster exercises */
+        /* parameters this cluster exercises: NCCL's algorithms (tune_model_cluster.c) use the in-node hop
+         * latency, the fabric's hops and efficiency; topotune's own algorithms (rd, rhd, hier, the
+         * executor's binary tree) the links' bandwidths and the NET link */
         const tt_tune_channels *ch = &f.cls[k].ctx->ch;
+        int own = m->topotune_tree || m->algo >= TT_ALGO_NCCL_COUNT;
+        if (own) own_rows = 1;
+        else nccl_rows = 1;
         if (c.gpus_per_node > 1) {
             tt_link_class cin = class_of(ch->ring.type_intra);
             char nm[40];
             snprintf(nm, sizeof nm, "links.%s.alpha_us", tt_link_class_name(cin));
             add_param(&f, rep, offsetof(tt_model_params, link[0].alpha_us) + cin * sizeof(tt_link_params), 1e-3, 1e4, nm);
-            if (f.p.link[cin].beta_GBps > 0) {
+            if (!own) {
+                /* no bandwidth of NCCL's algorithms rests on the link constants */
+            } else if (f.p.link[cin].beta_GBps > 0) {
                 double phys = ch->ring.nchannels * ch->ring.bw_intra;
                 snprintf(nm, sizeof nm, "links.%s.beta_GBps", tt_link_class_name(cin));
                 add_param(&f, rep, offsetof(tt_model_params, link[0].beta_GBps) + cin * sizeof(tt_link_params), 1e-3,
@@ -525,7 +550,19 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
                           nm);
             }
         }
-        if (c.nodes > 1) {
+        if (c.nodes > 1 && !own) {
+            char nm[48];
+            size_t fo = offsetof(tt_model_params, fabric[0]) + (size_t)c.fabric * sizeof(tt_fabric_params);
+            snprintf(nm, sizeof nm, "fabrics.%s.efficiency", tt_fabric_name(c.fabric));
+            add_param(&f, rep, fo + offsetof(tt_fabric_params, efficiency), 1e-3, 1, nm);
+            for (int q = 0; q < TT_PROTO_COUNT; q++)
+                if (m->proto < 0 || m->proto == q) {
+                    static const char *const hn[TT_PROTO_COUNT] = {"hop_LL_us", "hop_LL128_us", "hop_Simple_us"};
+                    snprintf(nm, sizeof nm, "fabrics.%s.%s", tt_fabric_name(c.fabric), hn[q]);
+                    add_param(&f, rep, fo + offsetof(tt_fabric_params, hop_us) + (size_t)q * sizeof(double), 1e-3, 1e4, nm);
+                }
+        }
+        if (c.nodes > 1 && own) {
             add_param(&f, rep, offsetof(tt_model_params, link[TT_LCLASS_NET].alpha_us), 1e-3, 1e4, "links.NET.alpha_us");
             if (f.p.link[TT_LCLASS_NET].beta_GBps > 0) {
                 double phys = c.nics_per_node > 0 ? ch->node_net_bw / c.nics_per_node : 1e5;
@@ -545,15 +582,24 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
     for (int p = 0; p < TT_PROTO_COUNT; p++)
         if (proto_seen[p] || any_unknown_proto) {
             char nm[40];
-            snprintf(nm, sizeof nm, "protocols.%s.base_us", p == TT_PROTO_LL ? "LL" : p == TT_PROTO_LL128 ? "LL128" : "Simple");
-            add_param(&f, rep, offsetof(tt_model_params, proto[0].base_us) + (size_t)p * sizeof(tt_proto_params), 1e-3, 1e4,
-                      nm);
+            const char *pn2 = p == TT_PROTO_LL ? "LL" : p == TT_PROTO_LL128 ? "LL128" : "Simple";
+            /* the launch of the algorithms the rows ran: NCCL's (tune_model_cluster.c) or topotune's own */
+            if (nccl_rows) {
+                snprintf(nm, sizeof nm, "nccl.%s.base_us", pn2);
+                add_param(&f, rep, offsetof(tt_model_params, nccl[0].base_us) + (size_t)p * sizeof(tt_nccl_proto_params),
+                          1e-3, 1e4, nm);
+            }
+            if (own_rows) {
+                snprintf(nm, sizeof nm, "protocols.%s.base_us", pn2);
+                add_param(&f, rep, offsetof(tt_model_params, proto[0].base_us) + (size_t)p * sizeof(tt_proto_params), 1e-3,
+                          1e4, nm);
+            }
         }
     static const char *const pname[TT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
     for (int p = 0; p < TT_PROTO_COUNT; p++) {
         char nm[40];
         /* per-channel limit: identifiable only when the rows ran different channel counts */
-        if (chan_seen[p][1]) {
+        if (chan_seen[p][1] && own_rows) {
             snprintf(nm, sizeof nm, "protocols.%s.per_channel_GBps", pname[p]);
             add_param(&f, rep, offsetof(tt_model_params, proto[0].per_channel_GBps) + (size_t)p * sizeof(tt_proto_params),
                       1e-3, 1e5, nm);
@@ -712,6 +758,7 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
     static const char *const link_keys[] = {"alpha_us", "beta_GBps", "efficiency"};
     static const char *const proto_keys[] = {"base_us", "step_us", "efficiency", "per_channel_GBps",
                                              "chunk_bytes"};
+    static const char *const nccl_keys[] = {"base_us", "step_us", "pipeline"};
     static const char *const nvls_keys[] = {"efficiency", "alpha_us"};
     cJSON *root = cJSON_CreateObject(), *links, *protos, *o;
     char *text;
@@ -738,6 +785,25 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
             goto nomem;
     }
     {
+        cJSON *nc = cJSON_AddObjectToObject(root, "nccl");
+        if (!nc) goto nomem;
+        for (int q = 0; q < TT_PROTO_COUNT; q++) {
+            const double v[] = {p->nccl[q].base_us, p->nccl[q].step_us, p->nccl[q].pipeline};
+            if (!(o = cJSON_AddObjectToObject(nc, pn[q])) || !add_nums(o, nccl_keys, v, 3)) goto nomem;
+        }
+        if (!cJSON_AddNumberToObject(nc, "pipeline_cap", sig9(p->nccl_pipeline_cap))) goto nomem;
+    }
+    {
+        static const char *const fk[] = {"hop_LL_us", "hop_LL128_us", "hop_Simple_us", "efficiency", "hop_scale_pre_sm90"};
+        cJSON *fb = cJSON_AddObjectToObject(root, "fabrics");
+        if (!fb) goto nomem;
+        for (int f = 0; f < TT_FABRIC_COUNT; f++) {
+            const tt_fabric_params *q = &p->fabric[f];
+            const double v[] = {q->hop_us[0], q->hop_us[1], q->hop_us[2], q->efficiency, q->hop_scale_pre_sm90};
+            if (!(o = cJSON_AddObjectToObject(fb, tt_fabric_name((tt_fabric)f))) || !add_nums(o, fk, v, 5)) goto nomem;
+        }
+    }
+    {
         cJSON *ex = cJSON_AddObjectToObject(root, "exec"), *kd;
         if (!ex) goto nomem;
         for (int k = 1; k < TT_RANKS_KIND_COUNT; k++) {
@@ -759,6 +825,7 @@ tt_status tt_model_params_write_json(const tt_model_params *p, const char *comme
         if (!cJSON_AddNumberToObject(root, "host_cores", p->host_cores)) goto nomem;
     }
     if (!cJSON_AddNumberToObject(root, "channel_us", sig9(p->channel_us)) ||
+        !cJSON_AddNumberToObject(root, "group_launch_us", sig9(p->group_launch_us)) ||
         !cJSON_AddNumberToObject(root, "max_channels", p->max_channels) ||
         (comment && !cJSON_AddStringToObject(root, "comment", comment)))
         goto nomem;

@@ -25,7 +25,23 @@ tt_status tt_tune_ctx_new(const tt_topo *t, const tt_cluster *c, tt_model_kind m
     else tt_model_params_default(&ctx->params);
     ctx->nnodes = c->nodes;
     ctx->nranks = c->nodes * c->gpus_per_node;
-    st = tt_tune_channels_compute(t, c, &ctx->ch);
+    /* MODEL ASSUMPTION: several NICs per GPU are one NCCL device per GPU at their summed speed: NCCL
+     * merges the ports of one NIC (NCCL_NET_MERGE_LEVEL=PORT, e.g. OCI's 16 x 200 Gb/s = 8 dual-port
+     * cards) and aws-ofi-nccl stripes the EFA devices of one GPU (p5: 32 x 100 Gb/s = 8 devices of 4
+     * rails), so NCCL's graphs see one NIC per GPU; docs/model.md "Fabrics" */
+    tt_cluster cs = *c;
+    if (c->nodes > 1 && c->nics_per_node > c->gpus_per_node && c->nics_per_node % c->gpus_per_node == 0) {
+        ctx->nics_fused = c->nics_per_node / c->gpus_per_node;
+        cs.nics_per_node = c->gpus_per_node;
+        cs.nic_gbps = c->nic_gbps * ctx->nics_fused;
+        cs.rails = cs.nics_per_node;
+    }
+    st = tt_tune_channels_compute(t, &cs, &ctx->ch);
+    if (st == TT_OK) {
+        tt_cluster c1 = *c;
+        c1.nodes = 1;
+        st = c->nodes == 1 ? (ctx->ch1 = ctx->ch, TT_OK) : tt_tune_channels_compute(t, &c1, &ctx->ch1);
+    }
     if (st != TT_OK) { free(ctx); return st; }
     tune_nccl_prepare(ctx); /* also fills ll128_ok used by both models */
     *out = ctx;
@@ -100,5 +116,58 @@ tt_status tt_tune_crossover(const tt_tune_ctx *ctx, tt_coll coll, uint64_t lo, u
         else hi = mid;
     }
     *at = hi;
+    return TT_OK;
+}
+
+tt_status tt_nccl_choice(const tt_tune_ctx *ctx, tt_coll coll, uint64_t bytes, tt_algo *algo, tt_proto *proto)
+{
+    /* NCCL's own tables are built in every context (tune_nccl_prepare); strict < over (algorithm,
+     * protocol) ids, ties to the lower one, as topoGetAlgoInfo */
+    int found = 0;
+    double best = 0;
+    for (int a = 0; a < TT_ALGO_NCCL_COUNT; a++)
+        for (int p = 0; p < TT_PROTO_COUNT; p++) {
+            tt_tune_estimate e;
+            tt_status st = tune_nccl_eval(ctx, coll, (tt_algo)a, (tt_proto)p, bytes, &e);
+            if (st != TT_OK) return st;
+            if (!e.enabled || e.time_us < 0) continue;
+            if (!found || e.time_us < best) {
+                best = e.time_us;
+                *algo = (tt_algo)a;
+                *proto = (tt_proto)p;
+                found = 1;
+            }
+        }
+    if (!found)
+        return tt_error_set(TT_ERR_NOT_FOUND, "tune: NCCL has no algorithm/protocol for %s at %llu bytes",
+                            tt_coll_name(coll), (unsigned long long)bytes);
+    return TT_OK;
+}
+
+tt_status tune_row_candidate(const tt_tune_ctx *ctx, const tt_measurement *m, tt_algo *algo, tt_proto *proto)
+{
+    if (m->algo >= 0 && m->proto >= 0) {
+        *algo = (tt_algo)m->algo;
+        *proto = (tt_proto)m->proto;
+        return TT_OK;
+    }
+    if (m->algo < 0 && m->proto < 0) return tt_nccl_choice(ctx, m->coll, m->bytes, algo, proto);
+    /* one of the two forced (NCCL_ALGO or NCCL_PROTO): NCCL picks the other by its model */
+    int found = 0;
+    double best = 0;
+    for (int a = 0; a < TT_ALGO_NCCL_COUNT; a++)
+        for (int p = 0; p < TT_PROTO_COUNT; p++) {
+            if ((m->algo >= 0 && a != m->algo) || (m->proto >= 0 && p != m->proto)) continue;
+            tt_tune_estimate e;
+            tt_status st = tune_nccl_eval(ctx, m->coll, (tt_algo)a, (tt_proto)p, m->bytes, &e);
+            if (st != TT_OK) return st;
+            if (e.enabled && (!found || e.time_us < best)) {
+                found = 1;
+                best = e.time_us;
+                *algo = (tt_algo)a;
+                *proto = (tt_proto)p;
+            }
+        }
+    if (!found) return tt_error_set(TT_ERR_UNSUPPORTED, "%s: NCCL's model has no candidate for this row", m->where);
     return TT_OK;
 }

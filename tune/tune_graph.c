@@ -2,11 +2,14 @@
  * tune_graph.c - the working graph the channel search runs on.
  *
  * It is a copy of one node of the topology with capacities per directed edge, limited to
- * the GPUs (first gpus_per_node GPUs) and NET ports (the nics_per_node best placed ones)
- * the cluster description uses.  When the description asks for more NICs than the
- * topology holds, synthetic NICs are added next to GPUs, evenly spread, on the GPU's own
- * PCIe parent with the GPU's PCIe bandwidth (model assumption: DGX/HGX-style placement,
- * one NIC per PCIe switch).  NET port bandwidth is nic_gbps/8.
+ * the GPUs (first gpus_per_node GPUs) and NET ports the cluster description uses.  Fewer NICs
+ * than the topology holds: the best placed ones, spread over the GPUs they serve (one per home
+ * GPU in turn, the home being the GPU with the best path; p4d-style 4 NICs on an 8-NIC HGX file
+ * take one NIC per PCIe switch, not the first four).  More NICs than the topology holds: the
+ * cluster the user asked for is built, every NIC synthetic, evenly spread over the GPUs (NIC i
+ * next to GPU i*G/K), each on its GPU's own PCIe parent with the GPU's PCIe bandwidth (MODEL
+ * ASSUMPTION: DGX/HGX/p5-style placement; the file's own NICs are left out so that no GPU keeps
+ * a far NIC next to new near ones).  NET port bandwidth is nic_gbps/8.
  *
  * Routes between endpoints (GPUs, NETs) are the widest of the shortest paths (fewest
  * hops, then highest bottleneck) that do not pass through another GPU or NET, and through
@@ -198,7 +201,7 @@ static double gpu_pci_bw(const tt_topo *t, int gi, int *parent)
 
 /* Best GPU path class / bandwidth to a topology NET node, by a quick route on the raw
  * topology: used only to rank NET ports when the description uses fewer than exist. */
-typedef struct { int node; int type; double bw; } net_rank;
+typedef struct { int node; int type; double bw; int home; } net_rank;
 static int net_rank_cmp(const void *a, const void *b)
 {
     const net_rank *x = a, *y = b;
@@ -224,6 +227,7 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
         nr[nn].node = i;
         nr[nn].type = TT_PATH_SYS;
         nr[nn].bw = 0;
+        nr[nn].home = -1;
         if (t->paths) {
             for (int j = 0; j < tn; j++) {
                 if (t->nodes[j].type != TT_NODE_GPU) continue;
@@ -232,14 +236,46 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
                 if ((int)p->type < nr[nn].type || ((int)p->type == nr[nn].type && p->bw > nr[nn].bw)) {
                     nr[nn].type = p->type;
                     nr[nn].bw = p->bw;
+                    nr[nn].home = j;
                 }
             }
         }
         nn++;
     }
     qsort(nr, (size_t)nn, sizeof(*nr), net_rank_cmp);
-    int use_topo_nets = want_nics < nn ? want_nics : nn;
+    /* more NICs asked than the file holds: every NIC synthetic (the cluster asked for) */
+    int use_topo_nets = want_nics <= nn ? want_nics : 0;
     int synth = want_nics - use_topo_nets;
+    if (use_topo_nets > 0 && use_topo_nets < nn) {
+        /* fewer than the file holds: the best placed, one per home GPU in turn */
+        net_rank *pick = calloc((size_t)nn + 1, sizeof(*pick));
+        char *taken = calloc((size_t)nn + 1, 1);
+        int *homes = calloc((size_t)nn + 1, sizeof(int));
+        if (!pick || !taken || !homes) {
+            free(pick);
+            free(taken);
+            free(homes);
+            free(nr);
+            return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+        }
+        int np = 0;
+        while (np < use_topo_nets) {
+            int nh = 0;
+            for (int k = 0; k < nn && np < use_topo_nets; k++) {
+                if (taken[k]) continue;
+                int seen = 0;
+                for (int h = 0; h < nh; h++) seen |= homes[h] == nr[k].home;
+                if (seen && nr[k].home >= 0) continue;
+                homes[nh++] = nr[k].home;
+                taken[k] = 1;
+                pick[np++] = nr[k];
+            }
+        }
+        memcpy(nr, pick, sizeof(*nr) * (size_t)np);
+        free(pick);
+        free(taken);
+        free(homes);
+    }
 
     /* node list: all topology nodes except unused GPUs and unused NETs, then synthetic */
     int cap = tn + 2 * synth + 1;
@@ -292,7 +328,7 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
     }
     /* synthetic NICs: NIC node on the GPU's PCIe parent (or the GPU), NET port behind it */
     for (int s = 0; s < synth; s++) {
-        int k = use_topo_nets + s;
+        int k = s;
         int gi_local = want_nics > 0 ? (int)((long)k * ngpu / want_nics) : 0;
         if (gi_local >= ngpu) gi_local = ngpu - 1;
         int gnode = g->gpu[gi_local];

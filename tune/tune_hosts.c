@@ -25,6 +25,11 @@ tt_status tt_cluster_for_topo(const tt_topo *t, int nodes, const tt_cluster_over
     }
     if (o->nic_gbps > 0) out->nic_gbps = o->nic_gbps;
     if (o->rails > 0) out->rails = o->rails;
+    if (o->fabric >= 0 && o->fabric < TT_FABRIC_COUNT) {
+        out->fabric = (tt_fabric)o->fabric;
+        out->fabric_origin = TT_FABRIC_GIVEN;
+        snprintf(out->fabric_why, sizeof out->fabric_why, "given (--fabric / TOPOTUNE_FABRIC)");
+    }
     return TT_OK;
 }
 

@@ -54,6 +54,8 @@ struct tt_tune_ctx {
     const tt_topo *topo;
     tt_cluster cl;
     tt_tune_channels ch;
+    tt_tune_channels ch1;  /* the same node alone (nodes = 1): what NVLink carries inside a node */
+    int nics_fused;        /* > 1: NICs of one GPU seen as one device of that many ports (EFA, tune_ctx.c) */
     tt_model_kind model;
     tt_model_params params;
     int nranks, nnodes;
@@ -71,6 +73,26 @@ tt_status tune_nccl_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo al
 /* NCCL's LL128 default-enable rule for a graph (shared by both models). */
 int tune_ll128_allowed(const struct tt_tune_ctx *ctx, const tt_graph_info *g, char *why,
                        size_t whylen);
+/* The candidate NCCL runs for a measured row: its own when forced, else NCCL's choice (tt_nccl_choice),
+ * the other one by NCCL's model when only the algorithm or the protocol was forced */
+tt_status tune_row_candidate(const struct tt_tune_ctx *ctx, const tt_measurement *m, tt_algo *algo, tt_proto *proto);
+/* One size of a table for NCCL (tune_table.c): force the model's fastest NCCL candidate or keep NCCL's
+ * choice, and why; best = the model's fastest NCCL candidate */
+tt_status tune_decide(const struct tt_tune_ctx *ctx, tt_coll c, uint64_t s, double margin, tt_tune_decision *d,
+                      tt_tune_estimate *best);
+/* The default model's assumptions behind a prediction at `bytes` (tune_model_cluster.c), for --explain */
+void tune_write_assumptions(const struct tt_tune_ctx *ctx, uint64_t bytes, tt_strbuf *out);
+/* NCCL's NVLS-tree AllReduce bus bandwidth (GB/s) with the NVLS part of `intra` (tune_model_nccl.c) */
+double tune_nccl_nvls_tree_bus(const struct tt_tune_ctx *ctx, const tt_graph_info *intra);
+/* The launch cost a measured row of NCCL adds to the model's time: (G - 1) * group_launch_us when one thread
+ * drove G GPUs (tune_model_cluster.c) */
+double tune_row_launch_us(const tt_model_params *P, const tt_measurement *m);
+/* NCCL's launch rule (topoGetAlgoInfo): the channels (CTAs) a call of `bytes` runs on */
+int tune_nccl_launch_channels(const struct tt_tune_ctx *ctx, tt_algo a, tt_proto p, uint64_t bytes);
+/* NCCL's algorithms as NCCL runs them (tune_model_cluster.c), the default model's candidates
+ * ring, tree, NVLS, NVLS tree and PAT */
+tt_status tune_cluster_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_proto proto,
+                            uint64_t bytes, tt_tune_estimate *out);
 tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo algo,
                              tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
 

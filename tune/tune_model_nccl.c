@@ -228,7 +228,7 @@ void tune_nccl_prepare(struct tt_tune_ctx *ctx)
 }
 
 /* launch shape, topoGetAlgoInfo: channels reduced for small sizes */
-static int launch_channels(const struct tt_tune_ctx *ctx, tt_algo a, tt_proto p, uint64_t bytes)
+int tune_nccl_launch_channels(const struct tt_tune_ctx *ctx, tt_algo a, tt_proto p, uint64_t bytes)
 {
     if (a == TT_ALGO_NVLS || a == TT_ALGO_NVLS_TREE) {
         int nc = ctx->ch.nvls_channels;
@@ -281,6 +281,19 @@ tt_status tune_nccl_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo al
     out->lat_us = lat;
     out->bw_GBps = bw;
     out->time_us = t;
-    out->channels = launch_channels(ctx, algo, proto, bytes);
+    out->channels = tune_nccl_launch_channels(ctx, algo, proto, bytes);
     return TT_OK;
+}
+
+double tune_nccl_nvls_tree_bus(const struct tt_tune_ctx *ctx, const tt_graph_info *intra)
+{
+    /* NCCL's NVLS-tree bus bandwidth with the intra-node NVLS part taken from `intra` (a graph of the
+     * node alone), capped per channel as NCCL does (perChMaxNVLSTreeBws); the inter-node part is the
+     * caller's */
+    int cc = cc_index(ctx->cl.min_sm);
+    int i2 = ctx->nnodes <= 2 ? ctx->nnodes - 1 : 2;
+    if (intra->nchannels < 2 || !(nvls_eff[cc] > 0)) return 0;
+    double bus = intra->nchannels * intra->bw_intra * nvls_eff[cc] * (intra->nchannels - 1) / intra->nchannels * 2.0;
+    double cap = perch_nvls_tree[cc][i2] * ctx->ch.nvls.nchannels;
+    return bus < cap ? bus : cap;
 }

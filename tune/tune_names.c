@@ -97,7 +97,7 @@ tt_status tt_cluster_from_topo(const tt_topo *t, tt_cluster *c)
     c->nics_per_node = c->topo_nics;
     c->nic_gbps = c->topo_nic_gbps;
     c->rails = c->nics_per_node > 0 ? c->nics_per_node : 1;
-    return TT_OK;
+    return tt_fabric_detect(t, &c->fabric, &c->fabric_origin, c->fabric_why, sizeof c->fabric_why);
 }
 
 tt_status tt_cluster_validate(const tt_cluster *c)

@@ -110,30 +110,7 @@ tt_status tt_nccl_row_eval(const tt_tune_ctx *ctx, const tt_measurement *m, doub
     tt_proto p;
     tt_tune_estimate e;
     tt_status st;
-    if (m->algo >= 0 && m->proto >= 0) {
-        a = (tt_algo)m->algo;
-        p = (tt_proto)m->proto;
-    } else if (m->algo < 0 && m->proto < 0) {
-        /* NCCL's own choice: the arg-min of its model (ties to the lower id, as NCCL) */
-        if ((st = tt_tune_best(ctx, m->coll, m->bytes, 1, &a, &p, &e)) != TT_OK) return st;
-    } else {
-        /* one of the two forced: NCCL picks the other by its model */
-        int found = 0;
-        double best = 0;
-        for (int ai = 0; ai < TT_ALGO_NCCL_COUNT; ai++)
-            for (int pi = 0; pi < TT_PROTO_COUNT; pi++) {
-                if ((m->algo >= 0 && ai != m->algo) || (m->proto >= 0 && pi != m->proto)) continue;
-                if ((st = tt_tune_eval(ctx, m->coll, (tt_algo)ai, (tt_proto)pi, m->bytes, &e)) != TT_OK) return st;
-                if (e.enabled && (!found || e.time_us < best)) {
-                    found = 1;
-                    best = e.time_us;
-                    a = (tt_algo)ai;
-                    p = (tt_proto)pi;
-                }
-            }
-        if (!found)
-            return tt_error_set(TT_ERR_UNSUPPORTED, "%s: NCCL's model has no candidate for this row", m->where);
-    }
+    if ((st = tune_row_candidate(ctx, m, &a, &p)) != TT_OK) return st;
     if ((st = tt_nccl_abs_eval(ctx, m->coll, a, p, m->bytes, &e)) != TT_OK) return st;
     if (!e.enabled)
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s: NCCL's model cannot evaluate %s %s/%s: %s", m->where,

@@ -75,6 +75,12 @@ cJSON *tune_table_json(const tt_tune_ctx *ctx, const tt_tune_table *tab)
     cJSON_AddNumberToObject(topo, "sm_max", c->max_sm);
     cJSON_AddBoolToObject(topo, "nvswitch", c->nvswitch);
     cJSON_AddNumberToObject(topo, "node_net_GBps", r3(ch->node_net_bw));
+    if (ctx->nnodes > 1) {
+        cJSON *fb = cJSON_AddObjectToObject(topo, "fabric");
+        cJSON_AddStringToObject(fb, "name", tt_fabric_name(c->fabric));
+        cJSON_AddStringToObject(fb, "origin", tt_fabric_origin_name(c->fabric_origin));
+        cJSON_AddStringToObject(fb, "why", c->fabric_why);
+    }
     cJSON *graphs = cJSON_AddObjectToObject(topo, "graphs");
     cJSON_AddItemToObject(graphs, "ring", graph_json(&ch->ring));
     cJSON_AddItemToObject(graphs, "tree", graph_json(&ch->tree));
@@ -91,10 +97,37 @@ cJSON *tune_table_json(const tt_tune_ctx *ctx, const tt_tune_table *tab)
         cJSON_AddNumberToObject(root, "keep_nccl_margin", tab->keep_margin);
         cJSON_AddStringToObject(root, "keep_nccl",
                                 "sizes without an entry are left to NCCL's own choice; an entry forces a candidate the "
-                                "model predicts faster than NCCL's choice by more than keep_nccl_margin");
+                                "model predicts faster than NCCL's choice by more than the model's worst error on real "
+                                "clusters in that regime allows (and by more than keep_nccl_margin); decisions[] says "
+                                "why per size");
     }
     cJSON *ents = cJSON_AddArrayToObject(root, "entries");
     for (int i = 0; i < tab->n; i++) cJSON_AddItemToArray(ents, tune_entry_json(&tab->entries[i]));
+    if (tab->keeps_nccl) {
+        cJSON *dec = cJSON_AddArrayToObject(root, "decisions");
+        for (int i = 0; dec && i < tab->ndec; i++) {
+            const tt_tune_decision *d = &tab->dec[i];
+            cJSON *o = cJSON_CreateObject();
+            char nc[48], bc[48];
+            snprintf(nc, sizeof nc, "%s/%s", tt_algo_name(d->nccl_algo), tt_proto_name(d->nccl_proto));
+            snprintf(bc, sizeof bc, "%s/%s", tt_algo_name(d->best_algo), tt_proto_name(d->best_proto));
+            cJSON_AddStringToObject(o, "collective", tt_coll_name(d->coll));
+            cJSON_AddNumberToObject(o, "bytes", (double)d->bytes);
+            cJSON_AddStringToObject(o, "nccl", nc);
+            cJSON_AddNumberToObject(o, "nccl_us", r3(d->nccl_us));
+            cJSON_AddStringToObject(o, "best", bc);
+            cJSON_AddNumberToObject(o, "best_us", r3(d->best_us));
+            cJSON_AddNumberToObject(o, "gain", r3(d->gain));
+            cJSON_AddStringToObject(o, "regime", d->regime);
+            if (d->error >= 0) cJSON_AddNumberToObject(o, "model_error", r3(d->error));
+            else cJSON_AddNullToObject(o, "model_error");
+            if (d->need >= 0) cJSON_AddNumberToObject(o, "gain_needed", r3(d->need));
+            else cJSON_AddNullToObject(o, "gain_needed");
+            cJSON_AddBoolToObject(o, "forced", d->forced);
+            cJSON_AddStringToObject(o, "why", d->why);
+            cJSON_AddItemToArray(dec, o);
+        }
+    }
     return root;
 }
 
@@ -121,14 +154,29 @@ tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
     tt_strbuf_printf(out, "topo-tune: %s, %d node(s) x %d GPU(s) = %d ranks, %d NIC(s)/node at %g Gb/s, model %s\n",
                      ctx->topo->source, ctx->nnodes, ctx->cl.gpus_per_node, ctx->nranks, ctx->cl.nics_per_node,
                      ctx->cl.nic_gbps, tt_model_name(ctx->model));
+    if (ctx->nnodes > 1)
+        tt_strbuf_printf(out, "fabric: %s (%s: %s)\n", tt_fabric_title(ctx->cl.fabric),
+                         tt_fabric_origin_name(ctx->cl.fabric_origin), ctx->cl.fabric_why);
     tt_strbuf_printf(out, "graphs: ring %d x %.1f/%.1f GB/s (%s/%s), tree %d x %.1f/%.1f GB/s, nvls %s%d x %.1f/%.1f GB/s; runtime channels %d\n",
                      ch->ring.nchannels, ch->ring.bw_intra, ch->ring.bw_inter, tune_path_name(ch->ring.type_intra),
                      tune_path_name(ch->ring.type_inter), ch->tree.nchannels, ch->tree.bw_intra, ch->tree.bw_inter,
                      ch->nvls_support ? "" : "(none) ", ch->nvls.nchannels, ch->nvls.bw_intra, ch->nvls.bw_inter,
                      ch->comm_channels);
     if (tab->keeps_nccl) {
-        tt_strbuf_printf(out, "sizes not listed are left to NCCL's own choice (the model's gain there is at most %.1f%%)\n",
-                         tab->keep_margin * 100);
+        tt_strbuf_append(out, "sizes not listed are left to NCCL's own choice: a size is forced only where the model's "
+                              "predicted gain is larger than its worst error on real clusters in that regime allows\n");
+        /* why sizes were kept, counted by reason */
+        int agree = 0, unknown = 0, small = 0, forced = 0;
+        for (int i = 0; i < tab->ndec; i++) {
+            const tt_tune_decision *d = &tab->dec[i];
+            if (d->forced) forced++;
+            else if (d->best_algo == d->nccl_algo && d->best_proto == d->nccl_proto) agree++;
+            else if (d->need < 0) unknown++;
+            else small++;
+        }
+        tt_strbuf_printf(out, "decisions: %d size(s) forced; kept: %d where the model agrees with NCCL, %d where the "
+                         "gain is within the model's error, %d in regimes never measured (-f json: decisions[])\n",
+                         forced, agree, small, unknown);
         if (tab->n == 0) tt_strbuf_append(out, "\n(no entry: NCCL's choice everywhere)\n");
     }
     tt_coll cur = TT_COLL_COUNT;
@@ -173,6 +221,9 @@ tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t
     human_size(bytes, sz, sizeof sz);
     tt_strbuf_printf(out, "explain: %llu bytes (%s), %d node(s) x %d GPU(s), model %s\n",
                      (unsigned long long)bytes, sz, ctx->nnodes, ctx->cl.gpus_per_node, tt_model_name(ctx->model));
+    if (ctx->nnodes > 1)
+        tt_strbuf_printf(out, "fabric: %s (%s: %s)\n", tt_fabric_title(ctx->cl.fabric),
+                         tt_fabric_origin_name(ctx->cl.fabric_origin), ctx->cl.fabric_why);
     /* a partial vendor file: what the topology's fabric rests on (topo_parts.c) */
     if (ctx->topo) {
         const tt_topo *t = ctx->topo;
@@ -183,6 +234,7 @@ tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t
             tt_strbuf_printf(out, "GPU interconnect unknown: modelled as PCIe (%d GPU(s) without NVLink information)\n",
                              t->gpu_fabric_unknown);
     }
+    if (ctx->model == TT_MODEL_TOPOTUNE && ctx->nranks > 1) tune_write_assumptions(ctx, bytes, out);
     for (int c = 0; c < TT_COLL_COUNT; c++) {
         if (!(colls & (1u << c))) continue;
         tt_algo ba = TT_ALGO_RING;
@@ -213,6 +265,15 @@ tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t
                 tt_strbuf_printf(out, "  %-22s %12.2f %10.2f %10.2f %10.2f %8d%s\n", ap, e.time_us, e.lat_us, e.algbw,
                                  e.busbw, e.channels, mark);
             }
+        if (ctx->model == TT_MODEL_TOPOTUNE && ctx->nranks > 1) {
+            /* what a table for NCCL does at this size, and why */
+            tt_tune_decision d;
+            tt_tune_estimate be2;
+            if (tune_decide(ctx, (tt_coll)c, bytes, 0.15, &d, &be2) == TT_OK)
+                tt_strbuf_printf(out, "  NCCL runs %s/%s here; a table for NCCL (-f nccl-csv, --nccl-only) would %s\n",
+                                 tt_algo_name(d.nccl_algo), tt_proto_name(d.nccl_proto), d.why);
+            tt_error_clear();
+        }
     }
     return tt_strbuf_status(out);
 }

@@ -43,17 +43,40 @@ void tt_model_params_default(tt_model_params *p)
 {
     memset(p, 0, sizeof(*p));
     /*                       alpha_us beta efficiency */
-    p->link[TT_LCLASS_NVL] = (tt_link_params){0.7, 0, 0.95}; /* NVLink hop incl. flag round trip */
+    p->link[TT_LCLASS_NVL] = (tt_link_params){0.60, 0, 0.95}; /* NVLink hop incl. flag round trip (alpha fitted, cluster_fit.py) */
     p->link[TT_LCLASS_C2C] = (tt_link_params){0.8, 0, 0.90};
     p->link[TT_LCLASS_PCI] = (tt_link_params){1.5, 0, 0.85}; /* PCIe TLP overhead ~15% */
     p->link[TT_LCLASS_SYS] = (tt_link_params){2.5, 0, 0.70}; /* inter-socket */
     p->link[TT_LCLASS_NET] = (tt_link_params){4.0, 0, 0.92}; /* RDMA write + completion + proxy */
+    /* The network between the nodes, per fabric (tune_model_cluster.c; docs/model.md "Fabrics"): one
+     * network hop per protocol (us), the fraction of the ports' speed moved at large sizes, the hop
+     * scale of pre-Hopper clusters.  MODEL ASSUMPTIONS from public figures: fitted by
+     * scripts/bench/cluster_fit.py on the published corpus (tests/fixtures/published/, 2026-12-03) as
+     * one hop latency per fabric plus a shared protocol offset (LL128 +0.9 us, Simple +8.8 us).
+     * Sockets were never measured (no healthy socket run in the corpus): twice RoCE's hop and half
+     * its efficiency, an assumption with nothing behind it but NCCL's socket transport staging
+     * through host memory.
+     *                                        hop LL  LL128  Simple  efficiency  pre-sm90 */
+    p->fabric[TT_FABRIC_IB] = (tt_fabric_params){{5.9, 6.8, 14.7}, 0.98, 1.0};
+    p->fabric[TT_FABRIC_ROCE] = (tt_fabric_params){{9.9, 10.8, 18.7}, 0.88, 1.0};
+    p->fabric[TT_FABRIC_EFA] = (tt_fabric_params){{24.0, 24.9, 32.8}, 0.83, 3.00}; /* p4d/p4de: first EFA generation */
+    p->fabric[TT_FABRIC_TCPX] = (tt_fabric_params){{61.3, 62.2, 70.1}, 0.93, 1.0};
+    p->fabric[TT_FABRIC_SOCKET] = (tt_fabric_params){{19.8, 21.6, 37.5}, 0.44, 1.0};
+    /*                                  base step  eff       per-ch  chunk */
     /*                                  base step  eff       per-ch  chunk */
     p->proto[TT_PROTO_LL] = (tt_proto_params){5.0, 0.0, 0.5, 6.0, 32768};          /* 8B lines: 4B data + 4B flag */
     p->proto[TT_PROTO_LL128] = (tt_proto_params){6.0, 0.5, 120.0 / 128.0, 36.7, 576000}; /* 128B lines, 8B flag */
     p->proto[TT_PROTO_SIMPLE] = (tt_proto_params){6.5, 2.0, 1.0, 44.0, 524288};   /* fences + separate flags */
+    /* NCCL's algorithms: launch, in-node step and medium-size pipeline per protocol, fitted with the fabrics
+     * above (cluster_fit.py; LL128's launch at the fit's bound of 25 us: NCCL runs LL128 only at medium
+     * sizes in the corpus, whose time it carries)
+     *                                        base   step  pipeline */
+    p->nccl[TT_PROTO_LL] = (tt_nccl_proto_params){6.64, 0.03, 0.59};
+    p->nccl[TT_PROTO_LL128] = (tt_nccl_proto_params){25.0, 0.82, 0.80};
+    p->nccl[TT_PROTO_SIMPLE] = (tt_nccl_proto_params){2.47, 5.00, 0.73};
+    p->nccl_pipeline_cap = 4.27;
     p->nvls_efficiency = 0.65; /* fitted to H100 NVLS busbw ~480 GB/s (nccl-tests #212) */
-    p->nvls_alpha_us = 6.0;
+    p->nvls_alpha_us = 5.47;    /* one NVLS step each way (cluster_fit.py) */
     /* Our executor (tune_model_exec.c): launch, step, hop (us), chan/shared (GB/s of memory
      * accesses).  Fitted to the recorded runs of tests/fixtures/measurements/model-truth-h200 and
      * -h200-b (one H200, 16 cores, 2026-12-01/02; docs/benchmarks.md) with topo-tune --calibrate; a
@@ -72,6 +95,7 @@ void tt_model_params_default(tt_model_params *p)
             if (p->exec[k][q].chan_GBps <= 0) p->exec[k][q] = (tt_exec_params){5.0, 2.0, 1.0, 50.0, 1000.0, NO_HOST_TERMS, 0, 0};
     p->host_cores = 0;
     p->channel_us = 0.02; /* CTA launch/sync per channel: small sizes prefer few channels */
+    p->group_launch_us = 2.59; /* per further GPU one thread launches (nccl-tests -g N; cluster_fit.py) */
     p->max_channels = 32;
     snprintf(p->source, sizeof p->source, "built-in");
 }
@@ -111,11 +135,13 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
     }
     tt_status st = TT_OK;
     char where[96];
-    static const char *const top[] = {"schema", "version", "links", "protocols", "nvls", "exec", "host_cores", "channel_us", "max_channels", "comment", NULL};
+    static const char *const top[] = {"schema", "version", "links", "fabrics", "protocols", "nccl", "nvls", "exec", "host_cores", "channel_us", "group_launch_us", "max_channels", "comment", NULL};
+    static const char *const fk[] = {"hop_LL_us", "hop_LL128_us", "hop_Simple_us", "efficiency", "hop_scale_pre_sm90", NULL};
     static const char *const ek[] = {"launch_us", "step_us", "hop_us", "chan_GBps", "shared_GBps", "peer_us",
                                      "xfer_GBps", "dram_GBps", "l2_GBps", "xcore_GBps", "cache_MiB", NULL};
     static const char *const lk[] = {"alpha_us", "beta_GBps", "efficiency", NULL};
     static const char *const pk[] = {"base_us", "step_us", "efficiency", "per_channel_GBps", "chunk_bytes", NULL};
+    static const char *const ck[] = {"base_us", "step_us", "pipeline", NULL};
     static const char *const nk[] = {"efficiency", "alpha_us", NULL};
     if (!cJSON_IsObject(root)) { st = tt_error_set(TT_ERR_PARSE, "%s: top level must be an object", name); goto out; }
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
@@ -146,6 +172,25 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
             if ((st = num_member(it, "efficiency", where, 1e-3, 1.0, &l->efficiency)) != TT_OK) goto out;
         }
     }
+    const cJSON *fabs = cJSON_GetObjectItemCaseSensitive(root, "fabrics");
+    if (fabs) {
+        if (!cJSON_IsObject(fabs)) { st = tt_error_set(TT_ERR_PARSE, "%s: fabrics must be an object", name); goto out; }
+        for (const cJSON *it = fabs->child; it; it = it->next) {
+            tt_fabric fb;
+            snprintf(where, sizeof where, "%s: fabrics.%s", name, it->string);
+            if (tt_fabric_parse(it->string, &fb) != TT_OK || strcmp(it->string, tt_fabric_name(fb))) {
+                st = tt_error_set(TT_ERR_PARSE, "%s: unknown fabric (ib, roce, efa, tcpx, socket)", where);
+                goto out;
+            }
+            if (!cJSON_IsObject(it)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
+            if ((st = check_members(it, where, fk)) != TT_OK) goto out;
+            tt_fabric_params *q = &p->fabric[fb];
+            for (int k = 0; k < TT_PROTO_COUNT; k++)
+                if ((st = num_member(it, fk[k], where, 0, 1e4, &q->hop_us[k])) != TT_OK) goto out;
+            if ((st = num_member(it, "efficiency", where, 1e-3, 1.0, &q->efficiency)) != TT_OK) goto out;
+            if ((st = num_member(it, "hop_scale_pre_sm90", where, 0.01, 100, &q->hop_scale_pre_sm90)) != TT_OK) goto out;
+        }
+    }
     const cJSON *protos = cJSON_GetObjectItemCaseSensitive(root, "protocols");
     if (protos) {
         if (!cJSON_IsObject(protos)) { st = tt_error_set(TT_ERR_PARSE, "%s: protocols must be an object", name); goto out; }
@@ -164,6 +209,28 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
             if ((st = num_member(it, "efficiency", where, 1e-3, 1.0, &q->efficiency)) != TT_OK) goto out;
             if ((st = num_member(it, "per_channel_GBps", where, 1e-3, 1e5, &q->per_channel_GBps)) != TT_OK) goto out;
             if ((st = num_member(it, "chunk_bytes", where, 64, 1e9, &q->chunk_bytes)) != TT_OK) goto out;
+        }
+    }
+    const cJSON *nc = cJSON_GetObjectItemCaseSensitive(root, "nccl");
+    if (nc) {
+        if (!cJSON_IsObject(nc)) { st = tt_error_set(TT_ERR_PARSE, "%s: nccl must be an object", name); goto out; }
+        for (const cJSON *it = nc->child; it; it = it->next) {
+            snprintf(where, sizeof where, "%s: nccl.%s", name, it->string);
+            if (!strcmp(it->string, "pipeline_cap")) {
+                if ((st = num_member(nc, "pipeline_cap", where, 0, 1e4, &p->nccl_pipeline_cap)) != TT_OK) goto out;
+                continue;
+            }
+            tt_proto pr;
+            if (tt_proto_parse(it->string, &pr) != TT_OK || pr == TT_PROTO_DEFAULT) {
+                st = tt_error_set(TT_ERR_PARSE, "%s: unknown protocol (LL, LL128, Simple) or member (pipeline_cap)", where);
+                goto out;
+            }
+            if (!cJSON_IsObject(it)) { st = tt_error_set(TT_ERR_PARSE, "%s: must be an object", where); goto out; }
+            if ((st = check_members(it, where, ck)) != TT_OK) goto out;
+            tt_nccl_proto_params *q = &p->nccl[pr];
+            if ((st = num_member(it, "base_us", where, 0, 1e4, &q->base_us)) != TT_OK) goto out;
+            if ((st = num_member(it, "step_us", where, 0, 1e4, &q->step_us)) != TT_OK) goto out;
+            if ((st = num_member(it, "pipeline", where, 0, 1e4, &q->pipeline)) != TT_OK) goto out;
         }
     }
     const cJSON *nv = cJSON_GetObjectItemCaseSensitive(root, "nvls");
@@ -205,6 +272,7 @@ tt_status tt_model_params_parse(const char *json, const char *name, tt_model_par
     }
     if ((st = num_member(root, "host_cores", name, 0, 1e6, &p->host_cores)) != TT_OK) goto out;
     if ((st = num_member(root, "channel_us", name, 0, 100, &p->channel_us)) != TT_OK) goto out;
+    if ((st = num_member(root, "group_launch_us", name, 0, 1000, &p->group_launch_us)) != TT_OK) goto out;
     double mc = p->max_channels;
     if ((st = num_member(root, "max_channels", name, 1, 64, &mc)) != TT_OK) goto out;
     if (mc != floor(mc)) { st = tt_error_set(TT_ERR_INVALID, "%s.max_channels=%g is not an integer", name, mc); goto out; }

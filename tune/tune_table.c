@@ -73,6 +73,75 @@ tt_status tt_tune_table_build(const tt_tune_ctx *ctx, unsigned colls, uint64_t m
     return TT_OK;
 }
 
+static tt_status push_decision(tt_tune_table *t, const tt_tune_decision *d)
+{
+    if (t->ndec == t->capdec) {
+        int nc = t->capdec ? 2 * t->capdec : 64;
+        tt_tune_decision *nd = realloc(t->dec, sizeof(*nd) * (size_t)nc);
+        if (!nd) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+        t->dec = nd;
+        t->capdec = nc;
+    }
+    t->dec[t->ndec++] = *d;
+    return TT_OK;
+}
+
+/* one size of a table for NCCL: force the model's fastest NCCL candidate, or keep NCCL's choice */
+tt_status tune_decide(const tt_tune_ctx *ctx, tt_coll c, uint64_t s, double margin, tt_tune_decision *d,
+                     tt_tune_estimate *best)
+{
+    memset(d, 0, sizeof(*d));
+    d->coll = c;
+    d->bytes = s;
+    tt_tune_estimate e0;
+    tt_status st;
+    if ((st = tt_tune_best(ctx, c, s, 1, &d->best_algo, &d->best_proto, best)) != TT_OK) return st;
+    if ((st = tt_nccl_choice(ctx, c, s, &d->nccl_algo, &d->nccl_proto)) != TT_OK) return st;
+    if ((st = tt_tune_eval(ctx, c, d->nccl_algo, d->nccl_proto, s, &e0)) != TT_OK) return st;
+    d->best_us = best->time_us;
+    d->nccl_us = e0.enabled ? e0.time_us : -1;
+    tt_trust tr;
+    if ((st = tt_model_trust(ctx, s, &tr)) != TT_OK) return st;
+    snprintf(d->regime, sizeof d->regime, "%s", tr.regime);
+    d->error = tr.exact ? tr.worst : -1;
+    d->need = tr.exact && tr.worst < 1 ? fmax(margin, (1 + tr.worst) / (1 - tr.worst) - 1) : -1;
+    if (d->best_algo == d->nccl_algo && d->best_proto == d->nccl_proto) {
+        snprintf(d->why, sizeof d->why, "keep: the model agrees with NCCL's choice");
+        return TT_OK;
+    }
+    if (!e0.enabled) {
+        snprintf(d->why, sizeof d->why, "keep: the model cannot time NCCL's choice (%s)", e0.reason);
+        return TT_OK;
+    }
+    d->gain = d->nccl_us / d->best_us - 1;
+    if (strcmp(ctx->params.source, "built-in")) {
+        /* constants calibrated on the user's own machine: the corpus's errors are not this model's; the
+         * margin alone decides, as for tables from measurements */
+        d->error = -1;
+        d->need = margin;
+        d->forced = d->gain > margin;
+        snprintf(d->why, sizeof d->why, "%s: predicted %.0f %% faster than NCCL's choice with the calibrated constants "
+                 "(%.80s; the margin is %.0f %%)", d->forced ? "force" : "keep", d->gain * 100, ctx->params.source,
+                 margin * 100);
+        return TT_OK;
+    }
+    if (d->need < 0) {
+        snprintf(d->why, sizeof d->why, "keep: predicted %.0f %% faster, but the model was never measured on real "
+                 "clusters in this regime (%s)", d->gain * 100, d->regime);
+        return TT_OK;
+    }
+    if (d->gain <= d->need) {
+        snprintf(d->why, sizeof d->why, "keep: predicted %.0f %% faster, within what the model can be wrong by here "
+                 "(worst error %.0f %% in %s: forcing takes > %.0f %%)", d->gain * 100, d->error * 100, d->regime,
+                 d->need * 100);
+        return TT_OK;
+    }
+    d->forced = 1;
+    snprintf(d->why, sizeof d->why, "force: predicted %.0f %% faster than NCCL's choice, above the %.0f %% the model's "
+             "worst error in %s (%.0f %%) allows", d->gain * 100, d->need * 100, d->regime, d->error * 100);
+    return TT_OK;
+}
+
 tt_status tt_tune_table_build_keep_nccl(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size, uint64_t max_size,
                                         double margin, tt_tune_table *out)
 {
@@ -82,8 +151,6 @@ tt_status tt_tune_table_build_keep_nccl(const tt_tune_ctx *ctx, unsigned colls, 
     tt_status st = tt_tune_table_build(ctx, colls, min_size, max_size, 1, &full); /* checks the arguments */
     if (st != TT_OK) return st;
     tt_tune_table_free(&full);
-    tt_tune_ctx *nctx = NULL;
-    if ((st = tt_tune_ctx_new(ctx->topo, &ctx->cl, TT_MODEL_NCCL, NULL, &nctx)) != TT_OK) return st;
     out->nodes = ctx->nnodes;
     out->ranks = ctx->nranks;
     snprintf(out->model, sizeof out->model, "%s", tt_model_name(ctx->model));
@@ -100,26 +167,22 @@ tt_status tt_tune_table_build_keep_nccl(const tt_tune_ctx *ctx, unsigned colls, 
         if (!(colls & (1u << c))) continue;
         int first = 1, prev_forced = 0;
         for (uint64_t s = min_size; s <= max_size; s *= 2) {
-            tt_algo a, a0;
-            tt_proto p, p0;
-            tt_tune_estimate e, e0, en;
-            if ((st = tt_tune_best(ctx, c, s, 1, &a, &p, &e)) != TT_OK) break;
-            if ((st = tt_tune_best(nctx, c, s, 1, &a0, &p0, &en)) != TT_OK) break;
-            if ((st = tt_tune_eval(ctx, c, a0, p0, s, &e0)) != TT_OK) break;
-            int force = (a != a0 || p != p0) && e0.enabled && e0.time_us > (1 + margin) * e.time_us;
+            tt_tune_decision d;
+            tt_tune_estimate e;
+            if ((st = tune_decide(ctx, c, s, margin, &d, &e)) != TT_OK) break;
+            if ((st = push_decision(out, &d)) != TT_OK) break;
             tt_tune_entry *last = out->n > 0 ? &out->entries[out->n - 1] : NULL;
-            if (force && prev_forced && last && last->algo == a && last->proto == p) {
+            if (d.forced && prev_forced && last && last->algo == d.best_algo && last->proto == d.best_proto) {
                 last->max_bytes = 2 * s - 1;
-            } else if (force) {
-                tt_tune_entry ne = {c, first ? 0 : s, 2 * s - 1, a, p, 0, e.time_us, e.algbw, e.busbw};
+            } else if (d.forced) {
+                tt_tune_entry ne = {c, first ? 0 : s, 2 * s - 1, d.best_algo, d.best_proto, 0, e.time_us, e.algbw, e.busbw};
                 if ((st = push(out, &ne)) != TT_OK) break;
             }
-            prev_forced = force;
+            prev_forced = d.forced;
             first = 0;
             if (s > max_size / 2) break;
         }
     }
-    tt_tune_ctx_free(nctx);
     if (st != TT_OK) tt_tune_table_free(out);
     return st;
 }
@@ -128,6 +191,7 @@ void tt_tune_table_free(tt_tune_table *t)
 {
     if (!t) return;
     free(t->entries);
+    free(t->dec);
     memset(t, 0, sizeof(*t));
 }
 

@@ -49,6 +49,13 @@ static tt_status csv_rows(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_s
             return tt_error_set(TT_ERR_INVALID,
                                 "tune: entry %d uses algorithm '%s' which NCCL cannot run; build the table with NCCL algorithms only",
                                 i, tt_algo_name(e->algo));
+        if (tab->keeps_nccl) /* why this range is forced: the decision of its first sweep size */
+            for (int k = 0; k < tab->ndec; k++) {
+                const tt_tune_decision *d = &tab->dec[k];
+                if (d->coll != e->coll || d->bytes < e->min_bytes || d->bytes > e->max_bytes || !d->forced) continue;
+                tt_strbuf_printf(out, "# %s at %llu B: %s\n", tt_coll_name(d->coll), (unsigned long long)d->bytes, d->why);
+                break;
+            }
         if (e->channels > 0) {
             tune_entry_csv(e, ctx->nnodes, ctx->nranks, out);
             continue;
@@ -88,6 +95,13 @@ tt_status tt_tune_write_csv(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt
     csv_header(ctx, out);
     tt_strbuf_printf(out, "# topology %s: %d node(s) x %d GPU(s), %d NIC(s)/node at %g Gb/s\n", ctx->topo->source,
                      ctx->nnodes, ctx->cl.gpus_per_node, ctx->cl.nics_per_node, ctx->cl.nic_gbps);
+    if (tab->keeps_nccl) {
+        int forced = 0;
+        for (int k = 0; k < tab->ndec; k++) forced += tab->dec[k].forced;
+        tt_strbuf_printf(out, "# sizes without a row are left to NCCL's own choice: %d of %d sweep sizes forced, each only where the "
+                         "model's predicted gain is larger than its worst error on real clusters in that regime allows\n",
+                         forced, tab->ndec);
+    }
     tt_strbuf_append(out, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     return csv_rows(ctx, tab, out);
 }

@@ -164,9 +164,12 @@ static void check_recovery(double noise, double outliers, double tol)
     tt_calib_report rep;
     if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
     assert_int_equal(rep.npoints, ms.n);
-    assert_int_equal(rep.nparams, 3);
+    assert_int_equal(rep.nparams, 4); /* and NCCL's Simple launch (the ring and tree rows), which the truth keeps */
     double a = find(&rep, "links.PCI.alpha_us"), e = find(&rep, "links.PCI.efficiency"),
-           b = find(&rep, "protocols.Simple.base_us");
+           b = find(&rep, "protocols.Simple.base_us"), nb = find(&rep, "nccl.Simple.base_us");
+    if (fabs(nb / truth.nccl[TT_PROTO_SIMPLE].base_us - 1) > tol)
+        fail_msg("noise %.2f outliers %.2f: NCCL Simple launch %g (%g)", noise, outliers, nb,
+                 truth.nccl[TT_PROTO_SIMPLE].base_us);
     if (fabs(a / 2.2 - 1) > tol || fabs(e / 0.40 - 1) > tol || fabs(b / 9.0 - 1) > tol)
         fail_msg("noise %.2f outliers %.2f: alpha %g (2.2) efficiency %g (0.40) base %g (9.0)", noise, outliers, a, e, b);
     assert_true(fitted.link[TT_LCLASS_PCI].alpha_us == a);
@@ -184,7 +187,8 @@ static void test_recover_exact(void **state) { (void)state; check_recovery(0, 0,
 static void test_recover_noise(void **state) { (void)state; check_recovery(0.05, 0, 0.03); }
 static void test_recover_noise_outliers(void **state) { (void)state; check_recovery(0.05, 0.10, 0.05); }
 
-/* several nodes: the network constants are fitted too */
+/* several nodes: the fabric's constants (NCCL's algorithms cross the network at its hops and efficiency)
+ * are fitted too */
 static void test_recover_multinode(void **state)
 {
     (void)state;
@@ -193,10 +197,10 @@ static void test_recover_multinode(void **state)
     tt_model_params truth, start, fitted;
     tt_model_params_default(&truth);
     tt_model_params_default(&start);
-    truth.link[TT_LCLASS_NET].alpha_us = 7.5;
-    truth.link[TT_LCLASS_NET].efficiency = 0.70;
+    truth.fabric[TT_FABRIC_IB].hop_us[TT_PROTO_SIMPLE] = 30.0;
+    truth.fabric[TT_FABRIC_IB].efficiency = 0.70;
     truth.link[TT_LCLASS_NVL].alpha_us = 1.1;
-    truth.proto[TT_PROTO_SIMPLE].base_us = 11.0;
+    truth.nccl[TT_PROTO_SIMPLE].base_us = 11.0;
     tt_measure_set ms = {0};
     for (int nodes = 1; nodes <= 4; nodes *= 2)
         for (uint64_t s = 1024; s <= (1u << 30); s *= 8) {
@@ -208,17 +212,17 @@ static void test_recover_multinode(void **state)
     truth_times(&f, &truth, &ms, 0.02, 0.05, 99);
     tt_calib_report rep;
     if (tt_calibrate(f.topo, &f.cl, &ms, &start, &fitted, &rep) != TT_OK) fail_msg("%s", tt_error_message());
-    double na = find(&rep, "links.NET.alpha_us"), ne = find(&rep, "links.NET.efficiency");
-    double va = find(&rep, "links.NVL.alpha_us"), b = find(&rep, "protocols.Simple.base_us");
-    if (fabs(na / 7.5 - 1) > 0.05 || fabs(ne / 0.70 - 1) > 0.05 || fabs(va / 1.1 - 1) > 0.10 || fabs(b / 11 - 1) > 0.05)
-        fail_msg("NET alpha %g (7.5) eff %g (0.70) NVL alpha %g (1.1) base %g (11)", na, ne, va, b);
+    double na = find(&rep, "fabrics.ib.hop_Simple_us"), ne = find(&rep, "fabrics.ib.efficiency");
+    double va = find(&rep, "links.NVL.alpha_us"), b = find(&rep, "nccl.Simple.base_us");
+    if (fabs(na / 30 - 1) > 0.05 || fabs(ne / 0.70 - 1) > 0.05 || fabs(va / 1.1 - 1) > 0.10 || fabs(b / 11 - 1) > 0.05)
+        fail_msg("IB Simple hop %g (30) eff %g (0.70) NVL alpha %g (1.1) base %g (11)", na, ne, va, b);
     tt_calib_report_free(&rep);
     free(ms.m);
     unload(&f);
 }
 
-/* GPU-like runs with forced channel counts and two protocols: the per-channel limit and LL's
- * payload efficiency become identifiable and are recovered */
+/* GPU-like runs of topotune's own algorithm (halving-doubling) with forced channel counts and two
+ * protocols: the per-channel limit and LL's payload efficiency become identifiable and are recovered */
 static void test_recover_channels_protocols(void **state)
 {
     (void)state;
@@ -235,7 +239,7 @@ static void test_recover_channels_protocols(void **state)
     for (int ch = 1; ch <= 16; ch *= 2)
         for (uint64_t s = 4096; s <= (1u << 30); s *= 8)
             for (int p = 0; p < 3; p += 2) { /* LL and Simple */
-                add(&ms, TT_COLL_ALLREDUCE, TT_ALGO_RING, 8, 1, s);
+                add(&ms, TT_COLL_ALLREDUCE, TT_ALGO_RHD, 8, 1, s);
                 ms.m[ms.n - 1].channels = ch;
                 ms.m[ms.n - 1].proto = p;
             }
@@ -468,9 +472,13 @@ static void test_tree_shape_per_engine(void **state)
     assert_int_equal(tt_calib_predict(f.topo, &f.cl, &p, &m, &chain), TT_OK);
     m.topotune_tree = 1;
     assert_int_equal(tt_calib_predict(f.topo, &f.cl, &p, &m, &bin), TT_OK);
-    double hop = p.link[TT_LCLASS_NVL].alpha_us + p.proto[TT_PROTO_LL].step_us;
-    if (!(fabs((chain - bin) - 8 * hop) < 0.02 * 8 * hop)) /* + the tiny per-hop bandwidth term */
-        fail_msg("chain %.4f us, binary %.4f us, 8 hops of %.4f us expected between them", chain, bin, hop);
+    /* NCCL's chain: its launch and 14 hops of its own step; the binary tree: topotune's launch, one channel's
+     * cost and 6 hops */
+    double a = p.link[TT_LCLASS_NVL].alpha_us;
+    double want = p.nccl[TT_PROTO_LL].base_us + 14 * (a + p.nccl[TT_PROTO_LL].step_us) -
+                  (p.proto[TT_PROTO_LL].base_us + p.channel_us + 6 * (a + p.proto[TT_PROTO_LL].step_us));
+    if (!(fabs((chain - bin) - want) < 0.02 * fabs(want) + 0.05)) /* + the tiny per-hop bandwidth term */
+        fail_msg("chain %.4f us, binary %.4f us, %.4f us expected between them", chain, bin, want);
     unload(&f);
 }
 

@@ -120,17 +120,23 @@ static void test_expect(void **state)
     assert_int_equal(tt_cluster_from_topo(t, &c), TT_OK);
     tt_tune_ctx *ctx = NULL;
     assert_int_equal(tt_tune_ctx_new(t, &c, TT_MODEL_TOPOTUNE, NULL, &ctx), TT_OK);
-    tt_expect_bands b = TT_EXPECT_BANDS_DEFAULT;
+    tt_expect_bands b = {1, 0.20, 0.30, 0.25};
     tt_expect_row row;
-    /* 1 GiB allreduce: bandwidth-bound, pass at 80% of the model's busbw */
+    /* 1 GiB allreduce with explicit bands: PASS within [0.8, 1.3] of the model's busbw, FAIL below 0.55 */
     assert_int_equal(tt_expect_row_compute(ctx, TT_COLL_ALLREDUCE, 1ULL << 30, &b, &row), TT_OK);
     assert_false(row.latency_bound);
     assert_true(row.pred_busbw > 100);
     assert_true(fabs(row.pass_busbw - 0.8 * row.pred_busbw) < 1e-9);
-    assert_true(fabs(row.fail_busbw - 0.6 * row.pred_busbw) < 1e-9);
-    assert_true(row.algo < TT_ALGO_NCCL_COUNT); /* what NCCL can run */
+    assert_true(fabs(row.fail_busbw - 0.55 * row.pred_busbw) < 1e-9);
+    assert_true(fabs(row.above_busbw - 1.3 * row.pred_busbw) < 1e-9);
+    /* the expectation is what NCCL runs */
+    tt_algo na;
+    tt_proto np;
+    assert_int_equal(tt_nccl_choice(ctx, TT_COLL_ALLREDUCE, 1ULL << 30, &na, &np), TT_OK);
+    assert_int_equal(row.algo, na);
+    assert_int_equal(row.proto, np);
     tt_measure_set ms = {0};
-    double k[] = {1.0, 1.3, 0.7, 0.5};
+    double k[] = {1.0, 1.3, 0.7, 2.0};
     for (int i = 0; i < 4; i++) add(&ms, TT_COLL_ALLREDUCE, -1, -1, 1ULL << 30, row.pred_us * k[i]);
     tt_expect_row j;
     assert_int_equal(tt_expect_judge(ctx, &ms.m[0], &b, &j), TT_OK);
@@ -138,19 +144,34 @@ static void test_expect(void **state)
     assert_true(fabs(j.ratio - 1) < 1e-9);
     assert_int_equal(tt_expect_judge(ctx, &ms.m[1], &b, &j), TT_OK); /* 77% of the busbw */
     assert_int_equal(j.verdict, TT_EXPECT_WARN);
-    assert_int_equal(tt_expect_judge(ctx, &ms.m[2], &b, &j), TT_OK); /* faster than the model */
-    assert_int_equal(j.verdict, TT_EXPECT_PASS);
-    ms.m[3].time_us = row.pred_us * 2; /* half the busbw */
-    assert_int_equal(tt_expect_judge(ctx, &ms.m[3], &b, &j), TT_OK);
+    assert_non_null(strstr(j.note, "slower than a healthy machine"));
+    assert_int_equal(tt_expect_judge(ctx, &ms.m[2], &b, &j), TT_OK); /* 143%: faster than the model can explain */
+    assert_int_equal(j.verdict, TT_EXPECT_WARN);
+    assert_non_null(strstr(j.note, "under-predicts"));
+    assert_int_equal(tt_expect_judge(ctx, &ms.m[3], &b, &j), TT_OK); /* half the busbw */
     assert_int_equal(j.verdict, TT_EXPECT_FAIL);
-    /* latency-bound size: the wider band */
-    assert_int_equal(tt_expect_row_compute(ctx, TT_COLL_ALLREDUCE, 1024, &b, &row), TT_OK);
-    assert_true(row.latency_bound);
-    assert_true(fabs(row.pass_busbw - 0.5 * row.pred_busbw) < 1e-12);
+    /* the regime's band (b NULL): the rule of tune_expect.c over tt_model_trust */
+    tt_trust tr;
+    assert_int_equal(tt_model_trust(ctx, 1024, &tr), TT_OK);
+    assert_int_equal(tt_expect_row_compute(ctx, TT_COLL_ALLREDUCE, 1024, NULL, &row), TT_OK);
+    if (tr.sweeps > 0) {
+        assert_true(fabs(row.lo - fmin(fmax(fmin(tr.p90, 3 * tr.median), 0.10), 0.35)) < 1e-12);
+        assert_true(fabs(row.hi - fmax(tr.worst, 0.30)) < 1e-12);
+        assert_true(row.trusted);
+    } else {
+        assert_true(fabs(row.lo - 0.5) < 1e-12 && fabs(row.hi - 1.0) < 1e-12);
+        assert_false(row.trusted);
+    }
+    assert_true(fabs(row.gap - 0.25) < 1e-12);
+    assert_non_null(strstr(row.regime, "<= 64 KiB, 1 node"));
+    /* a forced row is judged against the candidate it ran */
     ms.m[0].bytes = 1024;
-    ms.m[0].time_us = row.pred_us * 1.9; /* 53% */
-    assert_int_equal(tt_expect_judge(ctx, &ms.m[0], &b, &j), TT_OK);
-    assert_int_equal(j.verdict, TT_EXPECT_PASS);
+    ms.m[0].algo = TT_ALGO_RING;
+    ms.m[0].proto = TT_PROTO_SIMPLE;
+    ms.m[0].time_us = 100;
+    assert_int_equal(tt_expect_judge(ctx, &ms.m[0], NULL, &j), TT_OK);
+    assert_int_equal(j.algo, TT_ALGO_RING);
+    assert_int_equal(j.proto, TT_PROTO_SIMPLE);
     /* measured on other ranks than the context */
     ms.m[0].nranks = 16;
     assert_int_equal(tt_expect_judge(ctx, &ms.m[0], &b, &j), TT_ERR_INVALID);
@@ -161,7 +182,7 @@ static void test_expect(void **state)
 }
 
 /* the model's ranking among measured candidates: times equal to the model's own predictions
- * are all right; making the model's pick twice slower at one size makes that size wrong */
+ * are all right; making the model's pick four times slower at one size makes that size wrong */
 static void test_judge_model(void **state)
 {
     (void)state;
@@ -194,7 +215,7 @@ static void test_judge_model(void **state)
     int pick = rep.rows[2].table_algo; /* at 256 KiB */
     tt_judge_report_free(&rep);
     for (int i = 0; i < ms.n; i++)
-        if (ms.m[i].bytes == 262144 && ms.m[i].algo == pick) ms.m[i].time_us *= 2;
+        if (ms.m[i].bytes == 262144 && ms.m[i].algo == pick) ms.m[i].time_us *= 4;
     if (tt_tune_judge_model(t, &c, &p, &ms, 0.05, &rep) != TT_OK) fail_msg("%s", tt_error_message());
     assert_int_equal(rep.nwrong, 1);
     assert_int_equal(rep.nfix, 1);

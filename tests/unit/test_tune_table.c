@@ -3,6 +3,7 @@
  * NCCL CSV column order, determinism, explain, env hints.
  */
 #include <setjmp.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdarg.h>
@@ -130,6 +131,78 @@ static void test_ranges_nccl_1x8(void **state)
     tt_tune_table_free(&tab2);
     tt_strbuf_free(&sb);
     tt_tune_table_free(&tab);
+    tt_tune_ctx_free(ctx);
+    tb_free(t);
+}
+
+/* Tables for NCCL never force a candidate the model is not sure of: on 2, 4 and 16 nodes of every fabric,
+ * a forced size is one where the model's fastest NCCL candidate beats NCCL's own choice by more than the
+ * model's worst error in the size's measured regime allows; an unmeasured regime forces nothing; the
+ * entries are exactly the forced sizes.  With calibrated constants the margin alone decides. */
+static int check_keep_table(tt_tune_ctx *ctx, double margin, int calibrated)
+{
+    tt_tune_table tab;
+    assert_int_equal(tt_tune_table_build_keep_nccl(ctx, ALL, 8, 1ULL << 34, margin, &tab), TT_OK);
+    assert_int_equal(tab.ndec, 5 * 32); /* 8 B .. 16 GiB, five collectives */
+    int forced = 0;
+    for (int i = 0; i < tab.ndec; i++) {
+        const tt_tune_decision *d = &tab.dec[i];
+        tt_trust tr;
+        assert_int_equal(tt_model_trust(ctx, d->bytes, &tr), TT_OK);
+        int same = d->best_algo == d->nccl_algo && d->best_proto == d->nccl_proto;
+        if (calibrated) {
+            assert_true(d->forced == (!same && d->gain > margin));
+        } else if (!tr.exact) {
+            if (d->forced) fail_msg("%s: forced in a regime never measured (%s)", d->why, d->regime);
+            assert_true(d->need < 0);
+        } else {
+            double need = fmax(margin, (1 + tr.worst) / (1 - tr.worst) - 1);
+            assert_float_equal(d->need, need, 1e-12);
+            assert_true(d->forced == (!same && d->gain > need));
+        }
+        if (d->forced) {
+            forced++;
+            assert_non_null(strstr(d->why, "force"));
+            const tt_tune_entry *e = tt_tune_table_find(&tab, d->coll, d->bytes);
+            assert_non_null(e);
+            assert_int_equal(e->algo, d->best_algo);
+            assert_int_equal(e->proto, d->best_proto);
+        } else {
+            assert_non_null(strstr(d->why, "keep"));
+            assert_null(tt_tune_table_find(&tab, d->coll, d->bytes));
+        }
+    }
+    tt_tune_table_free(&tab);
+    return forced;
+}
+
+static void test_keep_nccl_no_harm(void **state)
+{
+    (void)state;
+    tt_topo *t = tb_hgx_h100(8, 400, 1);
+    static const int nodes[] = {1, 2, 4, 16};
+    for (int f = 0; f < TT_FABRIC_COUNT; f++)
+        for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++) {
+            tt_cluster_overrides ov = TT_CLUSTER_OVERRIDES_NONE;
+            ov.fabric = f;
+            tt_cluster c;
+            assert_int_equal(tt_cluster_for_topo(t, nodes[k], &ov, &c), TT_OK);
+            tt_tune_ctx *ctx = NULL;
+            assert_int_equal(tt_tune_ctx_new(t, &c, TT_MODEL_TOPOTUNE, NULL, &ctx), TT_OK);
+            check_keep_table(ctx, 0.15, 0);
+            tt_tune_ctx_free(ctx);
+        }
+    /* constants calibrated on the user's machine: the margin alone decides, and with no margin every size
+     * where the model's fastest differs from NCCL's choice is forced (the check above is not vacuous) */
+    tt_model_params p;
+    tt_model_params_default(&p);
+    snprintf(p.source, sizeof p.source, "cal.json");
+    tt_cluster c;
+    assert_int_equal(tt_cluster_for_topo(t, 2, NULL, &c), TT_OK);
+    tt_tune_ctx *ctx = NULL;
+    assert_int_equal(tt_tune_ctx_new(t, &c, TT_MODEL_TOPOTUNE, &p, &ctx), TT_OK);
+    int f15 = check_keep_table(ctx, 0.15, 1), f0 = check_keep_table(ctx, 0.0, 1);
+    assert_true(f0 > 0 && f0 >= f15);
     tt_tune_ctx_free(ctx);
     tb_free(t);
 }
@@ -263,7 +336,7 @@ static void test_env_hints(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranges_nccl_1x8), cmocka_unit_test(test_csv_refuses_topotune_algos),
+        cmocka_unit_test(test_ranges_nccl_1x8), cmocka_unit_test(test_keep_nccl_no_harm), cmocka_unit_test(test_csv_refuses_topotune_algos),
         cmocka_unit_test(test_explain),         cmocka_unit_test(test_table_parse_errors),
         cmocka_unit_test(test_env_hints),
     };
