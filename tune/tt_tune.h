@@ -697,9 +697,10 @@ tt_status tt_model_trust(const tt_tune_ctx *ctx, uint64_t bytes, tt_trust *out);
  * Per size the time of what NCCL runs there (tt_nccl_choice) as the context's model predicts it, and
  * a band around it from the model's measured error in the size's regime (tt_model_trust): with
  * r = measured / predicted busbw, PASS when 1 - lo <= r <= 1 + hi; WARN above 1 + hi (the model
- * under-predicts) and in [1 - lo - gap, 1 - lo); FAIL below 1 - lo - gap.  lo = the regime's
- * 90th-percentile error clamped to [0.10, 0.35], hi = its worst error, at least 0.30, gap = 0.25;
- * a regime never measured: lo 0.50, hi 1.00.  MODEL ASSUMPTIONS, docs/calibration.md. */
+ * under-predicts) and in [1 - lo - gap, 1 - lo); FAIL below 1 - lo - gap.  lo = for sizes >= 16 MiB
+ * the regime's 90th-percentile error or 3x its median, the smaller, clamped to [0.10, 0.35]; below
+ * 0.35; hi = its worst error, at least 0.30, gap = 0.25; a regime never measured: lo 0.50, hi 1.00.
+ * MODEL ASSUMPTIONS, docs/calibration.md. */
 typedef struct {
     int fixed;            /* 1: use lo / hi / gap below for every size instead of the regime's */
     double lo, hi, gap;
@@ -720,6 +721,7 @@ typedef struct {
     double above_busbw;              /* WARN above: the model under-predicts */
     int latency_bound;               /* the model's latency part is above half its time */
     int trusted;                     /* the regime (or, multi-node, its size class) was measured on the corpus */
+    double err_median, err_p90, err_worst; /* the model's error there (tt_model_trust; 0 when not measured) */
     char regime[96];
     /* judged rows only */
     double meas_us, meas_busbw, ratio; /* ratio = meas / pred busbw */

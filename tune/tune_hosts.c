@@ -28,7 +28,7 @@ tt_status tt_cluster_for_topo(const tt_topo *t, int nodes, const tt_cluster_over
     if (o->fabric >= 0 && o->fabric < TT_FABRIC_COUNT) {
         out->fabric = (tt_fabric)o->fabric;
         out->fabric_origin = TT_FABRIC_GIVEN;
-        snprintf(out->fabric_why, sizeof out->fabric_why, "given (--fabric / TOPOTUNE_FABRIC)");
+        snprintf(out->fabric_why, sizeof out->fabric_why, "--fabric or TOPOTUNE_FABRIC");
     }
     return TT_OK;
 }

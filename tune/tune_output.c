@@ -221,7 +221,7 @@ tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t
     human_size(bytes, sz, sizeof sz);
     tt_strbuf_printf(out, "explain: %llu bytes (%s), %d node(s) x %d GPU(s), model %s\n",
                      (unsigned long long)bytes, sz, ctx->nnodes, ctx->cl.gpus_per_node, tt_model_name(ctx->model));
-    if (ctx->nnodes > 1)
+    if (ctx->nnodes > 1 && ctx->model != TT_MODEL_TOPOTUNE) /* the default model's terms name it below */
         tt_strbuf_printf(out, "fabric: %s (%s: %s)\n", tt_fabric_title(ctx->cl.fabric),
                          tt_fabric_origin_name(ctx->cl.fabric_origin), ctx->cl.fabric_why);
     /* a partial vendor file: what the topology's fabric rests on (topo_parts.c) */

@@ -152,11 +152,13 @@ def forced_rows(tt, args, coll, calib=None):
     if rc != 0:
         raise RuntimeError("%s: %s" % (" ".join(cmd), err.strip()))
     d = json.loads(out)
-    f = {}
+    f, old = {}, {}
     for x in d.get("decisions", []):
         if x.get("forced"):
             f[x["bytes"]] = (x["best"], x["best_us"])
-    return f
+        if x["best"] != x["nccl"] and x["gain"] > 0.15:  # what the margin rule alone (15 %) would force
+            old[x["bytes"]] = (x["best"], x["best_us"])
+    return f, old
 
 
 def pct(x):
@@ -178,6 +180,7 @@ def main():
     pooled = {m: {c: [] for c in CLASSES} for m in models}
     largest = {m: [] for m in models}
     harm_total = forced_total = 0
+    old_total = [0, 0]  # rows the margin rule alone would force, and of them harmful
     verdicts = {"healthy": [0, 0], "slow-large": [0, 0], "slow-small": [0, 0]}  # [flagged or passed, of]
     tmp = tempfile.mkdtemp(prefix="cluster-truth-")
     print("| sweep | machine | model | <= 64 KiB median / worst | 64 KiB-16 MiB | >= 16 MiB | largest size |")
@@ -220,11 +223,15 @@ def main():
                                                              pct(le)))
         # harm: forced rows the model itself predicts slower than what NCCL measured
         try:
-            forced = forced_rows(tt, args, coll, calib)
+            forced, old_forced = forced_rows(tt, args, coll, calib)
         except RuntimeError as e:
             skipped.append((name + " (table)", str(e)))
-            forced = {}
+            forced, old_forced = {}, {}
         meas = {b: t for b, t in head["rows"]}
+        for b, (cand, pu) in old_forced.items():
+            if b in meas:
+                old_total[0] += 1
+                old_total[1] += pu > meas[b]
         for b, (cand, pu) in forced.items():
             if b in meas:
                 forced_total += 1
@@ -282,6 +289,8 @@ def main():
     print()
     print("harm: %d of %d forced rows of the default NCCL tables are predicted slower than what NCCL measured" %
           (harm_total, forced_total))
+    print("      (the margin rule alone, 15 %%, would force %d measured rows, %d of them predicted slower than what NCCL "
+          "measured)" % (old_total[0], old_total[1]))
     for kind, (a, b) in verdicts.items():
         what = "PASS" if kind == "healthy" else "WARN or FAIL"
         print("--expect %-10s: %d of %d sizes %s (%s)" % (kind, a, b, what, pct(a / b) if b else "-"))
