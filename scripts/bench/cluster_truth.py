@@ -13,7 +13,9 @@ the machine the table names (its `# topo-tune:` line) and compares:
   * --expect verdicts on the healthy run, and on two degraded copies of it: large sizes
     (>= 16 MiB) that lost 25 % of their bandwidth, small sizes (<= 64 KiB) whose time doubled.
 
-Nothing here is fitted: it only runs topo-tune and counts.
+Nothing here is fitted: it only runs topo-tune and counts.  OLD=1 FACTS_DIRECT=0 TOPOTUNE=old/topo-tune
+evaluates a build from before the fact-table reader, --fabric and --expect -f json (its text table;
+no harm count).
 """
 import json
 import os
@@ -123,6 +125,9 @@ def tt_args(head):
     for i, x in enumerate(a):
         if x in ("-i", "--input") and i + 1 < len(a):
             a[i + 1] = os.path.join(FIX, a[i + 1])
+    if os.environ.get("OLD") == "1" and "--fabric" in a:  # builds before --fabric
+        i = a.index("--fabric")
+        del a[i:i + 2]
     return a
 
 
@@ -131,8 +136,40 @@ def run(cmd):
     return p.returncode, p.stdout, p.stderr
 
 
+def expect_rows_text(tt, args, facts_path, model, calib=None):
+    """The same from the text table of builds without --expect -f json (OLD=1): the ratio column is
+    measured / predicted busbw = predicted / measured time."""
+    cmd = [tt] + args + ["--model", model, "--expect", "--measured", facts_path]
+    if calib:
+        cmd += ["-c", calib]
+    rc, out, err = run(cmd)
+    if rc not in (0, 1, 2) or not out.strip():
+        raise RuntimeError("%s: %s" % (" ".join(cmd), err.strip()))
+    meas = {}
+    for line in open(facts_path):
+        t = line.split()
+        if not t or not t[0].isdigit():
+            continue
+        cols = (5, 9) if len(t) >= 13 else (1, 2)  # an nccl-tests text copy, or a fact table
+        v = [float(t[c]) for c in cols if c < len(t) and t[c] != "-"]
+        if v:
+            meas.setdefault(int(t[0]), min(v))
+    rows = []
+    for line in out.splitlines():
+        t = line.split()
+        if len(t) > 6 and t[0] in PROGS and t[1].isdigit():
+            ratio = next(float(x[:-1]) / 100 for x in t if x.endswith("%"))
+            verdict = next(x for x in t if x in ("PASS", "WARN", "FAIL"))
+            b = int(t[1])
+            if b in meas:
+                rows.append((b, ratio * meas[b], meas[b], verdict, "?"))
+    return rows
+
+
 def expect_rows(tt, args, facts_path, model, calib=None):
     """[(bytes, pred_us, meas_us, verdict, candidate)] from topo-tune --expect --measured -f json."""
+    if os.environ.get("OLD") == "1":
+        return expect_rows_text(tt, args, facts_path, model, calib)
     cmd = [tt] + args + ["--model", model, "--expect", "-f", "json", "--measured", facts_path]
     if calib:
         cmd += ["-c", calib]
@@ -223,7 +260,7 @@ def main():
                                                              pct(le)))
         # harm: forced rows the model itself predicts slower than what NCCL measured
         try:
-            forced, old_forced = forced_rows(tt, args, coll, calib)
+            forced, old_forced = forced_rows(tt, args, coll, calib) if os.environ.get("OLD") != "1" else ({}, {})
         except RuntimeError as e:
             skipped.append((name + " (table)", str(e)))
             forced, old_forced = {}, {}
