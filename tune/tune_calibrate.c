@@ -48,20 +48,6 @@ typedef struct {
     long evals;
 } fit_state;
 
-static tt_link_class class_of(tt_path_type t)
-{
-    switch (t) {
-    case TT_PATH_LOC:
-    case TT_PATH_NVL:
-    case TT_PATH_NVB: return TT_LCLASS_NVL;
-    case TT_PATH_C2C: return TT_LCLASS_C2C;
-    case TT_PATH_SYS: return TT_LCLASS_SYS;
-    case TT_PATH_NET:
-    case TT_PATH_DIS: return TT_LCLASS_NET;
-    default: return TT_LCLASS_PCI;
-    }
-}
-
 static tt_status row_cluster(const tt_topo *t, const tt_cluster *base, const tt_measurement *m, tt_cluster *c)
 {
     *c = *base;
@@ -533,7 +519,7 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
         if (own) own_rows = 1;
         else nccl_rows = 1;
         if (c.gpus_per_node > 1) {
-            tt_link_class cin = class_of(ch->ring.type_intra);
+            tt_link_class cin = tune_link_class_of(ch->ring.type_intra);
             char nm[40];
             snprintf(nm, sizeof nm, "links.%s.alpha_us", tt_link_class_name(cin));
             add_param(&f, rep, offsetof(tt_model_params, link[0].alpha_us) + cin * sizeof(tt_link_params), 1e-3, 1e4, nm);

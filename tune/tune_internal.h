@@ -142,6 +142,9 @@ void tune_entry_csv(const tt_tune_entry *e, int nnodes, int nranks, tt_strbuf *o
 /* The JSON table as a cJSON tree (tt_tune_write_json), and printing one (frees it; NULL = OOM). */
 struct cJSON *tune_table_json(const tt_tune_ctx *ctx, const tt_tune_table *tab);
 tt_status tune_json_print(struct cJSON *root, tt_strbuf *out);
+/* The link class (constants of tt_model_params.link) of a path class: NVL/NVB -> NVL, C2C, SYS, NET/DIS -> NET,
+ * PIX..PHB -> PCI (tune_names.c) */
+tt_link_class tune_link_class_of(tt_path_type t);
 /* Path class name without depending on the topo module's tables. */
 const char *tune_path_name(tt_path_type t); /* floor(log2(n)), 0 for n <= 1 */
 

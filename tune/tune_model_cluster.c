@@ -38,18 +38,6 @@ static int ceil_log2(long n)
     return l;
 }
 
-static tt_link_class intra_class(tt_path_type t)
-{
-    switch (t) {
-    case TT_PATH_LOC:
-    case TT_PATH_NVL:
-    case TT_PATH_NVB: return TT_LCLASS_NVL;
-    case TT_PATH_C2C: return TT_LCLASS_C2C;
-    case TT_PATH_SYS: return TT_LCLASS_SYS;
-    default: return TT_LCLASS_PCI;
-    }
-}
-
 /* bytes a node sends across the network per byte of the collective's buffer (algorithm bytes) */
 static double net_traffic(tt_coll coll, tt_algo a, int n, int N)
 {
@@ -127,7 +115,7 @@ tt_status tune_cluster_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo
     int cg = gr->nchannels > 0 ? gr->nchannels : 1;
     if (algo != TT_ALGO_NVLS && algo != TT_ALGO_NVLS_TREE && c < cg) B *= (double)c / cg;
     /* hops */
-    tt_link_class cin = intra_class(ch->ring.type_intra);
+    tt_link_class cin = tune_link_class_of(ch->ring.type_intra);
     double a_in = P->link[cin].alpha_us + np->step_us;
     double a_net = fp->hop_us[proto] * (ctx->cl.min_sm < 90 ? fp->hop_scale_pre_sm90 : 1.0);
     double hops = 0, hops_in = 0, hops_net = 0;
@@ -193,7 +181,7 @@ void tune_write_assumptions(const struct tt_tune_ctx *ctx, uint64_t bytes, tt_st
                      "per channel), its protocol factors and per-channel caps\n",
                      ch->ring.nchannels, ch->ring.bw_intra, ch->tree.nchannels, ch->tree.bw_intra, ch->nvls.nchannels,
                      ch->nvls.bw_intra, ch->nvls.bw_inter);
-    tt_link_class cin = intra_class(ch->ring.type_intra);
+    tt_link_class cin = tune_link_class_of(ch->ring.type_intra);
     tt_strbuf_printf(out, "  launch LL %.1f / LL128 %.1f / Simple %.1f us; %s hop %.2f us + step LL %.1f / LL128 %.1f / Simple "
                      "%.1f us; NVLS step %.1f us each way\n",
                      P->nccl[0].base_us, P->nccl[1].base_us, P->nccl[2].base_us, tt_link_class_name(cin),

@@ -24,20 +24,6 @@
 
 #include "tune_internal.h"
 
-static tt_link_class class_of(tt_path_type t)
-{
-    switch (t) {
-    case TT_PATH_LOC:
-    case TT_PATH_NVL:
-    case TT_PATH_NVB: return TT_LCLASS_NVL;
-    case TT_PATH_C2C: return TT_LCLASS_C2C;
-    case TT_PATH_SYS: return TT_LCLASS_SYS;
-    case TT_PATH_NET:
-    case TT_PATH_DIS: return TT_LCLASS_NET;
-    default: return TT_LCLASS_PCI;
-    }
-}
-
 typedef struct {
     double a_in, a_net;   /* step latency, us */
     double b_in, b_net;   /* GB/s: per GPU inside the node, per node on the network */
@@ -120,7 +106,7 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
     const tt_graph_info *gr = algo == TT_ALGO_TREE ? &ch->tree : &ch->ring;
     if (!gr->found) OFF("no %s graph for this topology", tt_algo_name(algo));
 
-    tt_link_class cin = class_of(ch->ring.type_intra);
+    tt_link_class cin = tune_link_class_of(ch->ring.type_intra);
     env e = {0};
     e.n = n; e.N = N; e.g = g;
     e.a_in = P->link[cin].alpha_us + pp->step_us;

@@ -19,6 +19,20 @@ const char *tt_link_class_name(tt_link_class c)
     return (unsigned)c < TT_LCLASS_COUNT ? lclass_names[c] : "?";
 }
 
+tt_link_class tune_link_class_of(tt_path_type t)
+{
+    switch (t) {
+    case TT_PATH_LOC:
+    case TT_PATH_NVL:
+    case TT_PATH_NVB: return TT_LCLASS_NVL;
+    case TT_PATH_C2C: return TT_LCLASS_C2C;
+    case TT_PATH_SYS: return TT_LCLASS_SYS;
+    case TT_PATH_NET:
+    case TT_PATH_DIS: return TT_LCLASS_NET;
+    default: return TT_LCLASS_PCI;
+    }
+}
+
 const char *tune_path_name(tt_path_type t)
 {
     static const char *n[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
