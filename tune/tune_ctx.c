@@ -60,8 +60,12 @@ tt_status tt_tune_eval(const tt_tune_ctx *ctx, tt_coll coll, tt_algo algo, tt_pr
     if ((unsigned)coll >= TT_COLL_COUNT || (unsigned)algo >= TT_ALGO_COUNT || (unsigned)proto >= TT_PROTO_COUNT)
         return tt_error_set(TT_ERR_INVALID, "tune: bad collective/algorithm/protocol id %d/%d/%d",
                             (int)coll, (int)algo, (int)proto);
+    /* the default model: NCCL's algorithms as NCCL runs them (tune_model_cluster.c), topotune's own and the
+     * binary tree of topotune's executor (rows it ran) in tune_model_topotune.c */
     tt_status st = ctx->model == TT_MODEL_NCCL ? tune_nccl_eval(ctx, coll, algo, proto, bytes, out)
-                                               : tune_topotune_eval(ctx, coll, algo, proto, bytes, out);
+                   : algo < TT_ALGO_NCCL_COUNT && !(algo == TT_ALGO_TREE && ctx->binary_tree)
+                       ? tune_cluster_eval(ctx, coll, algo, proto, bytes, out)
+                       : tune_topotune_eval(ctx, coll, algo, proto, bytes, out);
     if (st != TT_OK || !out->enabled) return st;
     if (out->time_us > 0) {
         out->algbw = (double)bytes / (out->time_us * 1e3);

@@ -80,8 +80,6 @@ tt_status tune_row_candidate(const struct tt_tune_ctx *ctx, const tt_measurement
  * choice, and why; best = the model's fastest NCCL candidate */
 tt_status tune_decide(const struct tt_tune_ctx *ctx, tt_coll c, uint64_t s, double margin, tt_tune_decision *d,
                       tt_tune_estimate *best);
-/* The default model's assumptions behind a prediction at `bytes` (tune_model_cluster.c), for --explain */
-void tune_write_assumptions(const struct tt_tune_ctx *ctx, uint64_t bytes, tt_strbuf *out);
 /* NCCL's NVLS-tree AllReduce bus bandwidth (GB/s) with the NVLS part of `intra` (tune_model_nccl.c) */
 double tune_nccl_nvls_tree_bus(const struct tt_tune_ctx *ctx, const tt_graph_info *intra);
 /* The launch cost a measured row of NCCL adds to the model's time: (G - 1) * group_launch_us when one thread

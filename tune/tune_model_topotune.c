@@ -69,10 +69,6 @@ tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_alg
         out->channels = 1;
         return TT_OK;
     }
-    /* NCCL's algorithms as NCCL runs them (tune_model_cluster.c); the tree of topotune's own
-     * executor (a binary tree, rows it ran) below */
-    if (algo < TT_ALGO_NCCL_COUNT && !(algo == TT_ALGO_TREE && ctx->binary_tree))
-        return tune_cluster_eval(ctx, coll, algo, proto, bytes, out);
     switch (algo) {
     case TT_ALGO_COLLNET_DIRECT:
     case TT_ALGO_COLLNET_CHAIN: OFF("CollNet (SHARP) is not modelled: NCCL_COLLNET_ENABLE=0 assumed");

@@ -215,6 +215,42 @@ tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, t
     return tt_strbuf_status(out);
 }
 
+/* the default model's terms behind a prediction at `bytes`, which are assumptions, and its measured error there */
+static void write_assumptions(const struct tt_tune_ctx *ctx, uint64_t bytes, tt_strbuf *out)
+{
+    const tt_model_params *P = &ctx->params;
+    const tt_cluster *c = &ctx->cl;
+    const tt_tune_channels *ch = &ctx->ch;
+    int calibrated = strcmp(P->source, "built-in") != 0;
+    tt_strbuf_printf(out, "model terms (docs/model.md section 4; %s):\n",
+                     calibrated ? "constants from the calibration file" : "MODEL ASSUMPTIONS, not measured on this machine");
+    tt_strbuf_printf(out, "  NCCL's structure: its candidates and graphs (ring %d x %.1f, tree %d x %.1f, nvls %d x %.1f/%.1f GB/s "
+                     "per channel), its protocol factors and per-channel caps\n",
+                     ch->ring.nchannels, ch->ring.bw_intra, ch->tree.nchannels, ch->tree.bw_intra, ch->nvls.nchannels,
+                     ch->nvls.bw_intra, ch->nvls.bw_inter);
+    tt_link_class cin = tune_link_class_of(ch->ring.type_intra);
+    tt_strbuf_printf(out, "  launch LL %.1f / LL128 %.1f / Simple %.1f us; %s hop %.2f us + step LL %.1f / LL128 %.1f / Simple "
+                     "%.1f us; NVLS step %.1f us each way\n",
+                     P->nccl[0].base_us, P->nccl[1].base_us, P->nccl[2].base_us, tt_link_class_name(cin),
+                     P->link[cin].alpha_us, P->nccl[0].step_us, P->nccl[1].step_us, P->nccl[2].step_us, P->nvls_alpha_us);
+    if (ctx->nnodes > 1) {
+        const tt_fabric_params *fp = &P->fabric[c->fabric];
+        tt_strbuf_printf(out, "  fabric %s (%s: %s): network hop LL %.1f / LL128 %.1f / Simple %.1f us, %.0f %% of the ports' %g "
+                         "Gb/s (%.0f GB/s per node)%s\n",
+                         tt_fabric_title(c->fabric), tt_fabric_origin_name(c->fabric_origin), c->fabric_why, fp->hop_us[0],
+                         fp->hop_us[1], fp->hop_us[2], fp->efficiency * 100, c->nic_gbps, ch->node_net_bw * fp->efficiency,
+                         calibrated ? "" : " (public figures, docs/model.md \"Fabrics\")");
+    }
+    tt_trust tr;
+    if (tt_model_trust(ctx, bytes, &tr) == TT_OK) {
+        if (tr.sweeps > 0)
+            tt_strbuf_printf(out, "  measured error of this model in %s: median %.0f %%, 90th percentile %.0f %%, worst %.0f %% "
+                             "(%d published sweeps)\n", tr.regime, tr.median * 100, tr.p90 * 100, tr.worst * 100, tr.sweeps);
+        else
+            tt_strbuf_printf(out, "  this model was never measured against real clusters in %s\n", tr.regime);
+    }
+}
+
 tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t bytes, tt_strbuf *out)
 {
     char sz[32];
@@ -234,7 +270,7 @@ tt_status tt_tune_write_explain(const tt_tune_ctx *ctx, unsigned colls, uint64_t
             tt_strbuf_printf(out, "GPU interconnect unknown: modelled as PCIe (%d GPU(s) without NVLink information)\n",
                              t->gpu_fabric_unknown);
     }
-    if (ctx->model == TT_MODEL_TOPOTUNE && ctx->nranks > 1) tune_write_assumptions(ctx, bytes, out);
+    if (ctx->model == TT_MODEL_TOPOTUNE && ctx->nranks > 1) write_assumptions(ctx, bytes, out);
     for (int c = 0; c < TT_COLL_COUNT; c++) {
         if (!(colls & (1u << c))) continue;
         tt_algo ba = TT_ALGO_RING;

@@ -63,14 +63,14 @@ static const trust_row trust[] = {
 tt_status tt_model_trust(const tt_tune_ctx *ctx, uint64_t bytes, tt_trust *out)
 {
     memset(out, 0, sizeof(*out));
-    const tt_cluster *c = tt_tune_ctx_cluster(ctx);
+    const tt_cluster *c = &ctx->cl;
     int nodes = c->nodes <= 1 ? 1 : c->nodes == 2 ? 2 : 3;
     int fabric = nodes == 1 ? -1 : (int)c->fabric;
     out->size = tt_size_class_of(bytes);
     snprintf(out->regime, sizeof out->regime, "%s, %s%s%s", tt_size_class_name(out->size),
              nodes == 1 ? "1 node" : nodes == 2 ? "2 nodes" : ">= 3 nodes", nodes == 1 ? "" : ", ",
              nodes == 1 ? "" : tt_fabric_name(c->fabric));
-    if (tt_tune_ctx_model(ctx) != TT_MODEL_TOPOTUNE || c->xgmi) return TT_OK; /* measured for the default model,
+    if (ctx->model != TT_MODEL_TOPOTUNE || c->xgmi) return TT_OK; /* measured for the default model,
                                                                                 * NVIDIA GPUs only */
     for (size_t i = 0; i < sizeof trust / sizeof trust[0]; i++) {
         const trust_row *r = &trust[i];
