@@ -8,7 +8,7 @@
  *     class vendor device subsystem_vendor subsystem_device numa_node local_cpulist
  *     max_link_speed max_link_width current_link_speed current_link_width physfn
  *     net/<if>  infiniband/<dev>/{node_guid,sys_image_guid,ports/<p>/{state,rate,link_layer}}
- *   /sys/class/net/<if>/{device,speed,mtu,operstate,type}
+ *   /sys/class/net/<if>/{device,speed,mtu,operstate,type}, <device>/driver (the bound driver's name)
  *   /sys/devices/system/node/node<N>/cpumap
  *   /proc/cpuinfo (vendor_id, cpu family, model; CPU implementer on ARM)
  *   /sys/module/nvidia_peermem, /sys/kernel/mm/memory_peers/nv_mem{,_nc}/version,
@@ -358,6 +358,20 @@ static void guid_attr(scan_ctx *c, tt_xml_node *net, const char *attr, const cha
     tt_xml_setf(net, attr, "0x%llx", strtoull(hex, NULL, 16));
 }
 
+/* the kernel driver bound to a device (the name its driver link points at: efa, gve, ena, mlx5_core, ...);
+ * nothing when not readable: the attribute is an extra that tells the fabric (tune_fabric.c) */
+static void driver_attr(tt_xml_node *net, const char *devdir)
+{
+    char p[PATH_MAX], t[PATH_MAX];
+    scan_fmt(p, sizeof p, "%s/driver", devdir);
+    ssize_t n = readlink(p, t, sizeof t - 1);
+    if (n <= 0) return;
+    t[n] = '\0';
+    const char *b = strrchr(t, '/');
+    b = b ? b + 1 : t;
+    if (*b && strlen(b) < 64) tt_xml_set(net, TT_ATTR_DRIVER, b);
+}
+
 static void add_ib_ports(scan_ctx *c, kept_dev *k, const char *pcidir)
 {
     char ibdir[PATH_MAX], p[PATH_MAX], v[128];
@@ -423,6 +437,7 @@ static void add_ib_ports(scan_ctx *c, kept_dev *k, const char *pcidir)
             }
             scan_fmt(p, sizeof p, "%s/%s/node_guid", ibdir, names[i]);
             guid_attr(c, net, "node_guid", p);
+            driver_attr(net, pcidir);
         }
     }
 }
@@ -440,6 +455,8 @@ static void set_socket_net(scan_ctx *c, tt_xml_node *net, const char *ifname)
     else
         scan_unknown(c, net, "speed", "/sys/class/net/%s/speed not readable or not positive "
                                       "(link down or virtual NIC)", ifname);
+    scan_path(c, p, sizeof p, "/sys/class/net/%s/device", ifname);
+    driver_attr(net, p);
     scan_path(c, p, sizeof p, "/sys/class/net/%s/type", ifname);
     if (scan_read_ll(p, &x) == 0)
         tt_xml_set(net, "link_layer", x == 32 ? "InfiniBand" : x == 1 ? "Ethernet" : "other");

@@ -3,6 +3,8 @@
  * plain sockets, read off the topology's NET ports where it shows, else assumed (and said so).
  *
  * What the topology says (NCCL's dialect and our extensions, docs/xml-schema.md):
+ *   - `driver` (our extension on <net>, from a live scan): efa (EFA), gve (Google gVNIC: TCPX with
+ *     gdr=1, else sockets), ena (AWS ENA: sockets);
  *   - `link_layer` (our extension on <net>): "InfiniBand" or "Ethernet";
  *   - the PCI vendor of the NIC: 0x1d0f Amazon (EFA), 0x1ae0 Google (gVNIC: GPUDirect-TCPX when
  *     the port can move GPU memory, gdr=1, else sockets);
@@ -67,8 +69,26 @@ static unsigned pci_vendor_of(const tt_node *n)
 static int port_fabric(const tt_node *n, tt_fabric *f, char *why, size_t wl)
 {
     const char *name = n->u.net.name;
-    const char *ll = n->xml ? tt_xml_get(n->xml, "link_layer") : NULL;
+    const char *ll = n->xml ? tt_xml_get(n->xml, TT_ATTR_LINK_LAYER) : NULL;
+    const char *drv = n->xml ? tt_xml_get(n->xml, TT_ATTR_DRIVER) : NULL;
     unsigned vendor = pci_vendor_of(n);
+    /* the kernel driver a live scan recorded */
+    if (drv && !strcmp(drv, "efa")) {
+        *f = TT_FABRIC_EFA;
+        snprintf(why, wl, "port %s: driver efa", name);
+        return 2;
+    }
+    if (drv && !strcmp(drv, "gve")) {
+        *f = n->u.net.gdr ? TT_FABRIC_TCPX : TT_FABRIC_SOCKET;
+        snprintf(why, wl, "port %s: driver gve (Google gVNIC)%s", name,
+                 n->u.net.gdr ? " moving GPU memory (GPUDirect-TCPX)" : " without GPUDirect (sockets)");
+        return 2;
+    }
+    if (drv && !strcmp(drv, "ena")) {
+        *f = TT_FABRIC_SOCKET;
+        snprintf(why, wl, "port %s: driver ena (AWS ENA: TCP sockets)", name);
+        return 2;
+    }
     if (vendor == 0x1d0f || has_prefix(name, "efa") || has_prefix(name, "rdmap")) {
         *f = TT_FABRIC_EFA;
         snprintf(why, wl, "port %s: %s", name, vendor == 0x1d0f ? "Amazon PCI device (EFA)" : "EFA device name");

@@ -198,6 +198,7 @@ int tt_xml_rccl_knows(const char *elem, const char *attr);
 #define TT_ATTR_STATE "state"             /* native */
 #define TT_ATTR_MTU "mtu"                 /* native */
 #define TT_ATTR_LINK_LAYER "link_layer"   /* native */
+#define TT_ATTR_DRIVER "driver"           /* native: the kernel driver of the port's device (efa, gve, mlx5_core, ...) */
 /* transient trim marker, never written */
 #define TT_ATTR_KEEP "keep"
 

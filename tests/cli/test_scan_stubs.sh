@@ -104,8 +104,8 @@ if [ -f /usr/include/infiniband/verbs.h ] && cc -shared -fPIC -O1 -o "$TMP/stubs
   stub FAKE_NVML_GPUS=$HGX FAKE_IBV_DEVS=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 FAKE_IBV_DOWN=mlx5_7 \
     FAKE_IBV_MTU1024=mlx5_6 "$TD" --sysfs-root "$TMP/hgx8" --scan-report -o "$TMP/ib.xml" 2>"$TMP/err"
   expect_grep "$TMP/err" '^scan: ibv +ok +seen=8 .*8 RDMA device\(s\), 8 port\(s\)' "ibverbs probe saw 8 ports"
-  expect_grep "$TMP/ib.xml" '<net name="mlx5_0" dev="0" port="1" speed="400000" guid="0xa088c20300f1e000" link_layer="InfiniBand" state="ACTIVE" node_guid="0xa088c20300f1e000" ifname="ibp19s0" netdev_mtu="4092" mtu="4096" maxconn="131072" gdr="1"' \
-    "mlx5_0: NDR x4 = 400000 Mb/s, active MTU 4096, max_qp as maxconn"
+  expect_grep "$TMP/ib.xml" '<net name="mlx5_0" dev="0" port="1" speed="400000" guid="0xa088c20300f1e000" link_layer="InfiniBand" state="ACTIVE" node_guid="0xa088c20300f1e000" driver="mlx5_core" ifname="ibp19s0" netdev_mtu="4092" mtu="4096" maxconn="131072" gdr="1"' \
+    "mlx5_0: NDR x4 = 400000 Mb/s, active MTU 4096, max_qp as maxconn, bound driver named"
   expect_grep "$TMP/ib.xml" '<net name="mlx5_7" .*state="DOWN"' "ibverbs port state wins over sysfs"
   expect_no_grep "$TMP/ib.xml" '<unknown attr="(mtu|maxconn)"' "no MTU/maxconn unknown once ibverbs ran"
   run "$TD" -i "$TMP/ib.xml" --check

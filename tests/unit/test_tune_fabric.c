@@ -34,10 +34,12 @@ static void load_file(topo_fx *f, const char *name)
 }
 
 /* one GPU and one NIC port in NCCL's dialect: vendor, net name, gdr, maxconn, link layer */
-static void load_nic(topo_fx *f, const char *vendor, const char *name, int gdr, int maxconn, const char *ll)
+static void load_nic_drv(topo_fx *f, const char *vendor, const char *name, int gdr, int maxconn, const char *ll,
+                         const char *driver)
 {
-    char xml[2048], lla[64] = "";
+    char xml[2048], lla[128] = "";
     if (ll) snprintf(lla, sizeof lla, " link_layer=\"%s\"", ll);
+    if (driver) snprintf(lla + strlen(lla), sizeof lla - strlen(lla), " driver=\"%s\"", driver);
     snprintf(xml, sizeof xml,
              "<system version=\"1\">\n"
              " <cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n"
@@ -57,6 +59,11 @@ static void load_nic(topo_fx *f, const char *vendor, const char *name, int gdr, 
     memset(f, 0, sizeof(*f));
     if (tt_xml_read_buffer(xml, strlen(xml), "nic.xml", NULL, &f->doc) != TT_OK) fail_msg("%s", tt_error_message());
     if (tt_topo_from_xml(f->doc, NULL, &f->topo) != TT_OK) fail_msg("%s", tt_error_message());
+}
+
+static void load_nic(topo_fx *f, const char *vendor, const char *name, int gdr, int maxconn, const char *ll)
+{
+    load_nic_drv(f, vendor, name, gdr, maxconn, ll, NULL);
 }
 
 static void unload(topo_fx *f)
@@ -125,6 +132,16 @@ static void test_detect_kinds(void **state)
     unload(&f);
     load_nic(&f, "0x8086", "ens5", 0, 65536, NULL);
     check_fabric(&f, TT_FABRIC_SOCKET, TT_FABRIC_DETECTED, "socket");
+    unload(&f);
+    /* the kernel driver a live scan records tells it whatever the device is called */
+    load_nic_drv(&f, "0x0000", "dev0", 1, 65536, NULL, "efa");
+    check_fabric(&f, TT_FABRIC_EFA, TT_FABRIC_DETECTED, "driver efa");
+    unload(&f);
+    load_nic_drv(&f, "0x0000", "dev0", 1, 65536, NULL, "gve");
+    check_fabric(&f, TT_FABRIC_TCPX, TT_FABRIC_DETECTED, "driver gve");
+    unload(&f);
+    load_nic_drv(&f, "0x0000", "dev0", 0, 65536, NULL, "ena");
+    check_fabric(&f, TT_FABRIC_SOCKET, TT_FABRIC_DETECTED, "driver ena");
     unload(&f);
 }
 
