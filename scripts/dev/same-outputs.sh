@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# same-outputs.sh - run one fixed set of topo-dump / topo-tune / topo-exec commands with two builds and
+# compare what they print, write and exit with.  For refactors that must not change behaviour.
+#
+#   scripts/dev/same-outputs.sh OLD_BIN_DIR NEW_BIN_DIR [WORK_DIR]
+#
+# Each command's stdout, stderr, written files and exit code are kept under WORK_DIR/{old,new}/NN.*
+# and compared.  Measured times differ between two runs of the same binary, so topo-exec's output
+# has every decimal number replaced by '#' (sizes, counts, #wrong and exit codes still compare); the
+# version/commit strings and temporary paths are masked too.  Exit 0 when every command matches, 1
+# (with the differing commands named) otherwise.
+set -uo pipefail
+OLD=${1:?usage: same-outputs.sh OLD_BIN_DIR NEW_BIN_DIR [WORK_DIR]}
+NEW=${2:?usage: same-outputs.sh OLD_BIN_DIR NEW_BIN_DIR [WORK_DIR]}
+WORK=${3:-$(mktemp -d /tmp/same-outputs.XXXXXX)}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+F=$ROOT/tests/fixtures
+M=$F/measurements
+P=$F/published
+mkdir -p "$WORK/old" "$WORK/new"
+
+# One command per line; @ is the bin dir, % the per-command output file prefix; a leading 'X ' masks
+# decimals (measured times).  Commands run from the repository root with TOPOTUNE_DEBUG unset.
+CMDS=$(cat <<'EOF'
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -f nccl
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -f json
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -f dot
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -f matrix
+@/topo-dump -i tests/fixtures/hgx-a100-8gpu.xml -f matrix
+@/topo-dump -i tests/fixtures/hgx-b200-8gpu.xml -f json
+@/topo-dump -i tests/fixtures/pcie-4gpu.xml -f matrix
+@/topo-dump -i tests/fixtures/nvl72-sm100.xml -f json
+@/topo-dump -i tests/fixtures/rccl-mi300x-8gpu.xml -f matrix
+@/topo-dump -i tests/fixtures/rccl-mi250x-8gcd-cxi.xml -f json
+@/topo-dump -i tests/fixtures/nccl-dump-h100-vm.xml -f matrix
+@/topo-dump -i tests/fixtures/nccl-dump-h200-vm.xml --check
+@/topo-dump -i tests/fixtures/nccl-dump-h200-vm.xml --check -f json
+@/topo-dump -i tests/fixtures/vendor-partial.xml --validate
+@/topo-dump -i tests/fixtures/vendor-partial.xml --validate -f json
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -o %out.xml
+@/topo-dump --merge tests/fixtures/hgx-h100-8gpu.xml tests/fixtures/hgx-a100-8gpu.xml -o %cluster.xml
+@/topo-dump --merge tests/fixtures/hgx-h100-8gpu.xml tests/fixtures/hgx-h100-8gpu.xml
+@/topo-dump -i tests/fixtures/does-not-exist.xml
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -f nonsense
+@/topo-dump --bogus-option
+@/topo-dump --sysfs-root /nonexistent --no-nvml --no-cuda --no-ibv --no-hwloc
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -f env
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -C all
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -m nccl -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 2 -g 8 -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 4 -g 8 -f json --fabric roce
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 16 -g 8 -k 8 -s 400 --fabric efa -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-a100-8gpu.xml -N 2 -e 1M
+@/topo-tune -i tests/fixtures/hgx-b200-8gpu.xml -N 2 -e 8G
+@/topo-tune -i tests/fixtures/pcie-4gpu.xml -e 64K
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 8x1,16x2 -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --nccl-only --keep-nccl off -f nccl-csv
+@/topo-tune -i tests/fixtures/rccl-mi300x-8gpu.xml
+@/topo-tune -i tests/fixtures/nvl72-sm100.xml -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -o %table.json -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --expect
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --expect -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --expect --measured tests/fixtures/measurements/exec-ar-default-8.txt
+@/topo-tune --calibrate tests/fixtures/measurements/exec-*.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -o %calib.json
+@/topo-tune -i tests/fixtures/measurements/host-pcie-8gpu.xml -c %calib.json -f json
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json tests/fixtures/measurements/exec-ag-ring-8.json -f json
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --from-measured tests/fixtures/measurements/nccl-tests-v3.json tests/fixtures/measurements/nccl-tests-handwritten.txt -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 2 --expect --measured tests/fixtures/published/h100-2n-ib-ghdstack-nebius.txt
+@/topo-tune -i tests/fixtures/pcie-4gpu.xml -f json -o %table4.json
+@/topo-tune -i tests/fixtures/does-not-exist.xml
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 0
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --fabric warp
+@/topo-tune --bogus-option
+X @/topo-exec --host 4 -b 1K -e 64K -f 4 -n 2 -w 1 -c 1
+X @/topo-exec --host 3 -t all_gather -b 1K -e 16K -f 4 -n 2 -w 1 -c 1 -d int32
+X @/topo-exec --host 4 -t reduce_scatter -b 4K -e 16K -f 2 -n 2 -w 1 -c 1 -o max
+X @/topo-exec --host 4 -t broadcast -r 2 -b 1K -e 4K -f 2 -n 2 -w 1 -c 1
+X @/topo-exec --host 4 -t reduce -r 1 -b 1K -e 4K -f 2 -n 2 -w 1 -c 1 -d double
+X @/topo-exec --host 4 --algo tree --proto ll -b 1K -e 16K -f 4 -n 2 -w 1 -c 1 --no-progress
+X @/topo-exec --host 4 --algo halving-doubling -b 1K -e 16K -f 4 -n 2 -w 1 -c 1 -J %run.json
+X @/topo-exec --host 4 --predict tests/fixtures/pcie-4gpu.xml -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
+X @/topo-exec --host 4 --table %table4.json -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
+X @/all_reduce_perf -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
+X @/all_gather_perf -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
+@/topo-exec --host 4 --algo warp
+@/topo-exec -g 1
+@/topo-exec --bogus-option
+@/topo-exec --host 0
+EOF
+)
+
+run_set() { # BIN_DIR OUT_DIR
+    local bin=$1 out=$2 n=0 line mask cmd
+    # the table file topo-exec --table reads comes from topo-tune of the same build
+    while IFS= read -r line; do
+        [ -z "$line" ] && continue
+        n=$((n + 1)); mask=0
+        case $line in "X "*) mask=1; line=${line#X } ;; esac
+        cmd=${line//@/$bin}; cmd=${cmd//%/$out/shared.}
+        ( cd "$ROOT" && env -u TOPOTUNE_DEBUG timeout 120 bash -c "$cmd" >"$out/$n.out" 2>"$out/$n.err"; echo $? >"$out/$n.rc" )
+        printf '%s\n' "$line" >"$out/$n.cmd"
+        for f in "$out/$n.out" "$out/$n.err"; do
+            sed -i -e "s#$out/shared\.#%#g" -e "s#$bin#@#g" -e 's/version [0-9][^ ,)]*/version V/g' \
+                -e 's/"tt_version":[[:space:]]*"[^"]*"/"tt_version": "V"/g' -e 's/tt_git="[^"]*"/tt_git="G"/g' \
+                -e 's/"\(created\|date\|git\|commit\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
+                -e 's/Pid  *[0-9][0-9]*/Pid P/g' -e 's/pid [0-9][0-9]*/pid P/g' "$f"
+            [ $mask = 1 ] && sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/ +/ /g' "$f"
+        done
+    done <<<"$CMDS"
+    # files written by the commands (the topo-exec JSON is masked like its stdout)
+    for f in "$out"/shared.*; do
+        [ -f "$f" ] || continue
+        case $f in *run.json) sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/"pid":\s*[0-9]+/"pid": P/' "$f" ;; esac
+        sed -i -e 's/"\(created\|date\|git\|commit\|tt_version\|start_time\|end_time\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
+            -e "s#$out/shared\.#%#g" -e "s#$bin#@#g" "$f"
+    done
+}
+
+run_set "$OLD" "$WORK/old"
+run_set "$NEW" "$WORK/new"
+bad=0; total=0
+for c in "$WORK"/old/*.cmd; do
+    n=$(basename "$c" .cmd); total=$((total + 1))
+    for k in rc out err; do
+        if ! cmp -s "$WORK/old/$n.$k" "$WORK/new/$n.$k"; then
+            echo "DIFF ($k): $(cat "$c")"; diff "$WORK/old/$n.$k" "$WORK/new/$n.$k" | head -8; bad=$((bad + 1)); break
+        fi
+    done
+done
+for f in "$WORK"/old/shared.*; do
+    [ -f "$f" ] || continue
+    g=$WORK/new/$(basename "$f")
+    cmp -s "$f" "$g" || { echo "DIFF (file): $(basename "$f")"; diff "$f" "$g" | head -8; bad=$((bad + 1)); }
+done
+echo "same-outputs: $((total - bad)) of $total commands identical (rc, stdout, stderr), written files compared; work dir $WORK"
+[ $bad = 0 ]
