@@ -48,26 +48,6 @@ typedef struct {
     long evals;
 } fit_state;
 
-static tt_status row_cluster(const tt_topo *t, const tt_cluster *base, const tt_measurement *m, tt_cluster *c)
-{
-    *c = *base;
-    int nodes = m->nodes > 0 ? m->nodes : base->nodes;
-    int nranks = m->nranks > 0 ? m->nranks : base->nodes * base->gpus_per_node;
-    if (nranks % nodes)
-        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks do not split evenly over %d nodes", m->where, nranks, nodes);
-    c->nodes = nodes;
-    c->gpus_per_node = nranks / nodes;
-    if (c->gpus_per_node > c->topo_gpus)
-        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks per node but the topology has %d GPUs", m->where,
-                            c->gpus_per_node, c->topo_gpus);
-    if (nodes > 1 && c->nics_per_node == 0)
-        return tt_error_set(TT_ERR_INVALID,
-                            "%s: measured on %d nodes but the cluster has no NIC (give --nics-per-node/--nic-speed)",
-                            m->where, nodes);
-    (void)t;
-    return tt_cluster_validate(c);
-}
-
 /* prediction of one row on a prepared context whose params are already set */
 static tt_status predict_ctx(tt_tune_ctx *ctx, const tt_measurement *m, double *us)
 {
@@ -122,7 +102,7 @@ tt_status tt_calib_predict(const tt_topo *t, const tt_cluster *base, const tt_mo
     /* rows our executor ran follow its schedules (tune_model_exec.c), whatever the topology */
     if (m->exec_kind > TT_RANKS_NONE) return tt_exec_predict(p, m, pred_us);
     tt_cluster c;
-    tt_status st = row_cluster(t, base, m, &c);
+    tt_status st = tune_row_cluster(base, m, &c);
     if (st != TT_OK) return st;
     tt_tune_ctx *ctx = NULL;
     if ((st = tt_tune_ctx_new(t, &c, TT_MODEL_TOPOTUNE, p, &ctx)) != TT_OK) return st;
@@ -478,7 +458,7 @@ tt_status tt_calibrate(const tt_topo *t, const tt_cluster *base, const tt_measur
             continue;
         }
         tt_cluster c;
-        if (row_cluster(t, base, m, &c) != TT_OK) {
+        if (tune_row_cluster(base, m, &c) != TT_OK) {
             TT_WARN("tune", "calibration: row skipped: %s", tt_error_message());
             rep->nskipped++;
             continue;

@@ -175,3 +175,24 @@ tt_status tune_row_candidate(const tt_tune_ctx *ctx, const tt_measurement *m, tt
     if (!found) return tt_error_set(TT_ERR_UNSUPPORTED, "%s: NCCL's model has no candidate for this row", m->where);
     return TT_OK;
 }
+
+/* The cluster a measured row ran on: the base cluster with the row's node and rank counts (refused when
+ * they do not fit the topology or a multi-node row has no NIC). */
+tt_status tune_row_cluster(const tt_cluster *base, const tt_measurement *m, tt_cluster *c)
+{
+    *c = *base;
+    int nodes = m->nodes > 0 ? m->nodes : base->nodes;
+    int nranks = m->nranks > 0 ? m->nranks : base->nodes * base->gpus_per_node;
+    if (nranks % nodes)
+        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks do not split evenly over %d nodes", m->where, nranks, nodes);
+    c->nodes = nodes;
+    c->gpus_per_node = nranks / nodes;
+    if (c->gpus_per_node > c->topo_gpus)
+        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks per node but the topology has %d GPUs", m->where,
+                            c->gpus_per_node, c->topo_gpus);
+    if (nodes > 1 && c->nics_per_node == 0)
+        return tt_error_set(TT_ERR_INVALID,
+                            "%s: measured on %d nodes but the cluster has no NIC (give --nics-per-node/--nic-speed)",
+                            m->where, nodes);
+    return tt_cluster_validate(c);
+}

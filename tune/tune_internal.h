@@ -143,6 +143,8 @@ tt_status tune_json_print(struct cJSON *root, tt_strbuf *out);
 /* The link class (constants of tt_model_params.link) of a path class: NVL/NVB -> NVL, C2C, SYS, NET/DIS -> NET,
  * PIX..PHB -> PCI (tune_names.c) */
 tt_link_class tune_link_class_of(tt_path_type t);
+/* the cluster a measured row ran on (tune_ctx.c) */
+tt_status tune_row_cluster(const tt_cluster *base, const tt_measurement *m, tt_cluster *c);
 /* Path class name without depending on the topo module's tables. */
 const char *tune_path_name(tt_path_type t); /* floor(log2(n)), 0 for n <= 1 */
 

@@ -121,32 +121,12 @@ tt_status tt_nccl_row_eval(const tt_tune_ctx *ctx, const tt_measurement *m, doub
     return TT_OK;
 }
 
-/* the cluster a row was measured on (as tune_calibrate.c's row_cluster) */
-static tt_status row_cluster(const tt_cluster *base, const tt_measurement *m, tt_cluster *c)
-{
-    *c = *base;
-    int nodes = m->nodes > 0 ? m->nodes : base->nodes;
-    int nranks = m->nranks > 0 ? m->nranks : base->nodes * base->gpus_per_node;
-    if (nranks % nodes)
-        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks do not split evenly over %d nodes", m->where, nranks, nodes);
-    c->nodes = nodes;
-    c->gpus_per_node = nranks / nodes;
-    if (c->gpus_per_node > c->topo_gpus)
-        return tt_error_set(TT_ERR_INVALID, "%s: %d ranks per node but the topology has %d GPUs", m->where,
-                            c->gpus_per_node, c->topo_gpus);
-    if (nodes > 1 && c->nics_per_node == 0)
-        return tt_error_set(TT_ERR_INVALID,
-                            "%s: measured on %d nodes but the cluster has no NIC (give --nics-per-node/--nic-speed)",
-                            m->where, nodes);
-    return tt_cluster_validate(c);
-}
-
 tt_status tt_rows_predict(const tt_topo *t, const tt_cluster *base, tt_model_kind model, const tt_model_params *p,
                           const tt_measurement *m, double *pred_us)
 {
     if (model != TT_MODEL_NCCL) return tt_calib_predict(t, base, p, m, pred_us);
     tt_cluster c;
-    tt_status st = row_cluster(base, m, &c);
+    tt_status st = tune_row_cluster(base, m, &c);
     if (st != TT_OK) return st;
     tt_tune_ctx *ctx = NULL;
     if ((st = tt_tune_ctx_new(t, &c, TT_MODEL_NCCL, p, &ctx)) != TT_OK) return st;
