@@ -144,7 +144,13 @@ $(SHARED_LIB): $(LIB_OBJS) $(CU_OBJS) $(EXPORT_MAP)
 
 $(BUILD)/bin/%: bin/%.c $(CLI_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC_all) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_all) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(TOOL_OBJS) $(STATIC_LIB) $(LDLIBS)
+
+# topo-exec's MPI launch mode (bin/topo_exec_mpi.c): linked into topo-exec only
+EXEC_MPI_OBJ := $(BUILD)/obj/bin/topo_exec_mpi.o
+$(BUILD)/bin/topo-exec: private TOOL_OBJS := $(EXEC_MPI_OBJ)
+$(BUILD)/bin/topo-exec: $(EXEC_MPI_OBJ)
+$(EXEC_MPI_OBJ): $(BUILD)/.mpi-setting
 
 # MPI (like nccl-tests' MPI=1): only topo-exec links libmpi, so that mpirun launches it; the
 # library, the tuner plugin and the other tools stay MPI-free (exec/tt_exec_mpi.h is header-only).
@@ -156,10 +162,10 @@ ifeq ($(MPI),1)
   MPI_CFLAGS := $(shell $(PKG_CONFIG) --cflags ompi-c 2>/dev/null || mpicc --showme:compile)
   MPI_LIBS   := $(shell $(PKG_CONFIG) --libs ompi-c 2>/dev/null || mpicc --showme:link)
   # private: not inherited by the prerequisites (library objects, CLI helpers)
-  $(BUILD)/bin/topo-exec: private CFLAGS += -DTT_HAVE_MPI=1 $(MPI_CFLAGS)
+  $(EXEC_MPI_OBJ): private CFLAGS += -DTT_HAVE_MPI=1 $(MPI_CFLAGS)
   $(BUILD)/bin/topo-exec: private LDLIBS += $(MPI_LIBS)
 endif
-# relink topo-exec when MPI is switched on or off (the file changes only then)
+# rebuild the MPI mode and relink topo-exec when MPI is switched on or off (the file changes only then)
 $(BUILD)/bin/topo-exec: $(BUILD)/.mpi-setting
 $(BUILD)/.mpi-setting: mpi-setting-check
 	@:
@@ -240,7 +246,7 @@ help:
 # keep object files of tools and tests between runs (no relinking on every make)
 .SECONDARY:
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PLUGIN_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) $(CU_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(EXEC_MPI_OBJ:.o=.d) $(PLUGIN_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) $(CU_OBJS:.o=.d)
 
 # ---- hardening: fuzzing, sanitizers, valgrind (docs/reliability.md) ----
 #   make fuzz [FUZZ_SECONDS=60]   libFuzzer targets in tests/fuzz (clang, ASan+UBSan, build-fuzz/),

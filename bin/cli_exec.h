@@ -1,7 +1,7 @@
 /*
  * cli_exec.h - what the files of topo-exec share: its options (cli_exec_opts.c), the
- * nccl-tests-style table and JSON writer (cli_exec_print.c), the GPU mode (cli_gpu.c) and the
- * main program (topo-exec.c).  The measuring itself is the library's (tt_sweep_* in tt_exec.h).
+ * nccl-tests-style table and JSON writer (cli_exec_print.c), the GPU mode (cli_gpu.c), the MPI
+ * launch mode (topo_exec_mpi.c) and the main program (topo-exec.c).  The measuring itself is the library's (tt_sweep_* in tt_exec.h).
  */
 #ifndef TT_CLI_EXEC_H
 #define TT_CLI_EXEC_H
@@ -41,6 +41,13 @@ typedef struct {
     int ngpus;                /* -g with --validate */
     long long cycles;         /* --cycles N: the sweep N times (0: until killed) */
     int time_of;              /* --average: TT_SWEEP_TIME_* */
+    /* GPU mode (-g N, --engine, --gpu-copy-bench without --host/--validate; bin/cli_gpu.c) */
+    int gpu;
+    int nccl;                 /* --engine nccl */
+    int channels;             /* --channels N */
+    int predict;              /* --predict given */
+    uint64_t copy_bench;      /* --gpu-copy-bench SIZE */
+    uint64_t check_max;       /* --check-max SIZE: larger sizes are not checked */
 } tt_cli_exec_opts;
 
 /* One printed row: the measurement and the prediction source's times. */
@@ -52,17 +59,22 @@ typedef struct {
 
 /* ---- options (cli_exec_opts.c) ---- */
 void tt_cli_exec_usage(FILE *f);
-/* Host-mode command line: 0, or the exit code after a message.  have_mpi: built with MPI. */
+/* The command line of either mode (o->gpu tells which): 0, or the exit code after a message.
+ * have_mpi: built with MPI.  Options that are settings (-T, --bind, --predict, --calibration,
+ * --gpu-transport) are set with tt_setting_set (-T by the caller, after the checks). */
 int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o);
+/* -T as the TOPOTUNE_TIMEOUT_MS setting (nothing without -T). */
+void tt_cli_exec_set_timeout(const tt_cli_exec_opts *o);
 /* The sweep of the library from the options. */
 tt_sweep_opts tt_cli_exec_sweep_opts(const tt_cli_exec_opts *o);
-/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
-uint64_t tt_cli_mem_available(void);
 /* A launcher that an MPI library can join (PMIx, ORTE, PMI-1/2), not just rank variables. */
 int tt_cli_mpi_launched(void);
 
-/* The executor's TOPOTUNE_* variables (cli_exec_env.c): 0, or EXIT_USAGE after a message naming the variable. */
-int tt_cli_exec_check_env(void);
+/* ---- what topo-exec sets (cli_exec_print.c: -J lists them with the environment) ---- */
+/* An option that is a setting (-T, --bind, --predict, --calibration, --gpu-transport): tt_setting_set. */
+void tt_cli_exec_set(const char *name, const char *value);
+/* NCCL's own variables for the real NCCL of --engine nccl (NCCL_ALGO, ...): its interface, setenv. */
+void tt_cli_exec_setenv_nccl(const char *name, const char *value);
 
 /* ---- output (cli_exec_print.c) ---- */
 const char *tt_cli_coll_name(tt_coll c);   /* topo-exec's -t names: "all_reduce", ... */
@@ -102,7 +114,22 @@ void tt_cli_perf_print_preamble(int nthreads, int ngpus, uint64_t minb, uint64_t
  * anything is measured; 0 or EXIT_USAGE after a message. */
 int tt_cli_exec_json_probe(const char *path);
 
-/* ---- GPU mode (cli_gpu.c): -g N, --engine, --gpu-copy-bench; -1 for host-mode command lines ---- */
-int topo_exec_gpu_main(int argc, char **argv);
+/* ---- GPU mode (cli_gpu.c): -g N, --engine, --gpu-copy-bench ---- */
+/* Without arguments: 1 and the GPU command line in argc/argv when a GPU is usable, else 0. */
+int tt_cli_gpu_no_args(int *argc, char ***argv);
+/* The GPU run of parsed options (o->gpu); the exit code. */
+int tt_cli_gpu_run(tt_cli_exec_opts *o);
+
+/* ---- MPI launch mode (topo_exec_mpi.c; stand-ins without MPI) ---- */
+extern const int tt_cli_have_mpi; /* built with MPI */
+enum { TT_CLI_MPI_NOPT = 15 };    /* the options every rank must share */
+extern const char *const tt_cli_mpi_opt_name[TT_CLI_MPI_NOPT];
+void tt_cli_mpi_opt_values(const tt_cli_exec_opts *o, uint64_t v[TT_CLI_MPI_NOPT]);
+void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n);
+tt_status tt_cli_mpi_comm_init(tt_comm **c);     /* MPI_Init + tt_comm_init_mpi */
+/* All ranks: options against rank 0's and every rank's verdict rc; the agreed exit code. */
+int tt_cli_mpi_agree(const tt_cli_exec_opts *o, int me, int nranks, int rc);
+void tt_cli_mpi_ident_of(int r, int *pid, const char **host); /* rank 0 after tt_cli_mpi_agree */
+void tt_cli_mpi_finish(void);
 
 #endif

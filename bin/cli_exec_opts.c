@@ -1,6 +1,7 @@
 /*
- * cli_exec_opts.c - topo-exec's options: usage text, the host-mode command line (GPU mode's is
- * bin/cli_gpu.c), the launcher detection and the sweep options handed to the library.
+ * cli_exec_opts.c - topo-exec's options: usage text, the one parser of both modes (host ranks and
+ * GPU mode, bin/cli_gpu.c) filling tt_cli_exec_opts, the launcher detection and the sweep
+ * options handed to the library.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -9,28 +10,15 @@
 
 #include "cli_common.h"
 #include "cli_exec.h"
+#include "cli_predict.h"
 
 /* A launcher that an MPI library can join (not just rank variables, which
  * tests and users may set by hand): PMIx (Open MPI 4/5 mpirun, srun
  * --mpi=pmix), Open MPI's ORTE, or a PMI-1/2 server (MPICH Hydra, srun). */
 int tt_cli_mpi_launched(void)
 {
-    return getenv("PMIX_RANK") || getenv("OMPI_MCA_orte_hnp_uri") ||
-           (getenv("PMI_RANK") && getenv("PMI_SIZE") && (getenv("PMI_FD") || getenv("PMI_PORT")));
-}
-
-/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
-uint64_t tt_cli_mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return (uint64_t)kb * 1024;
+    return tt_setting("PMIX_RANK") || tt_setting("OMPI_MCA_orte_hnp_uri") ||
+           (tt_setting("PMI_RANK") && tt_setting("PMI_SIZE") && (tt_setting("PMI_FD") || tt_setting("PMI_PORT")));
 }
 
 void tt_cli_exec_usage(FILE *f)
@@ -87,9 +75,72 @@ void tt_cli_exec_usage(FILE *f)
             "options and output (all_reduce_perf --help; docs/cli-topo-exec.md, \"nccl-tests drop-in\").\n");
 }
 
-int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
+void tt_cli_exec_set_timeout(const tt_cli_exec_opts *o)
+{
+    if (o->timeout_ms <= 0)
+        return;
+    char b[32];
+    snprintf(b, sizeof b, "%d", o->timeout_ms);
+    tt_cli_exec_set("TOPOTUNE_TIMEOUT_MS", b); /* the communicators' deadline (exec_comm.c, exec_cuda_comm.cu) */
+}
+
+/* Is this a GPU-mode command line?  (--host always means host ranks; --validate is parsed as
+ * host mode and runs its GPU ranks itself, bin/cli_validate.c.) */
+static int wants_gpu(int argc, char **argv)
+{
+    int gpu = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--host") || !strncmp(a, "--host=", 7)) return 0;
+        if (!strcmp(a, "--validate")) return 0;
+        if (!strcmp(a, "-g") || !strncmp(a, "--ngpus", 7) || !strncmp(a, "--engine", 8) ||
+            !strncmp(a, "--gpu-copy-bench", 16) || (a[0] == '-' && a[1] == 'g' && a[2] >= '0' && a[2] <= '9'))
+            gpu = 1;
+    }
+    return gpu;
+}
+
+enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
+       O_MPI, O_VALIDATE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS, O_CYCLES, O_AVERAGE, O_BIND, O_ENGINE, O_CHAN,
+       O_COPY, O_CHKMAX, O_GPUTP };
+enum { M_HOST = 1, M_GPU = 2, M_BOTH = 3 };
+
+/* Every option of topo-exec and the modes that take it; the other mode treats it as unknown (as
+ * getopt_long does, abbreviations included, the table is filtered per mode). */
+static const struct {
+    struct option o;
+    int modes;
+} all_options[] = {
+    {{"op-name", 1, 0, 't'}, M_BOTH}, {{"minbytes", 1, 0, 'b'}, M_BOTH}, {{"maxbytes", 1, 0, 'e'}, M_BOTH},
+    {{"stepfactor", 1, 0, 'f'}, M_BOTH}, {{"stepbytes", 1, 0, 'i'}, M_BOTH}, {{"iters", 1, 0, 'n'}, M_BOTH},
+    {{"warmup_iters", 1, 0, 'w'}, M_BOTH}, {{"agg_iters", 1, 0, 'm'}, M_HOST}, {{"check", 1, 0, 'c'}, M_BOTH},
+    {{"op", 1, 0, 'o'}, M_BOTH}, {{"datatype", 1, 0, 'd'}, M_BOTH}, {{"root", 1, 0, 'r'}, M_BOTH},
+    {{"ngpus", 1, 0, 'g'}, M_BOTH}, {{"timeout", 1, 0, 'T'}, M_BOTH}, {{"output_file", 1, 0, 'J'}, M_BOTH},
+    {{"help", 0, 0, 'h'}, M_HOST}, {{"host", 1, 0, O_HOST}, M_HOST}, {{"algo", 1, 0, O_ALGO}, M_BOTH},
+    {{"proto", 1, 0, O_PROTO}, M_BOTH}, {{"rank", 1, 0, O_RANK}, M_BOTH}, {{"nranks", 1, 0, O_NRANKS}, M_BOTH},
+    {{"master", 1, 0, O_MASTER}, M_BOTH}, {{"chunk", 1, 0, O_CHUNK}, M_HOST},
+    {{"no-progress", 0, 0, O_NOPROG}, M_BOTH}, {{"predict", 1, 0, O_PREDICT}, M_BOTH},
+    {{"calibration", 1, 0, O_CALIB}, M_BOTH}, {{"table", 1, 0, O_TABLE}, M_BOTH}, {{"mpi", 0, 0, O_MPI}, M_HOST},
+    {{"validate", 0, 0, O_VALIDATE}, M_HOST}, {{"topo", 1, 0, O_TOPO}, M_HOST},
+    {{"validate-margin", 1, 0, O_VMARGIN}, M_HOST}, {{"validate-runners-up", 1, 0, O_VRUNNERS}, M_HOST},
+    {{"validate-rounds", 1, 0, O_VROUNDS}, M_HOST}, {{"cycles", 1, 0, O_CYCLES}, M_HOST},
+    {{"average", 1, 0, O_AVERAGE}, M_HOST}, {{"bind", 1, 0, O_BIND}, M_HOST}, {{"version", 0, 0, 'V'}, M_HOST},
+    {{"engine", 1, 0, O_ENGINE}, M_GPU}, {{"channels", 1, 0, O_CHAN}, M_GPU},
+    {{"gpu-copy-bench", 1, 0, O_COPY}, M_GPU}, {{"check-max", 1, 0, O_CHKMAX}, M_GPU},
+    {{"gpu-transport", 1, 0, O_GPUTP}, M_GPU},
+};
+enum { NOPTS = sizeof all_options / sizeof *all_options };
+
+/* What the command line said beyond the options struct (checked after the loop). */
+typedef struct {
+    const char *algo_s, *proto_s;
+    int have_nranks, host_given, predict_given, mpi_given, val_given;
+} given;
+
+static void defaults(tt_cli_exec_opts *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
+    o->gpu = wants_gpu(argc, argv);
     o->minb = o->maxb = 32u << 20;
     o->stepb = 1u << 20;
     o->factor = 1;
@@ -97,6 +148,7 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
     o->warmup = 1;
     o->agg = 1;
     o->check = 1;
+    o->check_max = 256u << 20;
     o->dtype = TT_FLOAT;
     o->op = TT_SUM;
     o->coll = TT_COLL_ALLREDUCE;
@@ -107,187 +159,245 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
     o->cycles = 1;
     o->argc = argc;
     o->argv = argv;
-    if (argc == 1) {
+    tt_cli_validate_defaults(&o->val);
+    if (argc == 1) { /* host mode without arguments: a short sweep */
         o->minb = 1024;
         o->maxb = 1u << 20;
         o->factor = 4;
         o->iters = 10;
         o->warmup = 2;
     }
-    enum { O_HOST = 1000, O_ALGO, O_PROTO, O_RANK, O_NRANKS, O_MASTER, O_CHUNK, O_NOPROG, O_PREDICT, O_CALIB, O_TABLE,
-           O_MPI, O_VALIDATE, O_TOPO, O_VMARGIN, O_VRUNNERS, O_VROUNDS, O_CYCLES, O_AVERAGE, O_BIND };
-    static const struct option lo[] = {
-        {"op-name", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
-        {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'}, {"iters", 1, 0, 'n'},
-        {"warmup_iters", 1, 0, 'w'}, {"agg_iters", 1, 0, 'm'}, {"check", 1, 0, 'c'},
-        {"op", 1, 0, 'o'}, {"datatype", 1, 0, 'd'}, {"root", 1, 0, 'r'}, {"ngpus", 1, 0, 'g'},
-        {"timeout", 1, 0, 'T'}, {"output_file", 1, 0, 'J'}, {"help", 0, 0, 'h'},
-        {"host", 1, 0, O_HOST}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO},
-        {"rank", 1, 0, O_RANK}, {"nranks", 1, 0, O_NRANKS}, {"master", 1, 0, O_MASTER},
-        {"chunk", 1, 0, O_CHUNK}, {"no-progress", 0, 0, O_NOPROG},
-        {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB}, {"table", 1, 0, O_TABLE},
-        {"mpi", 0, 0, O_MPI}, {"validate", 0, 0, O_VALIDATE}, {"topo", 1, 0, O_TOPO},
-        {"validate-margin", 1, 0, O_VMARGIN}, {"validate-runners-up", 1, 0, O_VRUNNERS},
-        {"validate-rounds", 1, 0, O_VROUNDS}, {"cycles", 1, 0, O_CYCLES}, {"average", 1, 0, O_AVERAGE},
-        {"bind", 1, 0, O_BIND}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
-    int ch, ngpus = 0, have_nranks = 0, host_given = 0, predict_given = 0, mpi_given = 0, val_given = 0;
-    tt_cli_validate_defaults(&o->val);
+}
+
+/* A size option: host mode names the option, GPU mode also refuses 0 (as each mode always did). */
+static int size_option(const tt_cli_exec_opts *o, int ch, const char *s, uint64_t *u)
+{
+    if (o->gpu) {
+        if (tt_parse_size(s, u) != TT_OK || *u == 0)
+            return tt_cli_bad("'%s' is not a positive size (number with optional K/M/G)", s);
+        return 0;
+    }
+    if (tt_parse_size(s, u) != TT_OK)
+        return tt_cli_bad("-%s: '%s' is not a size (number with optional K/M/G)",
+                          ch == 'b' ? "b" : ch == 'e' ? "e" : ch == 'i' ? "i" : "-chunk", s);
+    return 0;
+}
+
+/* the options of the GPU engines and the validation (one option each) */
+static int gpu_or_validate_option(tt_cli_exec_opts *o, given *g, int ch, const char *a)
+{
+    long long v;
+    switch (ch) {
+    case O_ENGINE:
+        if (!strcmp(a, "nccl")) o->nccl = 1;
+        else if (strcmp(a, "topotune")) return tt_cli_bad("--engine '%s': valid values are topotune, nccl", a);
+        return 0;
+    case O_CHAN:
+        if (tt_cli_int_option("--channels", a, 1, 64, &v)) return EXIT_USAGE;
+        o->channels = (int)v;
+        return 0;
+    case O_GPUTP: /* the setting the library reads (tt_gpu_comm_init_procs), as the environment variable */
+        if (strcmp(a, "auto") && strcmp(a, "host") && strcmp(a, "net"))
+            return tt_cli_bad("--gpu-transport '%s': valid values are auto, host, net", a);
+        tt_cli_exec_set("TOPOTUNE_GPU_TRANSPORT", a);
+        return 0;
+    case O_VALIDATE: o->val.on = 1; return 0;
+    case O_TOPO: o->val.topo = a; g->val_given = 1; return 0;
+    default: /* O_VMARGIN, O_VRUNNERS, O_VROUNDS */
+        g->val_given = 1;
+        return tt_cli_validate_option(&o->val, ch == O_VMARGIN    ? "--validate-margin"
+                                               : ch == O_VRUNNERS ? "--validate-runners-up"
+                                                                  : "--validate-rounds", a)
+                   ? EXIT_USAGE
+                   : 0;
+    }
+}
+
+/* One option of either mode: 0 or the exit code after a message. */
+static int one_option(tt_cli_exec_opts *o, given *g, int ch, const char *a, char **argv)
+{
     long long v;
     uint64_t u;
-    const char *algo_s = NULL, *proto_s = NULL;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:b:e:f:i:n:w:m:c:o:d:r:g:T:J:hV", lo, NULL)) != -1) {
-        switch (ch) {
-        case 't':
-            if (tt_coll_parse(optarg, &o->coll) != TT_OK)
-                return tt_cli_bad("-t: %s", tt_error_message());
-            break;
-        case 'b':
-        case 'e':
-        case 'i':
-        case O_CHUNK:
-            if (tt_parse_size(optarg, &u) != TT_OK)
-                return tt_cli_bad("-%s: '%s' is not a size (number with optional K/M/G)",
-                           ch == 'b' ? "b" : ch == 'e' ? "e" : ch == 'i' ? "i" : "-chunk", optarg);
-            if (ch == 'b') o->minb = u;
-            else if (ch == 'e') o->maxb = u;
-            else if (ch == 'i') o->stepb = u;
-            else o->plan.chunk_bytes = (size_t)u;
-            break;
-        case 'f':
-            if (tt_cli_int_option("-f", optarg, 1, 1 << 20, &o->factor)) return EXIT_USAGE;
-            break;
-        case 'n':
-            if (tt_cli_int_option("-n (iterations)", optarg, 1, 1 << 30, &v)) return EXIT_USAGE;
-            o->iters = (int)v;
-            break;
-        case 'w':
-            if (tt_cli_int_option("-w", optarg, 0, 1 << 30, &v)) return EXIT_USAGE;
-            o->warmup = (int)v;
-            break;
-        case 'm':
-            if (tt_cli_int_option("-m", optarg, 1, 1 << 20, &v)) return EXIT_USAGE;
-            o->agg = (int)v;
-            break;
-        case 'c':
-            if (tt_cli_int_option("-c", optarg, 0, 1 << 20, &v)) return EXIT_USAGE;
-            o->check = (int)v;
-            break;
-        case 'o':
-            if (tt_redop_parse(optarg, &o->op) != TT_OK)
-                return tt_cli_bad("-o: %s", tt_error_message());
-            break;
-        case 'd':
-            if (tt_dtype_parse(optarg, &o->dtype) != TT_OK)
-                return tt_cli_bad("-d: %s", tt_error_message());
-            break;
-        case 'r':
-            if (tt_cli_int_option("-r", optarg, 0, 1 << 20, &v)) return EXIT_USAGE;
-            o->root = (int)v;
-            break;
-        case 'g':
-            if (tt_cli_int_option("-g", optarg, 0, 1024, &v)) return EXIT_USAGE;
-            ngpus = (int)v;
-            break;
-        case 'T':
-            if (tt_cli_int_option("-T (seconds)", optarg, 1, 86400, &v)) return EXIT_USAGE;
-            o->timeout_ms = (int)(v * 1000);
-            break;
-        case 'J': o->json = optarg; break;
-        case 'h': tt_cli_exec_usage(stdout); exit(0);
-        case 'V': exit(tt_cli_print_version());
-        case O_CYCLES:
-            if (tt_cli_int_option("--cycles", optarg, 0, 1 << 30, &o->cycles)) return EXIT_USAGE;
-            break;
-        case O_AVERAGE: {
-            static const char *const modes[] = {"avg", "rank0", "min", "max", NULL};
-            int m = tt_cli_choice("--average", optarg, modes);
-            if (m < 0) return EXIT_USAGE;
-            o->time_of = m; /* TT_SWEEP_TIME_* in this order */
-            break;
-        }
-        case O_BIND: {
-            static const char *const pol[] = {"none", "core", "cpu", NULL};
-            if (tt_cli_choice("--bind", optarg, pol) < 0) return EXIT_USAGE;
-            setenv("TOPOTUNE_HOST_BIND", optarg, 1); /* read by the communicators (exec_bind.c) */
-            break;
-        }
-        case O_HOST:
-            if (tt_cli_int_option("--host", optarg, 1, 1024, &v)) return EXIT_USAGE;
-            o->host_ranks = (int)v;
-            host_given = 1;
-            break;
-        case O_ALGO: algo_s = optarg; o->algo_src = "--algo"; break;
-        case O_PROTO: proto_s = optarg; o->proto_src = "--proto"; break;
-        case O_RANK:
-            if (tt_cli_int_option("--rank", optarg, 0, 1023, &v)) return EXIT_USAGE;
-            o->rank = (int)v;
-            break;
-        case O_NRANKS:
-            if (tt_cli_int_option("--nranks", optarg, 1, 1024, &v)) return EXIT_USAGE;
-            o->nranks = (int)v;
-            have_nranks = 1;
-            break;
-        case O_MASTER:
-            if (strlen(optarg) >= sizeof o->master)
-                return tt_cli_bad("--master: '%.40s...' is longer than %zu characters", optarg, sizeof o->master - 1);
-            snprintf(o->master, sizeof o->master, "%s", optarg);
-            break;
-        case O_NOPROG: o->progress = 0; break;
-        case O_MPI: mpi_given = 1; break;
-        /* read by the prediction source (bin/cli_predict.c) */
-        case O_PREDICT: setenv("TOPOTUNE_PREDICT_TOPO", optarg, 1); predict_given = 1; break;
-        case O_CALIB: setenv("TOPOTUNE_CALIBRATION", optarg, 1); break;
-        case O_VALIDATE:
-            o->val.on = 1;
-            break;
-        case O_TABLE: o->table = o->val.table = optarg; break; /* a plan table, or the table --validate judges */
-        case O_TOPO: o->val.topo = optarg; val_given = 1; break;
-        case O_VMARGIN:
-        case O_VRUNNERS:
-        case O_VROUNDS:
-            if (tt_cli_validate_option(&o->val,
-                                       ch == O_VMARGIN    ? "--validate-margin"
-                                       : ch == O_VRUNNERS ? "--validate-runners-up"
-                                                          : "--validate-rounds",
-                                       optarg))
-                return EXIT_USAGE;
-            val_given = 1;
-            break;
-        case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
-        default: return tt_cli_bad("unknown option '%s' (see --help)", argv[optind - 1]);
-        }
+    int gpu = o->gpu;
+    switch (ch) {
+    case 't': return tt_coll_parse(a, &o->coll) != TT_OK ? tt_cli_bad("-t: %s", tt_error_message()) : 0;
+    case 'b': case 'e': case 'i': case O_CHUNK: case O_COPY: case O_CHKMAX:
+        if (size_option(o, ch, a, &u)) return EXIT_USAGE;
+        if (ch == 'b') o->minb = u;
+        else if (ch == 'e') o->maxb = u;
+        else if (ch == 'i') o->stepb = u;
+        else if (ch == O_CHUNK) o->plan.chunk_bytes = (size_t)u;
+        else if (ch == O_COPY) o->copy_bench = u;
+        else o->check_max = u;
+        return 0;
+    case 'f': return tt_cli_int_option("-f", a, 1, 1 << 20, &o->factor) ? EXIT_USAGE : 0;
+    case 'n': if (tt_cli_int_option(gpu ? "-n" : "-n (iterations)", a, 1, 1 << 30, &v)) return EXIT_USAGE; o->iters = (int)v; return 0;
+    case 'w': if (tt_cli_int_option("-w", a, 0, 1 << 30, &v)) return EXIT_USAGE; o->warmup = (int)v; return 0;
+    case 'm': if (tt_cli_int_option("-m", a, 1, 1 << 20, &v)) return EXIT_USAGE; o->agg = (int)v; return 0;
+    case 'c': if (tt_cli_int_option("-c", a, 0, 1 << 20, &v)) return EXIT_USAGE; o->check = (int)v; return 0;
+    case 'o': return tt_redop_parse(a, &o->op) != TT_OK ? tt_cli_bad("-o: %s", tt_error_message()) : 0;
+    case 'd': return tt_dtype_parse(a, &o->dtype) != TT_OK ? tt_cli_bad("-d: %s", tt_error_message()) : 0;
+    case 'r': if (tt_cli_int_option("-r", a, 0, gpu ? 63 : 1 << 20, &v)) return EXIT_USAGE; o->root = (int)v; return 0;
+    case 'g': if (tt_cli_int_option("-g", a, gpu, gpu ? 64 : 1024, &v)) return EXIT_USAGE; o->ngpus = (int)v; return 0;
+    case 'T':
+        if (tt_cli_int_option("-T (seconds)", a, 1, 86400, &v)) return EXIT_USAGE;
+        o->timeout_ms = (int)(v * 1000);
+        if (gpu) tt_cli_exec_set_timeout(o); /* host mode: after the check of the environment's value */
+        return 0;
+    case 'J': o->json = a; return 0;
+    case 'h': tt_cli_exec_usage(stdout); exit(0);
+    case 'V': exit(tt_cli_print_version());
+    case O_CYCLES: return tt_cli_int_option("--cycles", a, 0, 1 << 30, &o->cycles) ? EXIT_USAGE : 0;
+    case O_AVERAGE: {
+        static const char *const modes[] = {"avg", "rank0", "min", "max", NULL};
+        int m = tt_cli_choice("--average", a, modes);
+        if (m < 0) return EXIT_USAGE;
+        o->time_of = m; /* TT_SWEEP_TIME_* in this order */
+        return 0;
     }
-    if (optind < argc)
-        return tt_cli_bad("unexpected argument '%s'", argv[optind]);
-    if (val_given && !o->val.on)
-        return tt_cli_bad("--topo and the --validate-* options need --validate");
-    o->ngpus = ngpus;
-    if (ngpus > 0 && !o->val.on)
-        return tt_cli_bad("-g %d: GPU ranks need the CUDA executor, which this build does not have yet; "
-                   "use --host N for host ranks", ngpus);
-    if (!algo_s && getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) {
-        algo_s = getenv("NCCL_ALGO");
-        o->algo_src = "NCCL_ALGO";
+    case O_BIND: {
+        static const char *const pol[] = {"none", "core", "cpu", NULL};
+        if (tt_cli_choice("--bind", a, pol) < 0) return EXIT_USAGE;
+        tt_cli_exec_set("TOPOTUNE_HOST_BIND", a); /* the communicators' setting (exec_bind.c) */
+        return 0;
     }
-    if (!proto_s && getenv("NCCL_PROTO") && *getenv("NCCL_PROTO")) {
-        proto_s = getenv("NCCL_PROTO");
-        o->proto_src = "NCCL_PROTO";
+    case O_HOST:
+        if (tt_cli_int_option("--host", a, 1, 1024, &v)) return EXIT_USAGE;
+        o->host_ranks = (int)v;
+        g->host_given = 1;
+        return 0;
+    case O_ALGO: g->algo_s = a; o->algo_src = "--algo"; return 0;
+    case O_PROTO: g->proto_s = a; o->proto_src = "--proto"; return 0;
+    case O_RANK: if (tt_cli_int_option("--rank", a, 0, gpu ? 63 : 1023, &v)) return EXIT_USAGE; o->rank = (int)v; return 0;
+    case O_NRANKS:
+        if (tt_cli_int_option("--nranks", a, 1, gpu ? 64 : 1024, &v)) return EXIT_USAGE;
+        o->nranks = (int)v;
+        g->have_nranks = 1;
+        return 0;
+    case O_MASTER:
+        if (!gpu && strlen(a) >= sizeof o->master)
+            return tt_cli_bad("--master: '%.40s...' is longer than %zu characters", a, sizeof o->master - 1);
+        snprintf(o->master, sizeof o->master, "%s", a);
+        return 0;
+    case O_NOPROG: o->progress = 0; return 0;
+    case O_MPI: g->mpi_given = 1; return 0;
+    /* the prediction source's settings (bin/cli_predict.c) */
+    case O_PREDICT: tt_cli_exec_set("TOPOTUNE_PREDICT_TOPO", a); g->predict_given = o->predict = 1; return 0;
+    case O_CALIB: tt_cli_exec_set("TOPOTUNE_CALIBRATION", a); return 0;
+    case O_TABLE: o->table = o->val.table = a; return 0; /* a plan table, or the table --validate judges */
+    case ':': return tt_cli_bad("option %s needs a value", argv[optind - 1]);
+    case '?':
+        if (gpu)
+            return tt_cli_bad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
+        return tt_cli_bad("unknown option '%s' (see --help)", argv[optind - 1]);
+    default: return gpu_or_validate_option(o, g, ch, a);
     }
-    if (o->val.on && (algo_s || proto_s))
-        return tt_cli_bad("--validate runs the table's choice and its runner-ups; drop %s (it would fix one algorithm "
-                          "or protocol)", algo_s ? o->algo_src : o->proto_src);
-    if (predict_given && !tt_cli_exec_has_pred())
+}
+
+/* NCCL_ALGO / NCCL_PROTO stand in for --algo / --proto (NCCL's variables, read as NCCL reads them). */
+static void nccl_env_plan(tt_cli_exec_opts *o, given *g)
+{
+    if (!g->algo_s && tt_setting("NCCL_ALGO") && *tt_setting("NCCL_ALGO")) {
+        g->algo_s = tt_setting("NCCL_ALGO");
+        if (!o->gpu) o->algo_src = "NCCL_ALGO";
+    }
+    if (!g->proto_s && tt_setting("NCCL_PROTO") && *tt_setting("NCCL_PROTO")) {
+        g->proto_s = tt_setting("NCCL_PROTO");
+        if (!o->gpu) o->proto_src = "NCCL_PROTO";
+    }
+}
+
+/* GPU mode after the options: the plan, sizes, prediction, process ranks. */
+static int finish_gpu(tt_cli_exec_opts *o, given *g)
+{
+    nccl_env_plan(o, g);
+    if (g->algo_s && tt_algo_parse(g->algo_s, &o->plan.algo) != TT_OK) return tt_cli_bad("--algo: %s", tt_error_message());
+    if (g->proto_s && tt_proto_parse(g->proto_s, &o->plan.proto) != TT_OK) return tt_cli_bad("--proto: %s", tt_error_message());
+    o->plan.channels = o->channels;
+    if (o->maxb < o->minb) return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
+    if (!o->copy_bench && o->ngpus == 0) o->ngpus = 1;
+    if (o->predict && !topo_exec_predict_enabled())
         return tt_cli_bad("--predict: no prediction possible with that topology/calibration (reason above)");
-    if (algo_s && tt_algo_parse(algo_s, &o->plan.algo) != TT_OK)
+    /* process ranks: the options, else a launcher's environment (as host mode) */
+    if (o->rank >= 0 || g->have_nranks || o->master[0]) {
+        if (o->rank < 0 || !g->have_nranks || !o->master[0])
+            return tt_cli_bad("process ranks on GPUs need all of --rank, --nranks and --master");
+        if (o->rank >= o->nranks) return tt_cli_bad("--rank must be below --nranks");
+        o->mp = 1;
+    } else if ((tt_setting("MASTER_ADDR") && tt_setting("MASTER_PORT") && tt_env_rank_vars(NULL, NULL)) ||
+               tt_env_slurm_step()) {
+        o->mp = 2;
+    }
+    if (o->mp && !o->copy_bench && o->ngpus != 1)
+        return tt_cli_bad("-g %d with process ranks: each process drives one GPU rank; use -g 1 and start one "
+                          "process per rank", o->ngpus);
+    return 0;
+}
+
+/* Host mode: how the ranks meet (options, --mpi, torchrun's variables, else an MPI launcher). */
+static int host_ranks_mode(tt_cli_exec_opts *o, const given *g, int have_mpi)
+{
+    if (g->mpi_given && !have_mpi)
+        return tt_cli_bad("--mpi: this topo-exec was built without MPI (install libopenmpi-dev and rebuild, or use "
+                          "mpirun -x MASTER_ADDR=host -x MASTER_PORT=port without --mpi)");
+    if (g->mpi_given && (o->rank >= 0 || g->have_nranks || o->master[0] || g->host_given))
+        return tt_cli_bad("--mpi cannot be combined with --rank/--nranks/--master or --host");
+    if (g->mpi_given) {
+        o->mp = 3;
+    } else if (o->rank >= 0 || g->have_nranks || o->master[0]) {
+        if (o->rank < 0 || !g->have_nranks || !o->master[0])
+            return tt_cli_bad("multi-process mode needs all of --rank, --nranks and --master");
+        if (g->host_given)
+            return tt_cli_bad("--host N runs N ranks as threads of this process; it cannot be combined with "
+                              "--rank/--nranks/--master (one rank per process)");
+        if (o->rank >= o->nranks)
+            return tt_cli_bad("--rank must be below --nranks");
+        o->mp = 1;
+    } else if (tt_setting("MASTER_ADDR") && tt_setting("MASTER_PORT") && tt_env_rank_vars(NULL, NULL)) {
+        o->mp = 2; /* tt_comm_init_env */
+    } else if (have_mpi && !g->host_given && tt_cli_mpi_launched()) {
+        o->mp = 3; /* MPI_Init + tt_comm_init_mpi */
+    } else if (!g->host_given && tt_env_slurm_step()) {
+        o->mp = 2; /* srun without MASTER_ADDR: tt_comm_init_env reads Slurm's node list */
+    } else if (!g->host_given) {
+        /* started by a launcher but without a rendezvous address: refuse
+         * rather than run one unrelated job per process (nccl-tests#27) */
+        static const char *const sz[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+        for (size_t i = 0; i < sizeof sz / sizeof *sz; i++) {
+            const char *v2 = tt_setting(sz[i]);
+            if (v2 && atoi(v2) > 1)
+                return tt_cli_bad("%s=%s says this process is one of several ranks, but MASTER_ADDR and MASTER_PORT "
+                           "are not both set: set them (e.g. mpirun -x MASTER_ADDR=host -x MASTER_PORT=29500), "
+                           "or pass --host N to run independent host ranks in each process", sz[i], v2);
+        }
+    }
+    return 0;
+}
+
+/* Host mode after the options: validation, the plan, the settings, sizes, the ranks. */
+static int finish_host(tt_cli_exec_opts *o, given *g, int have_mpi)
+{
+    if (g->val_given && !o->val.on)
+        return tt_cli_bad("--topo and the --validate-* options need --validate");
+    if (o->ngpus > 0 && !o->val.on)
+        return tt_cli_bad("-g %d: GPU ranks need the CUDA executor, which this build does not have yet; "
+                   "use --host N for host ranks", o->ngpus);
+    nccl_env_plan(o, g);
+    if (o->val.on && (g->algo_s || g->proto_s))
+        return tt_cli_bad("--validate runs the table's choice and its runner-ups; drop %s (it would fix one algorithm "
+                          "or protocol)", g->algo_s ? o->algo_src : o->proto_src);
+    if (g->predict_given && !tt_cli_exec_has_pred())
+        return tt_cli_bad("--predict: no prediction possible with that topology/calibration (reason above)");
+    if (g->algo_s && tt_algo_parse(g->algo_s, &o->plan.algo) != TT_OK)
         return tt_cli_bad("%s: %s (one algorithm; lists and ^exclusions are not supported)", o->algo_src,
                    tt_error_message());
-    if (proto_s && tt_proto_parse(proto_s, &o->plan.proto) != TT_OK)
+    if (g->proto_s && tt_proto_parse(g->proto_s, &o->plan.proto) != TT_OK)
         return tt_cli_bad("%s: %s (one protocol; lists are not supported)", o->proto_src, tt_error_message());
-    if (tt_cli_exec_check_env())
-        return EXIT_USAGE;
+    if (tt_settings_check() != TT_OK) /* the executor's TOPOTUNE_* settings, before anything runs */
+        return tt_cli_bad("%s", tt_error_message());
+    uint64_t u;
     if (!o->plan.chunk_bytes) {
-        const char *cb = getenv("TOPOTUNE_CHUNK_BYTES"); /* checked just above */
+        const char *cb = tt_setting("TOPOTUNE_CHUNK_BYTES"); /* checked just above */
         o->plan.chunk_bytes = (cb && *cb && tt_parse_size(cb, &u) == TT_OK) ? (size_t)u : 512 * 1024;
     } else if (o->plan.chunk_bytes < 64 || o->plan.chunk_bytes > (1u << 30)) {
         return tt_cli_bad("--chunk %zu: the pipeline chunk must be 64 bytes..1G", o->plan.chunk_bytes);
@@ -299,46 +409,36 @@ int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
         return tt_cli_bad("-e (maxbytes) is smaller than -b (minbytes)");
     if (o->factor <= 1 && o->stepb == 0)
         return tt_cli_bad("-i 0 with -f 1 would never reach -e");
-    /* multi-process: options, --mpi, torchrun's variables, else an MPI launcher */
-    if (mpi_given && !have_mpi)
-        return tt_cli_bad("--mpi: this topo-exec was built without MPI (install libopenmpi-dev and rebuild, or use "
-                          "mpirun -x MASTER_ADDR=host -x MASTER_PORT=port without --mpi)");
-    if (mpi_given && (o->rank >= 0 || have_nranks || o->master[0] || host_given))
-        return tt_cli_bad("--mpi cannot be combined with --rank/--nranks/--master or --host");
-    if (mpi_given) {
-        o->mp = 3;
-    } else if (o->rank >= 0 || have_nranks || o->master[0]) {
-        if (o->rank < 0 || !have_nranks || !o->master[0])
-            return tt_cli_bad("multi-process mode needs all of --rank, --nranks and --master");
-        if (host_given)
-            return tt_cli_bad("--host N runs N ranks as threads of this process; it cannot be combined with "
-                              "--rank/--nranks/--master (one rank per process)");
-        if (o->rank >= o->nranks)
-            return tt_cli_bad("--rank must be below --nranks");
-        o->mp = 1;
-    } else if (getenv("MASTER_ADDR") && getenv("MASTER_PORT") && tt_env_rank_vars(NULL, NULL)) {
-        o->mp = 2; /* tt_comm_init_env */
-    } else if (have_mpi && !host_given && tt_cli_mpi_launched()) {
-        o->mp = 3; /* MPI_Init + tt_comm_init_mpi */
-    } else if (!host_given && tt_env_slurm_step()) {
-        o->mp = 2; /* srun without MASTER_ADDR: tt_comm_init_env reads Slurm's node list */
-    } else if (!host_given) {
-        /* started by a launcher but without a rendezvous address: refuse
-         * rather than run one unrelated job per process (nccl-tests#27) */
-        static const char *const sz[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
-        for (size_t i = 0; i < sizeof sz / sizeof *sz; i++) {
-            const char *v2 = getenv(sz[i]);
-            if (v2 && atoi(v2) > 1)
-                return tt_cli_bad("%s=%s says this process is one of several ranks, but MASTER_ADDR and MASTER_PORT "
-                           "are not both set: set them (e.g. mpirun -x MASTER_ADDR=host -x MASTER_PORT=29500), "
-                           "or pass --host N to run independent host ranks in each process", sz[i], v2);
-        }
-    }
+    int rc = host_ranks_mode(o, g, have_mpi);
+    if (rc)
+        return rc;
     int nr = o->mp == 1 ? o->nranks : o->host_ranks;
-    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp < 2 && o->root >= nr) {
+    if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->mp < 2 && o->root >= nr)
         return tt_cli_bad("-r %d: root must be below the number of ranks (%d)", o->root, nr);
-    }
     return 0;
+}
+
+int tt_cli_exec_parse(int argc, char **argv, int have_mpi, tt_cli_exec_opts *o)
+{
+    defaults(o, argc, argv);
+    int mode = o->gpu ? M_GPU : M_HOST, n = 0;
+    struct option lo[NOPTS + 1];
+    for (int i = 0; i < NOPTS; i++)
+        if (all_options[i].modes & mode)
+            lo[n++] = all_options[i].o;
+    memset(&lo[n], 0, sizeof lo[n]);
+    given g;
+    memset(&g, 0, sizeof g);
+    int ch, rc;
+    optind = 1;
+    opterr = 0;
+    const char *shorts = o->gpu ? ":t:b:e:f:i:n:w:c:o:d:r:g:T:J:" : ":t:b:e:f:i:n:w:m:c:o:d:r:g:T:J:hV";
+    while ((ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1)
+        if ((rc = one_option(o, &g, ch, optarg, argv)))
+            return rc;
+    if (optind < argc)
+        return tt_cli_bad("unexpected argument '%s'", argv[optind]);
+    return o->gpu ? finish_gpu(o, &g) : finish_host(o, &g, have_mpi);
 }
 
 tt_sweep_opts tt_cli_exec_sweep_opts(const tt_cli_exec_opts *o)

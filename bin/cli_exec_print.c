@@ -204,6 +204,61 @@ void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_bus
     fflush(stdout);
 }
 
+/* What topo-exec set itself, in order: options that are settings (tt_setting_set) and NCCL's
+ * variables for NCCL (setenv).  -J's "env" lists them as if they were in the environment, at the
+ * place setenv would have put them (replaced in place, or appended in the order they were set). */
+static struct {
+    const char *name;
+    int nccl;  /* a real environment variable (NCCL's), else a setting */
+    int added; /* not in the environment before: listed after it */
+} set_log[16];
+static int nset_log;
+
+static int set_log_find(const char *name, size_t n)
+{
+    for (int i = 0; i < nset_log; i++)
+        if (strlen(set_log[i].name) == n && !strncmp(set_log[i].name, name, n))
+            return i;
+    return -1;
+}
+
+static void set_log_note(const char *name, int nccl)
+{
+    if (set_log_find(name, strlen(name)) >= 0 || nset_log == (int)(sizeof set_log / sizeof *set_log))
+        return;
+    set_log[nset_log].name = name;
+    set_log[nset_log].nccl = nccl;
+    set_log[nset_log].added = getenv(name) == NULL;
+    nset_log++;
+}
+
+void tt_cli_exec_set(const char *name, const char *value)
+{
+    set_log_note(name, 0);
+    tt_setting_set(name, value);
+}
+
+void tt_cli_exec_setenv_nccl(const char *name, const char *value)
+{
+    set_log_note(name, 1);
+    setenv(name, value, 1);
+}
+
+/* "NAME=value" of a variable topo-exec set (nothing when it is unset) */
+static void add_env_entry(cJSON *env, const char *name)
+{
+    const char *v = tt_setting(name);
+    if (!v)
+        return;
+    size_t n = strlen(name) + strlen(v) + 2;
+    char *b = malloc(n);
+    if (!b)
+        return;
+    snprintf(b, n, "%s=%s", name, v);
+    cJSON_AddItemToArray(env, cJSON_CreateString(b));
+    free(b);
+}
+
 static cJSON *place_json(const tt_cli_exec_row *r, int p)
 {
     cJSON *o = cJSON_CreateObject();
@@ -239,12 +294,24 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
     cJSON *env = cJSON_AddArrayToObject(j, "env");
     static const char *const keep[] = {"NCCL_", "TOPOTUNE_", "SLURM_", "MASTER_", "RANK=", "WORLD_SIZE=",
                                        "LOCAL_RANK=", "OMPI_COMM_WORLD_", "PMI_", "CUDA_VISIBLE_DEVICES="};
-    for (char **e = environ; e && *e; e++)
+    for (char **e = environ; e && *e; e++) {
+        size_t nl = strcspn(*e, "=");
+        int li = set_log_find(*e, nl);
+        if (li >= 0 && set_log[li].added)
+            continue; /* set by topo-exec: in the order it set them, below */
+        if (li >= 0) { /* a setting of the environment that an option replaced (or unset) */
+            add_env_entry(env, set_log[li].name);
+            continue;
+        }
         for (size_t k = 0; k < sizeof keep / sizeof *keep; k++)
             if (!strncmp(*e, keep[k], strlen(keep[k]))) {
                 cJSON_AddItemToArray(env, cJSON_CreateString(*e));
                 break;
             }
+    }
+    for (int i = 0; i < nset_log; i++)
+        if (set_log[i].added)
+            add_env_entry(env, set_log[i].name);
     cJSON_AddNullToObject(j, "nccl_version"); /* topotune's executor; the NCCL engine would name NCCL's */
     cJSON *cfg = cJSON_AddObjectToObject(j, "config");
     int gpu = o->ngpus > 0;

@@ -68,14 +68,189 @@ static void perf_usage(const char *prog)
            prog, TT_VERSION_STRING);
 }
 
-/* The option is nccl-tests' but not honoured here: refuse unless it has its default value. */
-static int refuse_unless_zero(const char *opt, const char *val, const char *what)
+/* nccl-tests' options that are accepted with their default value 0 only, and what they would do */
+static const struct {
+    char opt;
+    const char *what;
+} zero_only[] = {
+    {'z', "blocking mode (a synchronisation after every operation)"},
+    {'y', "the NULL CUDA stream"},
+    {'G', "CUDA graph launches"},
+    {'C', "reporting CPU launch time instead of latency"},
+    {'R', "buffer registration (ncclCommRegister)"},
+    {'D', "NCCL's device API kernels"},
+    {'M', "the GPU memory usage report"},
+    {'u', "unaligned buffers"},
+    {'I', "per-iteration timing"},
+    {'K', "skipping per-iteration samples (needs -I)"},
+    {'S', "the timestamp column"},
+};
+
+/* The option is nccl-tests' but not honoured here: refuse unless it has its default value.
+ * 1: ch is one of them (*rc: 0 or the exit code), 0: it is not. */
+static int refuse_unless_zero(int ch, const char *val, int *rc)
 {
-    char *e;
-    long v = strtol(val, &e, 10);
-    if (*e || v != 0)
-        return tt_cli_bad("%s %s (%s): not supported by the topotune executor; run without it (or with %s 0)", opt,
-                          val, what, opt);
+    for (size_t i = 0; i < sizeof zero_only / sizeof *zero_only; i++) {
+        if (zero_only[i].opt != ch) continue;
+        char *e, opt[3] = {'-', (char)ch, 0};
+        long v = strtol(val, &e, 10);
+        *rc = 0;
+        if (*e || v != 0)
+            *rc = tt_cli_bad("%s %s (%s): not supported by the topotune executor; run without it (or with %s 0)", opt,
+                             val, zero_only[i].what, opt);
+        return 1;
+    }
+    return 0;
+}
+
+/* What the nccl-tests options said about the ranks, and the translated command line so far. */
+typedef struct {
+    long long threads, gpus, cycles, avg, agg;
+    int predict;
+    char **out;
+    int n;
+} perf_cmd;
+
+enum { O_TT = 1000, O_PREDICT, O_CALIB, O_TABLE, O_ALGO, O_PROTO, O_VERSION, O_NOPROG };
+
+/* the options topo-exec takes as they are, with its own spelling */
+static int pass_through(perf_cmd *c, int ch, char *arg)
+{
+    static char switches[256][3]; /* "-b", "-e", ...: one per option letter, never freed */
+    switch (ch) {
+    case 'b': case 'e': case 'i': case 'f': case 'n': case 'w': case 'c': case 'T': case 'J': case 'd':
+        if (ch == 'd' && !strcmp(arg, "all"))
+            return tt_cli_bad("-d all: one data type per run here; run once per type (-d float, -d half, ...)");
+        switches[(unsigned char)ch][0] = '-';
+        switches[(unsigned char)ch][1] = (char)ch;
+        c->out[c->n++] = switches[(unsigned char)ch];
+        c->out[c->n++] = arg;
+        return 0;
+    case 'o':
+        if (!strcmp(arg, "all") || !strcmp(arg, "mulsum"))
+            return tt_cli_bad("-o %s: not supported; run once per operation (sum, prod, min, max, avg)", arg);
+        c->out[c->n++] = "-o";
+        c->out[c->n++] = arg;
+        return 0;
+    case 'r':
+        if (!strcmp(arg, "-1") || !strcmp(arg, "all"))
+            return tt_cli_bad("-r %s: all roots in one run is not supported; run once per root (-r 0, -r 1, ...)", arg);
+        c->out[c->n++] = "-r";
+        c->out[c->n++] = arg;
+        return 0;
+    case O_PREDICT: c->out[c->n++] = "--predict"; c->out[c->n++] = arg; c->predict = 1; return 0;
+    case O_CALIB: c->out[c->n++] = "--calibration"; c->out[c->n++] = arg; return 0;
+    case O_TABLE: c->out[c->n++] = "--table"; c->out[c->n++] = arg; return 0;
+    case O_ALGO: c->out[c->n++] = "--algo"; c->out[c->n++] = arg; return 0;
+    case O_PROTO: c->out[c->n++] = "--proto"; c->out[c->n++] = arg; return 0;
+    default: c->out[c->n++] = "--no-progress"; return 0; /* O_NOPROG */
+    }
+}
+
+/* nccl-tests' command line: 0, or the exit code after a message */
+static int perf_options(perf_cmd *c, int ac, char **av)
+{
+    static const struct option lo[] = {
+        {"nthreads", 1, 0, 't'}, {"ngpus", 1, 0, 'g'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
+        {"stepbytes", 1, 0, 'i'}, {"stepfactor", 1, 0, 'f'}, {"iters", 1, 0, 'n'}, {"agg_iters", 1, 0, 'm'},
+        {"warmup_iters", 1, 0, 'w'}, {"run_cycles", 1, 0, 'N'}, {"parallel_init", 1, 0, 'p'},
+        {"per_iter_timing", 1, 0, 'I'}, {"per_iter_skip", 1, 0, 'K'}, {"check", 1, 0, 'c'}, {"op", 1, 0, 'o'},
+        {"datatype", 1, 0, 'd'}, {"root", 1, 0, 'r'}, {"blocking", 1, 0, 'z'}, {"stream_null", 1, 0, 'y'},
+        {"timeout", 1, 0, 'T'}, {"cudagraph", 1, 0, 'G'}, {"report_cputime", 1, 0, 'C'}, {"average", 1, 0, 'a'},
+        {"local_register", 1, 0, 'R'}, {"cta_policy", 1, 0, 'x'}, {"device_implementation", 1, 0, 'D'},
+        {"device_cta_count", 1, 0, 'V'}, {"memory", 1, 0, 'M'}, {"unalign", 1, 0, 'u'},
+        {"report_timestamps", 1, 0, 'S'}, {"output_file", 1, 0, 'J'}, {"help", 0, 0, 'h'},
+        {"topotune", 0, 0, O_TT}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
+        {"table", 1, 0, O_TABLE}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"version", 0, 0, O_VERSION},
+        {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
+    long long v;
+    int ch, rc;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(ac, av, ":t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:", lo, NULL)) !=
+           -1) {
+        switch (ch) {
+        case 't': if (tt_cli_int_option("-t (threads)", optarg, 1, 1024, &c->threads)) return EXIT_USAGE; break;
+        case 'g': if (tt_cli_int_option("-g (GPUs per thread)", optarg, 0, 64, &c->gpus)) return EXIT_USAGE; break;
+        case 'm': if (tt_cli_int_option("-m", optarg, 1, 1 << 20, &c->agg)) return EXIT_USAGE; break;
+        case 'N': if (tt_cli_int_option("-N (run cycles)", optarg, 0, 1 << 30, &c->cycles)) return EXIT_USAGE; break;
+        case 'a':
+            if (tt_cli_int_option("-a (0 rank 0, 1 average, 2 min, 3 max)", optarg, 0, 3, &c->avg)) return EXIT_USAGE;
+            break;
+        case 'p': if (tt_cli_int_option("-p", optarg, 0, 1, &v)) return EXIT_USAGE; break;
+        case 'V': break; /* the CTA count of -D's kernels: without -D nccl-tests ignores it too */
+        case 'x': return tt_cli_bad("-x %s: NCCL's CTA policy is not supported by the topotune executor", optarg);
+        case 'h': perf_usage(perf_prog); exit(0);
+        case O_VERSION: exit(tt_cli_print_version());
+        case O_TT: perf_extra = 1; break;
+        case ':': return tt_cli_bad("option %s needs a value", av[optind - 1]);
+        case '?': return tt_cli_bad("unknown option '%s' (see --help)", av[optind - 1]);
+        default:
+            if (refuse_unless_zero(ch, optarg, &rc)) {
+                if (rc) return EXIT_USAGE;
+            } else if ((rc = pass_through(c, ch, optarg))) {
+                return rc;
+            }
+        }
+    }
+    if (optind < ac) return tt_cli_bad("unexpected argument '%s'", av[optind]);
+    return 0;
+}
+
+/* nccl-tests' ranks (-t threads x -g GPUs, or one per process under a launcher) as topo-exec's */
+static int perf_ranks(perf_cmd *c)
+{
+    static char bufs[8][32];
+    int nb = 0;
+    /* a launcher with several processes: each process is one rank (as nccl-tests under mpirun with -t 1) */
+    const char *rv = NULL, *sv = NULL;
+    int launched = tt_env_rank_vars(&rv, &sv) && atoi(tt_setting(sv)) > 1;
+    launched = launched || (tt_setting("PMIX_RANK") != NULL);
+    char why[256] = "";
+    long long threads = c->threads, gpus = c->gpus;
+    int ngpu = gpus == 0 ? 0 : tt_gpu_available(why, sizeof why);
+    if (gpus > 0 && ngpu <= 0)
+        return tt_cli_bad("-g %lld: refused, %s; -g 0 -t %lld runs %lld host rank(s) instead", gpus, why,
+                          gpus * threads, gpus * threads);
+    if (ngpu > 0) {
+        /* GPU mode: one process drives T x G GPU ranks (or one GPU rank per process under a launcher) */
+        long long g = gpus < 0 ? 1 : gpus;
+        if (launched && threads * g != 1)
+            return tt_cli_bad("-t %lld -g %lld under a launcher: each process drives one GPU rank here; use -t 1 -g 1",
+                              threads, g);
+        if (c->agg != 1) return tt_cli_bad("-m %lld: aggregated operations are not supported on GPU ranks", c->agg);
+        if (c->cycles != 1) return tt_cli_bad("-N %lld: run cycles are supported on host ranks only", c->cycles);
+        if (c->avg != 1 && launched)
+            return tt_cli_bad("-a %lld: GPU ranks of several processes report the average time only", c->avg);
+        snprintf(bufs[nb], sizeof bufs[nb], "%lld", threads * g);
+        c->out[c->n++] = "-g";
+        c->out[c->n++] = bufs[nb++];
+        return 0;
+    }
+    if (gpus < 0)
+        snprintf(perf_note, sizeof perf_note, "# %s: host ranks, %lld thread(s) per process (-g 0)", why, threads);
+    if (launched && threads != 1)
+        return tt_cli_bad("-t %lld under a launcher: each process is one host rank here; use -t 1", threads);
+    if (!launched) {
+        snprintf(bufs[nb], sizeof bufs[nb], "%lld", threads);
+        c->out[c->n++] = "--host";
+        c->out[c->n++] = bufs[nb++];
+    }
+    if (c->agg != 1) {
+        snprintf(bufs[nb], sizeof bufs[nb], "%lld", c->agg);
+        c->out[c->n++] = "-m";
+        c->out[c->n++] = bufs[nb++];
+    }
+    if (c->cycles != 1) {
+        snprintf(bufs[nb], sizeof bufs[nb], "%lld", c->cycles);
+        c->out[c->n++] = "--cycles";
+        c->out[c->n++] = bufs[nb++];
+    }
+    if (c->avg != 1) {
+        static const char *const names[] = {"rank0", "avg", "min", "max"};
+        c->out[c->n++] = "--average";
+        c->out[c->n++] = (char *)names[c->avg];
+    }
     return 0;
 }
 
@@ -98,144 +273,17 @@ int tt_cli_perf_translate(int *argc, char ***argv)
     if (!out) return tt_cli_bad("out of memory translating the command line");
     perf_argv = out;
     atexit(perf_argv_free);
-    static char bufs[8][32];
-    static char switches[256][3]; /* "-b", "-e", ...: one per option letter, never freed */
-    int n = 0, nb = 0;
-    out[n++] = av[0];
-    out[n++] = "--op-name";
-    out[n++] = (char *)coll;
-    enum { O_TT = 1000, O_PREDICT, O_CALIB, O_TABLE, O_ALGO, O_PROTO, O_VERSION, O_NOPROG };
-    static const struct option lo[] = {
-        {"nthreads", 1, 0, 't'}, {"ngpus", 1, 0, 'g'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
-        {"stepbytes", 1, 0, 'i'}, {"stepfactor", 1, 0, 'f'}, {"iters", 1, 0, 'n'}, {"agg_iters", 1, 0, 'm'},
-        {"warmup_iters", 1, 0, 'w'}, {"run_cycles", 1, 0, 'N'}, {"parallel_init", 1, 0, 'p'},
-        {"per_iter_timing", 1, 0, 'I'}, {"per_iter_skip", 1, 0, 'K'}, {"check", 1, 0, 'c'}, {"op", 1, 0, 'o'},
-        {"datatype", 1, 0, 'd'}, {"root", 1, 0, 'r'}, {"blocking", 1, 0, 'z'}, {"stream_null", 1, 0, 'y'},
-        {"timeout", 1, 0, 'T'}, {"cudagraph", 1, 0, 'G'}, {"report_cputime", 1, 0, 'C'}, {"average", 1, 0, 'a'},
-        {"local_register", 1, 0, 'R'}, {"cta_policy", 1, 0, 'x'}, {"device_implementation", 1, 0, 'D'},
-        {"device_cta_count", 1, 0, 'V'}, {"memory", 1, 0, 'M'}, {"unalign", 1, 0, 'u'},
-        {"report_timestamps", 1, 0, 'S'}, {"output_file", 1, 0, 'J'}, {"help", 0, 0, 'h'},
-        {"topotune", 0, 0, O_TT}, {"predict", 1, 0, O_PREDICT}, {"calibration", 1, 0, O_CALIB},
-        {"table", 1, 0, O_TABLE}, {"algo", 1, 0, O_ALGO}, {"proto", 1, 0, O_PROTO}, {"version", 0, 0, O_VERSION},
-        {"no-progress", 0, 0, O_NOPROG}, {0, 0, 0, 0}};
-    long long threads = 1, gpus = -1, cycles = 1, avg = 1, agg = 1, v;
-    int predict = 0, ch;
+    perf_cmd c = {1, -1, 1, 1, 1, 0, out, 0};
+    out[c.n++] = av[0];
+    out[c.n++] = "--op-name";
+    out[c.n++] = (char *)coll;
+    int rc = perf_options(&c, ac, av);
+    if (rc) return rc;
+    if (!c.predict) tt_cli_exec_set("TOPOTUNE_PREDICT_TOPO", NULL); /* prediction columns only behind --predict */
+    if ((rc = perf_ranks(&c))) return rc;
+    out[c.n] = NULL;
     optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(ac, av, ":t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:", lo, NULL)) !=
-           -1) {
-        switch (ch) {
-        case 't': if (tt_cli_int_option("-t (threads)", optarg, 1, 1024, &threads)) return EXIT_USAGE; break;
-        case 'g': if (tt_cli_int_option("-g (GPUs per thread)", optarg, 0, 64, &gpus)) return EXIT_USAGE; break;
-        case 'm': if (tt_cli_int_option("-m", optarg, 1, 1 << 20, &agg)) return EXIT_USAGE; break;
-        case 'N': if (tt_cli_int_option("-N (run cycles)", optarg, 0, 1 << 30, &cycles)) return EXIT_USAGE; break;
-        case 'a':
-            if (tt_cli_int_option("-a (0 rank 0, 1 average, 2 min, 3 max)", optarg, 0, 3, &avg)) return EXIT_USAGE;
-            break;
-        case 'p': if (tt_cli_int_option("-p", optarg, 0, 1, &v)) return EXIT_USAGE; break;
-        case 'b': case 'e': case 'i': case 'f': case 'n': case 'w': case 'c': case 'T': case 'J': case 'd':
-            if (ch == 'd' && !strcmp(optarg, "all"))
-                return tt_cli_bad("-d all: one data type per run here; run once per type (-d float, -d half, ...)");
-            switches[(unsigned char)ch][0] = '-';
-            switches[(unsigned char)ch][1] = (char)ch;
-            out[n++] = switches[(unsigned char)ch];
-            out[n++] = optarg;
-            break;
-        case 'o':
-            if (!strcmp(optarg, "all") || !strcmp(optarg, "mulsum"))
-                return tt_cli_bad("-o %s: not supported; run once per operation (sum, prod, min, max, avg)", optarg);
-            out[n++] = "-o";
-            out[n++] = optarg;
-            break;
-        case 'r':
-            if (!strcmp(optarg, "-1") || !strcmp(optarg, "all"))
-                return tt_cli_bad("-r %s: all roots in one run is not supported; run once per root (-r 0, -r 1, ...)",
-                                  optarg);
-            out[n++] = "-r";
-            out[n++] = optarg;
-            break;
-        case 'z': if (refuse_unless_zero("-z", optarg, "blocking mode (a synchronisation after every operation)")) return EXIT_USAGE; break;
-        case 'y': if (refuse_unless_zero("-y", optarg, "the NULL CUDA stream")) return EXIT_USAGE; break;
-        case 'G': if (refuse_unless_zero("-G", optarg, "CUDA graph launches")) return EXIT_USAGE; break;
-        case 'C':
-            if (refuse_unless_zero("-C", optarg, "reporting CPU launch time instead of latency")) return EXIT_USAGE;
-            break;
-        case 'R': if (refuse_unless_zero("-R", optarg, "buffer registration (ncclCommRegister)")) return EXIT_USAGE; break;
-        case 'D': if (refuse_unless_zero("-D", optarg, "NCCL's device API kernels")) return EXIT_USAGE; break;
-        case 'V': break; /* the CTA count of -D's kernels: without -D nccl-tests ignores it too */
-        case 'M': if (refuse_unless_zero("-M", optarg, "the GPU memory usage report")) return EXIT_USAGE; break;
-        case 'u': if (refuse_unless_zero("-u", optarg, "unaligned buffers")) return EXIT_USAGE; break;
-        case 'I': if (refuse_unless_zero("-I", optarg, "per-iteration timing")) return EXIT_USAGE; break;
-        case 'K': if (refuse_unless_zero("-K", optarg, "skipping per-iteration samples (needs -I)")) return EXIT_USAGE; break;
-        case 'S': if (refuse_unless_zero("-S", optarg, "the timestamp column")) return EXIT_USAGE; break;
-        case 'x': return tt_cli_bad("-x %s: NCCL's CTA policy is not supported by the topotune executor", optarg);
-        case 'h': perf_usage(perf_prog); exit(0);
-        case O_VERSION: exit(tt_cli_print_version());
-        case O_TT: perf_extra = 1; break;
-        case O_PREDICT: out[n++] = "--predict"; out[n++] = optarg; predict = 1; break;
-        case O_CALIB: out[n++] = "--calibration"; out[n++] = optarg; break;
-        case O_TABLE: out[n++] = "--table"; out[n++] = optarg; break;
-        case O_ALGO: out[n++] = "--algo"; out[n++] = optarg; break;
-        case O_PROTO: out[n++] = "--proto"; out[n++] = optarg; break;
-        case O_NOPROG: out[n++] = "--no-progress"; break;
-        case ':': return tt_cli_bad("option %s needs a value", av[optind - 1]);
-        default: return tt_cli_bad("unknown option '%s' (see --help)", av[optind - 1]);
-        }
-    }
-    if (optind < ac) return tt_cli_bad("unexpected argument '%s'", av[optind]);
-    if (!predict) unsetenv("TOPOTUNE_PREDICT_TOPO"); /* prediction columns only behind --predict */
-    /* a launcher with several processes: each process is one rank (as nccl-tests under mpirun with -t 1) */
-    const char *rv = NULL, *sv = NULL;
-    int launched = tt_env_rank_vars(&rv, &sv) && atoi(getenv(sv)) > 1;
-    launched = launched || (getenv("PMIX_RANK") != NULL);
-    char why[256] = "";
-    int ngpu = gpus == 0 ? 0 : tt_gpu_available(why, sizeof why);
-    if (gpus > 0 && ngpu <= 0)
-        return tt_cli_bad("-g %lld: refused, %s; -g 0 -t %lld runs %lld host rank(s) instead", gpus, why,
-                          gpus * threads, gpus * threads);
-    if (ngpu > 0) {
-        /* GPU mode: one process drives T x G GPU ranks (or one GPU rank per process under a launcher) */
-        long long g = gpus < 0 ? 1 : gpus;
-        if (launched && threads * g != 1)
-            return tt_cli_bad("-t %lld -g %lld under a launcher: each process drives one GPU rank here; use -t 1 -g 1",
-                              threads, g);
-        if (agg != 1) return tt_cli_bad("-m %lld: aggregated operations are not supported on GPU ranks", agg);
-        if (cycles != 1) return tt_cli_bad("-N %lld: run cycles are supported on host ranks only", cycles);
-        if (avg != 1 && launched)
-            return tt_cli_bad("-a %lld: GPU ranks of several processes report the average time only", avg);
-        snprintf(bufs[nb], sizeof bufs[nb], "%lld", threads * g);
-        out[n++] = "-g";
-        out[n++] = bufs[nb++];
-    } else {
-        if (gpus < 0)
-            snprintf(perf_note, sizeof perf_note, "# %s: host ranks, %lld thread(s) per process (-g 0)", why,
-                     threads);
-        if (launched && threads != 1)
-            return tt_cli_bad("-t %lld under a launcher: each process is one host rank here; use -t 1", threads);
-        if (!launched) {
-            snprintf(bufs[nb], sizeof bufs[nb], "%lld", threads);
-            out[n++] = "--host";
-            out[n++] = bufs[nb++];
-        }
-        if (agg != 1) {
-            snprintf(bufs[nb], sizeof bufs[nb], "%lld", agg);
-            out[n++] = "-m";
-            out[n++] = bufs[nb++];
-        }
-        if (cycles != 1) {
-            snprintf(bufs[nb], sizeof bufs[nb], "%lld", cycles);
-            out[n++] = "--cycles";
-            out[n++] = bufs[nb++];
-        }
-        if (avg != 1) {
-            static const char *const names[] = {"rank0", "avg", "min", "max"};
-            out[n++] = "--average";
-            out[n++] = (char *)names[avg];
-        }
-    }
-    out[n] = NULL;
-    optind = 1;
-    *argc = n;
+    *argc = c.n;
     *argv = out;
     return 0;
 }

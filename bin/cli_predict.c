@@ -37,10 +37,10 @@ static int setup(void)
 {
     if (tried) return topo != NULL;
     tried = 1;
-    const char *path = getenv("TOPOTUNE_PREDICT_TOPO");
+    const char *path = tt_setting("TOPOTUNE_PREDICT_TOPO");
     if (!path || !*path) return 0;
     tt_model_params_default(&params);
-    const char *cal = getenv("TOPOTUNE_CALIBRATION");
+    const char *cal = tt_setting("TOPOTUNE_CALIBRATION");
     if ((cal && *cal && tt_model_params_load(cal, &params) != TT_OK) || tt_cli_read_topology(path, 0, &doc, NULL) != TT_OK ||
         tt_topo_from_xml(doc, NULL, &topo) != TT_OK || tt_cluster_from_topo(topo, &base) != TT_OK) {
         fprintf(stderr, "topo-exec: prediction off: %s\n", tt_error_message());
@@ -48,7 +48,7 @@ static int setup(void)
         topo = NULL;
         return 0;
     }
-    const char *nn = getenv("TOPOTUNE_PREDICT_NODES");
+    const char *nn = tt_setting("TOPOTUNE_PREDICT_NODES");
     long long v;
     if (nn && *nn && tt_parse_ll(nn, &v) == TT_OK && v >= 1 && v <= 65536) base.nodes = (int)v;
     return 1;

@@ -122,7 +122,7 @@ int vld_plan_sizes(vctx *x, const vengine *e)
     tt_tune_table tab;
     memset(&tab, 0, sizeof tab);
     int rc = VX_OK;
-    const char *cal = getenv("TOPOTUNE_CALIBRATION"); /* --calibration */
+    const char *cal = tt_setting("TOPOTUNE_CALIBRATION"); /* --calibration */
     if (v->table) {
         if (tt_tune_table_load(v->table, &tab) != TT_OK) { /* errors name path:line or the entry */
             rc = tt_cli_fail(TT_ERR_PARSE);

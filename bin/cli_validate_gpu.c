@@ -80,7 +80,7 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     if (host) {
         int hosts = tt_gpu_comm_hosts(g), nnet = tt_gpu_comm_net_pairs(g);
         snprintf(x.setup, sizeof x.setup, "%d processes, one GPU rank each, on %d host(s)%s: %s", n, hosts,
-                 getenv("TOPOTUNE_GPU_EMULATE_HOSTS") && hosts > 1 ? " (emulated)" : "",
+                 tt_setting("TOPOTUNE_GPU_EMULATE_HOSTS") && hosts > 1 ? " (emulated)" : "",
                  nnet == 0 ? "CUDA IPC or shared memory between them"
                  : nnet < n * (n - 1) ? "CUDA IPC inside a host, net transport between hosts"
                                       : "net transport between every pair");

@@ -7,7 +7,7 @@
  *   topo-exec --host 8 -t all_gather -b 1K -e 64M -f 2
  *   topo-exec --rank R --nranks N --master 127.0.0.1:PORT ...   (one rank per process)
  *   RANK=.. WORLD_SIZE=.. MASTER_ADDR=.. MASTER_PORT=.. topo-exec ...  (torchrun)
- *   mpirun -np N topo-exec ...        (build with MPI: bin/topo_exec_mpi.h)
+ *   mpirun -np N topo-exec ...        (build with MPI: bin/topo_exec_mpi.c)
  *   topo-exec --validate --table T.json --host 8 -b 1K -e 64M -f 4   (was the table's choice right?)
  *
  * Exit status: 0 all results right, 1 runtime failure (timeout, peer died),
@@ -30,8 +30,6 @@
 #include "tt_tune.h"
 
 typedef tt_cli_exec_opts opts;
-
-#include "topo_exec_mpi.h"
 
 /* The rows rank 0 printed (for the summary and -J) and the first failure of any rank. */
 typedef struct {
@@ -102,14 +100,14 @@ static int open_comms(const opts *o, tt_comm ***out, int *nranks)
             if (st == TT_OK)
                 st = tt_comm_init_rank(&comms[0], o->nranks, &id, o->rank);
         } else if (o->mp == 3) {
-            st = mpi_comm_init(&comms[0]); /* every rank learns if any failed */
+            st = tt_cli_mpi_comm_init(&comms[0]); /* every rank learns if any failed */
         } else {
             st = tt_comm_init_env(&comms[0]);
         }
         if (st != TT_OK) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
             free(comms);
-            mpi_finish();
+            tt_cli_mpi_finish();
             return st == TT_ERR_INVALID ? EXIT_USAGE : EXIT_RUNTIME;
         }
         *nranks = tt_comm_nranks(comms[0]);
@@ -134,28 +132,21 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
     *fatal = 0;
     /* each local rank holds send, receive and expected buffers of the largest size: refuse up
      * front instead of being killed by the OOM killer half-way (nccl-tests would silently shrink -e) */
-    size_t es = tt_dtype_size(o->dtype);
-    int per_rank = o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_REDUCESCATTER;
-    double cnt = (double)(o->maxb / es / (per_rank ? (uint64_t)nranks : 1));
-    double in = o->coll == TT_COLL_REDUCESCATTER ? cnt * nranks : cnt;
-    double out = o->coll == TT_COLL_ALLGATHER ? cnt * nranks : cnt;
-    double need = ((in > out ? in : out) * 2 + out) * (double)es * nlocal;
-    uint64_t avail = tt_cli_mem_available();
-    if (avail && need > 0.9 * (double)avail && tt_cli_perf_prog() && nlocal == nranks) {
+    tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    tt_sweep_mem mem;
+    tt_sweep_host_mem(&so, nranks, nlocal, &mem);
+    if (!mem.fits && tt_cli_perf_prog() && nlocal == nranks && mem.fit_maxb >= o->minb) {
         /* the drop-in does what nccl-tests does: lower -e to what fits, and say so (one process only:
          * processes with different memory would disagree on the sizes) */
-        uint64_t fit = (uint64_t)((double)o->maxb * 0.9 * (double)avail / need);
-        if (fit >= o->minb) {
-            if (tt_comm_rank(comms[0]) == 0)
-                printf("# Reducing maxBytes to %llu due to memory limitation\n", (unsigned long long)fit);
-            o->maxb = fit;
-            need = 0;
-        }
+        if (tt_comm_rank(comms[0]) == 0)
+            printf("# Reducing maxBytes to %llu due to memory limitation\n", (unsigned long long)mem.fit_maxb);
+        o->maxb = mem.fit_maxb;
+        mem.fits = 1;
     }
-    if (avail && need > 0.9 * (double)avail) {
+    if (!mem.fits) {
         fprintf(stderr, "topo-exec: -e %llu needs about %.0f MiB of buffers for %d local rank(s) but only "
                         "%llu MiB are available; lower -e or run fewer ranks per host\n",
-                (unsigned long long)o->maxb, need / 1048576.0, nlocal, (unsigned long long)(avail >> 20));
+                (unsigned long long)o->maxb, mem.need / 1048576.0, nlocal, (unsigned long long)(mem.avail >> 20));
         return EXIT_USAGE;
     }
     if ((o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) && o->root >= nranks) {
@@ -185,7 +176,7 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
     }
     /* an override that cannot apply is reported up front, never ignored */
     tt_plan eff;
-    if (tt_comm_resolve_plan(comms[0], o->coll, (size_t)(o->maxb / es), o->dtype, &eff) != TT_OK) {
+    if (tt_comm_resolve_plan(comms[0], o->coll, (size_t)(o->maxb / tt_dtype_size(o->dtype)), o->dtype, &eff) != TT_OK) {
         fprintf(stderr, "topo-exec: %s (requested: algorithm %s from %s, protocol %s from %s)\n",
                 tt_error_message(), tt_algo_label(o->plan.algo), o->algo_src ? o->algo_src : "default",
                 tt_proto_name(o->plan.proto), o->proto_src ? o->proto_src : "default");
@@ -202,15 +193,15 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
 static int agree_options(const opts *o, tt_comm *c, int rc, char *why, size_t whyn)
 {
     int me = tt_comm_rank(c), n = tt_comm_nranks(c);
-    enum { W = MPI_NOPT + 1 };
+    enum { W = TT_CLI_MPI_NOPT + 1 };
     uint64_t mine[W];
     uint64_t *all = calloc((size_t)n * W, sizeof *all);
     if (!all) {
         snprintf(why, whyn, "out of memory comparing the options of the ranks");
         return EXIT_RUNTIME;
     }
-    mpi_opt_values(o, mine);
-    mine[MPI_NOPT] = (uint64_t)rc;
+    tt_cli_mpi_opt_values(o, mine);
+    mine[TT_CLI_MPI_NOPT] = (uint64_t)rc;
     tt_status st = tt_allgather(mine, all, W, TT_UINT64, c);
     if (st == TT_OK)
         st = tt_comm_wait(c);
@@ -222,13 +213,13 @@ static int agree_options(const opts *o, tt_comm *c, int rc, char *why, size_t wh
     }
     int out = 0;
     for (int r = 1; r < n; r++)
-        for (int i = 0; i < MPI_NOPT; i++)
+        for (int i = 0; i < TT_CLI_MPI_NOPT; i++)
             if (all[(size_t)r * W + i] != all[i]) {
                 char a[64], b[64];
-                mpi_opt_text(i, all[(size_t)r * W + i], a, sizeof a);
-                mpi_opt_text(i, all[i], b, sizeof b);
+                tt_cli_mpi_opt_text(i, all[(size_t)r * W + i], a, sizeof a);
+                tt_cli_mpi_opt_text(i, all[i], b, sizeof b);
                 snprintf(why, whyn, "rank %d: option %s is %s there but %s on rank 0; start every rank with the "
-                         "same options (nothing measured)", r, mpi_opt_name[i], a, b);
+                         "same options (nothing measured)", r, tt_cli_mpi_opt_name[i], a, b);
                 if (me == 0 || me == r)
                     fprintf(stderr, "topo-exec: %s\n", why);
                 out = EXIT_USAGE;
@@ -236,8 +227,8 @@ static int agree_options(const opts *o, tt_comm *c, int rc, char *why, size_t wh
                 break;
             }
     for (int r = 0; !out && r < n; r++)
-        if (all[(size_t)r * W + MPI_NOPT]) {
-            out = (int)all[(size_t)r * W + MPI_NOPT];
+        if (all[(size_t)r * W + TT_CLI_MPI_NOPT]) {
+            out = (int)all[(size_t)r * W + TT_CLI_MPI_NOPT];
             snprintf(why, whyn, "nothing measured: rank %d refused to start (exit %d; its message is on its "
                      "standard error)", r, out);
             if (me == 0 && r != me)
@@ -257,7 +248,7 @@ static int json_writer_hint(const opts *o)
     if (o->mp == 2) {
         const char *rv = NULL;
         tt_env_rank_vars(&rv, NULL);
-        const char *v = rv ? getenv(rv) : NULL;
+        const char *v = rv ? tt_setting(rv) : NULL;
         return v && !strcmp(v, "0");
     }
     return 0;
@@ -269,7 +260,7 @@ static void print_binding(tt_comm **comms, int nlocal)
     int any = 0;
     for (int i = 0; i < nlocal; i++) any |= tt_comm_bound_cpu(comms[i]) >= 0;
     if (!any) return;
-    printf("# bound (TOPOTUNE_HOST_BIND=%s):", getenv("TOPOTUNE_HOST_BIND"));
+    printf("# bound (TOPOTUNE_HOST_BIND=%s):", tt_setting("TOPOTUNE_HOST_BIND"));
     for (int i = 0; i < nlocal; i++) printf(" rank %d cpu %d", tt_comm_rank(comms[i]), tt_comm_bound_cpu(comms[i]));
     printf("\n");
 }
@@ -284,7 +275,7 @@ static void print_header(const opts *o, int nranks, const char *transport)
     for (int r = 0; pids && hosts && r < nranks; r++) {
         pids[r] = o->mp ? -1 : (int)getpid();
         hosts[r] = o->mp ? "-" : host;
-        mpi_ident_of(r, &pids[r], &hosts[r]); /* MPI mode: every rank's own */
+        tt_cli_mpi_ident_of(r, &pids[r], &hosts[r]); /* MPI mode: every rank's own */
     }
     if (pids && hosts)
         tt_cli_exec_print_header(o, nranks, transport, pids, hosts);
@@ -340,114 +331,102 @@ static int validate_gpu_procs(const opts *o, const tt_cli_sweep *s)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* Host ranks, once the communicators are open: the checks every rank agrees on, then --validate
+ * or the sweep (the rows printed as they come), the summary and -J.  The exit code; *jwrite:
+ * whether -J is still to be written with the reason (why) of an early stop. */
+static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nranks, shared *sh, int *jwrite,
+                    int jrc, char *why, size_t whyn, const char *start)
 {
-    tt_cli_init("topo-exec");
-    /* started as all_reduce_perf, ...: nccl-tests' options become topo-exec's (cli_perf.c) */
-    int orig_argc = argc;
-    char **orig_argv = argv;
-    int prc = tt_cli_perf_translate(&argc, &argv);
-    if (prc > 0)
-        return prc;
-    /* (without arguments GPU mode takes the machine's GPUs when any is usable) */
-    int grc = topo_exec_gpu_main(argc, argv);
-    if (grc >= 0)
-        return grc;
-    opts o;
-    int rc = tt_cli_exec_parse(argc, argv, TOPO_EXEC_HAVE_MPI, &o);
+    int me = tt_comm_rank(comms[0]), nlocal = o->mp ? 1 : nranks, fatal, rc = 0;
+    const char *transport = tt_comm_transport(comms[0]);
+    if (o->mp == 1 || o->mp == 2) {
+        rc = agree_options(o, comms[0], jrc, why, whyn);
+        if (rc)
+            return rc;
+    }
+    rc = check_run(o, comms, nranks, nlocal, &fatal);
+    if (rc && tt_cli_last_bad()[0])
+        snprintf(why, whyn, "%s", tt_cli_last_bad());
+    if (fatal)
+        return rc;
+    if (o->mp == 3) /* MPI: same options everywhere, and all ranks go on or stop together */
+        rc = tt_cli_mpi_agree(o, me, nranks, rc ? rc : jrc);
     if (rc)
         return rc;
-    o.argc = orig_argc; /* -J's args: the command line as typed */
-    o.argv = orig_argv;
-    if (o.timeout_ms > 0) {
-        char b[32];
-        snprintf(b, sizeof b, "%d", o.timeout_ms);
-        setenv("TOPOTUNE_TIMEOUT_MS", b, 1);
+    if (me == 0)
+        print_binding(comms, nlocal);
+    if (o->val.on) {
+        *jwrite = 0; /* --validate writes its own -J */
+        return tt_cli_validate_host(&o->val, sweep, comms, nlocal);
     }
-    tt_cli_sweep sweep = {o.coll, o.dtype, o.op, o.root, o.minb, o.maxb, o.stepb, o.factor, o.iters, o.warmup,
-                          o.agg, o.check, o.plan.chunk_bytes, o.progress, o.json, o.argc, o.argv};
-    if (o.val.on && o.ngpus > 0)
-        return o.mp ? validate_gpu_procs(&o, &sweep) : tt_cli_validate_gpu(&o.val, &sweep, o.ngpus, NULL);
+    if (me == 0)
+        print_header(o, nranks, transport);
+    sh->pred = tt_cli_exec_has_pred();
+    sh->nranks = nranks;
+    sh->tty = o->progress && me == 0 && isatty(2);
+    for (long long cyc = 0; !rc && !sh->failed && (o->cycles == 0 || cyc < o->cycles); cyc++)
+        rc = run_ranks(comms, nlocal, sh); /* --cycles (nccl-tests' -N): the sweep again, rows appended */
+    if (sh->failed) {
+        fprintf(stderr, "topo-exec: %s\n", sh->err);
+        rc = EXIT_RUNTIME;
+    }
+    if (me != 0)
+        return rc;
+    double avg;
+    int oob = tt_cli_exec_summary(sh->rows, sh->nrows, &avg);
+    long fb = o->table ? 0 : -1; /* -1: no table */
+    for (int r = 0; o->table && r < nlocal; r++)
+        fb += (long)tt_comm_plan_table_fallbacks(comms[r]);
+    tt_cli_exec_print_footer(o, oob, avg, fb, sh->failed ? sh->err : NULL, sh->nrows);
+    if (oob && !rc)
+        rc = EXIT_WRONG;
+    if (o->json) {
+        int jr = tt_cli_exec_write_json(o, sh->rows, sh->nrows, sh->failed ? sh->err : NULL, nranks, transport, avg,
+                                        oob, start);
+        *jwrite = 0;
+        if (jr && !rc)
+            rc = jr;
+    }
+    return rc;
+}
+
+/* Host mode (threads, one rank per process, MPI) or --validate; the exit code. */
+static int host_main(opts *o)
+{
+    tt_cli_sweep sweep = {o->coll, o->dtype, o->op, o->root, o->minb, o->maxb, o->stepb, o->factor, o->iters,
+                          o->warmup, o->agg, o->check, o->plan.chunk_bytes, o->progress, o->json, o->argc, o->argv};
+    if (o->val.on && o->ngpus > 0)
+        return o->mp ? validate_gpu_procs(o, &sweep) : tt_cli_validate_gpu(&o->val, &sweep, o->ngpus, NULL);
     char start[64];
     time_t t = time(NULL);
     strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", gmtime(&t));
-
-    shared sh = {.o = &o};
+    shared sh = {.o = o};
     pthread_mutex_init(&sh.mu, NULL);
-    int nranks;
+    int nranks, rc;
     tt_comm **comms = NULL;
     /* -J is checked before anything is measured; in the rendezvous modes rank 0 still joins, so that every
      * rank stops at once with the reason (agree_options) instead of waiting for it until the deadline */
-    int jrc = o.json && json_writer_hint(&o) ? tt_cli_exec_json_probe(o.json) : 0;
-    if (jrc && !o.mp)
+    int jrc = o->json && json_writer_hint(o) ? tt_cli_exec_json_probe(o->json) : 0;
+    if (jrc && !o->mp)
         return jrc;
     char why[640] = "";
-    if ((rc = open_comms(&o, &comms, &nranks))) {
+    if ((rc = open_comms(o, &comms, &nranks))) {
         /* a failed rendezvous still leaves its reason in -J (replacing an older file, never a stale success) */
-        if (o.json && !jrc && json_writer_hint(&o))
-            tt_cli_exec_write_json(&o, NULL, 0, tt_error_message(), o.mp == 1 ? o.nranks : 0, "none", 0, 0, start);
+        if (o->json && !jrc && json_writer_hint(o))
+            tt_cli_exec_write_json(o, NULL, 0, tt_error_message(), o->mp == 1 ? o->nranks : 0, "none", 0, 0, start);
         return rc;
     }
-    int me = tt_comm_rank(comms[0]), nlocal = o.mp ? 1 : nranks, fatal;
+    int me = tt_comm_rank(comms[0]), nlocal = o->mp ? 1 : nranks;
     const char *transport = tt_comm_transport(comms[0]);
-    int jwrite = me == 0 && o.json && !jrc; /* -J still to write on every way out */
-    if (o.mp == 3 && me == 0 && o.json && !jrc)
-        jrc = tt_cli_exec_json_probe(o.json), jwrite = !jrc;
-    if (o.mp == 1 || o.mp == 2) {
-        rc = agree_options(&o, comms[0], jrc, why, sizeof why);
-        if (rc)
-            goto done;
-    }
-    rc = check_run(&o, comms, nranks, nlocal, &fatal);
-    if (rc && tt_cli_last_bad()[0])
-        snprintf(why, sizeof why, "%s", tt_cli_last_bad());
-    if (fatal)
-        goto done;
-    if (o.mp == 3) /* MPI: same options everywhere, and all ranks go on or stop together */
-        rc = mpi_agree(&o, me, nranks, rc ? rc : jrc);
-    if (rc)
-        goto done;
-    if (me == 0)
-        print_binding(comms, nlocal);
-    if (o.val.on) {
-        jwrite = 0; /* --validate writes its own -J */
-        rc = tt_cli_validate_host(&o.val, &sweep, comms, nlocal);
-        goto done;
-    }
-    if (me == 0)
-        print_header(&o, nranks, transport);
-    sh.pred = tt_cli_exec_has_pred();
-    sh.nranks = nranks;
-    sh.tty = o.progress && me == 0 && isatty(2);
-    for (long long cyc = 0; !rc && !sh.failed && (o.cycles == 0 || cyc < o.cycles); cyc++)
-        rc = run_ranks(comms, nlocal, &sh); /* --cycles (nccl-tests' -N): the sweep again, rows appended */
-    if (sh.failed) {
-        fprintf(stderr, "topo-exec: %s\n", sh.err);
-        rc = EXIT_RUNTIME;
-    }
-    if (me == 0) {
-        double avg;
-        int oob = tt_cli_exec_summary(sh.rows, sh.nrows, &avg);
-        long fb = o.table ? 0 : -1; /* -1: no table */
-        for (int r = 0; o.table && r < nlocal; r++)
-            fb += (long)tt_comm_plan_table_fallbacks(comms[r]);
-        tt_cli_exec_print_footer(&o, oob, avg, fb, sh.failed ? sh.err : NULL, sh.nrows);
-        if (oob && !rc)
-            rc = EXIT_WRONG;
-        if (o.json) {
-            int jr = tt_cli_exec_write_json(&o, sh.rows, sh.nrows, sh.failed ? sh.err : NULL, nranks, transport, avg,
-                                            oob, start);
-            jwrite = 0;
-            if (jr && !rc)
-                rc = jr;
-        }
-    }
-done:
+    int jwrite = me == 0 && o->json && !jrc; /* -J still to write on every way out */
+    if (o->mp == 3 && me == 0 && o->json && !jrc)
+        jrc = tt_cli_exec_json_probe(o->json), jwrite = !jrc;
+    rc = host_run(o, &sweep, comms, nranks, &sh, &jwrite, jrc, why, sizeof why, start);
     if (jwrite && rc) { /* stopped before the sweep: the reason, with no results */
         if (!why[0])
             snprintf(why, sizeof why, "nothing measured: stopped before the first collective (exit %d; the reason is "
                      "on standard error)", rc);
-        tt_cli_exec_write_json(&o, NULL, 0, why, nranks, transport, 0, 0, start);
+        tt_cli_exec_write_json(o, NULL, 0, why, nranks, transport, 0, 0, start);
     }
     for (int r = 0; r < nlocal; r++) {
         if (tt_comm_destroy(comms[r]) != TT_OK && !rc && !sh.failed) {
@@ -457,6 +436,29 @@ done:
     }
     free(comms);
     free(sh.rows);
-    mpi_finish();
+    tt_cli_mpi_finish();
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    tt_cli_init("topo-exec");
+    /* started as all_reduce_perf, ...: nccl-tests' options become topo-exec's (cli_perf.c) */
+    int orig_argc = argc;
+    char **orig_argv = argv;
+    int prc = tt_cli_perf_translate(&argc, &argv);
+    if (prc > 0)
+        return prc;
+    if (argc == 1) /* without arguments GPU mode takes the machine's GPUs when any is usable */
+        tt_cli_gpu_no_args(&argc, &argv);
+    opts o;
+    int rc = tt_cli_exec_parse(argc, argv, tt_cli_have_mpi, &o);
+    if (rc)
+        return rc;
+    if (o.gpu) /* (-T is set already) */
+        return tt_cli_gpu_run(&o);
+    tt_cli_exec_set_timeout(&o);
+    o.argc = orig_argc; /* -J's args: the command line as typed */
+    o.argv = orig_argv;
+    return host_main(&o);
 }

@@ -17,9 +17,9 @@ static FILE *tt_log_stream;
 
 static void tt_log_read_env(void)
 {
-    const char *lvl = getenv("TOPOTUNE_DEBUG");
-    const char *sub = getenv("TOPOTUNE_DEBUG_SUBSYS");
-    const char *file = getenv("TOPOTUNE_DEBUG_FILE");
+    const char *lvl = tt_setting("TOPOTUNE_DEBUG");
+    const char *sub = tt_setting("TOPOTUNE_DEBUG_SUBSYS");
+    const char *file = tt_setting("TOPOTUNE_DEBUG_FILE");
 
     tt_log_level_cur = TT_LOG_WARN;
     if (lvl) {

@@ -111,6 +111,38 @@ tt_status tt_parse_size(const char *s, uint64_t *out);
 
 char *tt_strdup(const char *s); /* NULL-safe; NULL on OOM */
 
+/* ---- Settings: the TOPOTUNE_* environment variables (common_settings.c) ----
+ * The library reads its environment only through tt_setting(); every documented TOPOTUNE_*
+ * variable has a row in tt_settings_table() (name, type, range, default; docs/ lists the same
+ * names).  A front end turns its options into settings with tt_setting_set(), for this process
+ * only (the environment is left alone). */
+typedef enum {
+    TT_SETTING_INT,       /* an integer lo..hi */
+    TT_SETTING_SIZE,      /* a size lo..hi with K/M/G suffixes */
+    TT_SETTING_SIZE_POW2, /* the same, a power of two */
+    TT_SETTING_CHOICE,    /* one of the words of `accepted` ("a, b or c") */
+    TT_SETTING_TEXT,      /* parsed by its owner, with the owner's messages */
+    TT_SETTING_TEST       /* read by the tests only (test hooks), never by the library */
+} tt_setting_type;
+typedef struct {
+    const char *name;
+    tt_setting_type type;
+    long long lo, hi;     /* INT, SIZE, SIZE_POW2 */
+    const char *accepted; /* what a value must be, as messages say it */
+    const char *def;      /* the default, as the documentation says it */
+    const char *owner;    /* the module that uses it: common, topo, exec, bin, plugin, tests */
+} tt_setting_info;
+const tt_setting_info *tt_settings_table(size_t *n);
+const tt_setting_info *tt_setting_lookup(const char *name); /* NULL: not a TOPOTUNE_* setting */
+/* The value of a setting: tt_setting_set's for this process, else the environment's; NULL when
+ * unset.  Also reads other programs' variables (RANK, MASTER_ADDR, SLURM_*: their interface). */
+const char *tt_setting(const char *name);
+/* Set (value) or unset (NULL) a TOPOTUNE_* setting for this process. */
+tt_status tt_setting_set(const char *name, const char *value);
+/* Every typed setting (INT, SIZE, SIZE_POW2, CHOICE) that is set and not empty holds an accepted
+ * value; else TT_ERR_INVALID with "NAME='value': must be ... (unset it for the default)". */
+tt_status tt_settings_check(void);
+
 /* ---- Collective vocabulary shared by tune/ (model, tables) and exec/ (executor) ----
  * Numbering follows NCCL (ncclFunc_t order, NCCL_ALGO_*, NCCL_PROTO_*), so tables and the
  * tuner plugin map 1:1 onto NCCL's ids.  *_DEFAULT (-1) means "let the component choose". */

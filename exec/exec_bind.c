@@ -26,7 +26,7 @@ enum { BIND_NONE, BIND_CORE, BIND_CPU };
 
 static tt_status bind_policy(int *policy)
 {
-    const char *s = getenv("TOPOTUNE_HOST_BIND");
+    const char *s = tt_setting("TOPOTUNE_HOST_BIND");
     *policy = BIND_NONE;
     if (!s || !*s || !strcmp(s, "none")) return TT_OK;
     if (!strcmp(s, "core")) *policy = BIND_CORE;
@@ -104,13 +104,13 @@ tt_status exec_bind_plan(tt_comm *comm)
     const int n = orders[o].n, *cpus = orders[o].cpus;
     if (n <= 0 || local > n) {
         if (idx == 0)
-            TT_INFO("exec", "TOPOTUNE_HOST_BIND=%s: %d ranks on this node, %d CPUs: not binding", getenv("TOPOTUNE_HOST_BIND"),
+            TT_INFO("exec", "TOPOTUNE_HOST_BIND=%s: %d ranks on this node, %d CPUs: not binding", tt_setting("TOPOTUNE_HOST_BIND"),
                     local, n);
         return TT_OK;
     }
     comm->bind_cpu = cpus[idx];
     TT_INFO("exec", "rank %d: worker bound to CPU %d (TOPOTUNE_HOST_BIND=%s, local rank %d of %d)", comm->rank,
-            comm->bind_cpu, getenv("TOPOTUNE_HOST_BIND"), idx, local);
+            comm->bind_cpu, tt_setting("TOPOTUNE_HOST_BIND"), idx, local);
     return TT_OK;
 }
 

@@ -295,10 +295,10 @@ static uint64_t job_identity(char *name, size_t n)
                                        "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"};
     name[0] = '\0';
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
+        const char *v = tt_setting(vars[i]);
         if (!v || !*v || !strcmp(v, "none")) /* torchrun's default --rdzv-id is "none": no identity */
             continue;
-        const char *step = i == 1 ? getenv("SLURM_STEP_ID") : NULL;
+        const char *step = i == 1 ? tt_setting("SLURM_STEP_ID") : NULL;
         snprintf(name, n, "%s=%s%s%s", vars[i], v, step ? "." : "", step ? step : "");
         uint64_t h = 1469598103934665603ull; /* FNV-1a of the text */
         for (const char *p = name; *p; p++)

@@ -10,7 +10,7 @@
 
 static size_t env_chunk_bytes(void)
 {
-    const char *s = getenv("TOPOTUNE_CHUNK_BYTES");
+    const char *s = tt_setting("TOPOTUNE_CHUNK_BYTES");
     uint64_t v;
     if (s && *s && tt_parse_size(s, &v) == TT_OK && v >= 64 && v <= (1ull << 30))
         return (size_t)v;

@@ -11,7 +11,7 @@
 
 static int env_timeout_ms(void)
 {
-    const char *s = getenv("TOPOTUNE_TIMEOUT_MS");
+    const char *s = tt_setting("TOPOTUNE_TIMEOUT_MS");
     long long v;
     if (s && *s) {
         if (tt_parse_ll(s, &v) == TT_OK && v > 0 && v <= 86400000LL)
@@ -198,7 +198,7 @@ void exec_comm_free(tt_comm *comm)
 
 static size_t env_ring_bytes(void)
 {
-    const char *s = getenv("TOPOTUNE_SHM_RING_BYTES");
+    const char *s = tt_setting("TOPOTUNE_SHM_RING_BYTES");
     uint64_t v;
     /* engineering default: 1 MiB per directed pair (2 pipeline chunks) */
     size_t def = 1u << 20;
@@ -219,7 +219,7 @@ tt_status tt_comm_init_threads(int nranks, tt_comm **comms)
     /* TOPOTUNE_THREAD_NODES=K splits the thread ranks into K contiguous
      * "nodes" so that node-aware algorithms can be exercised in one process */
     int nodes = 1;
-    const char *tn = getenv("TOPOTUNE_THREAD_NODES");
+    const char *tn = tt_setting("TOPOTUNE_THREAD_NODES");
     long long v;
     if (tn && *tn) {
         if (tt_parse_ll(tn, &v) != TT_OK || v < 1 || v > nranks)
@@ -296,7 +296,7 @@ tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, 
 
 static tt_status env_int(const char *name, long long lo, long long hi, long long *out)
 {
-    const char *s = getenv(name);
+    const char *s = tt_setting(name);
     if (!s || !*s)
         return tt_error_set(TT_ERR_INVALID, "environment variable %s is not set", name);
     if (tt_parse_ll(s, out) != TT_OK || *out < lo || *out > hi)
@@ -313,7 +313,7 @@ int tt_env_rank_vars(const char **rank_var, const char **size_var)
                                            {"PMI_RANK", "PMI_SIZE"},
                                            {"SLURM_PROCID", "SLURM_NTASKS"}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
-        if (getenv(pairs[i][0]) && getenv(pairs[i][1])) {
+        if (tt_setting(pairs[i][0]) && tt_setting(pairs[i][1])) {
             if (rank_var) *rank_var = pairs[i][0];
             if (size_var) *size_var = pairs[i][1];
             return 1;
@@ -330,7 +330,7 @@ tt_status tt_comm_init_env(tt_comm **comm)
     if ((st = env_int(sn, 1, 1024, &size)) != TT_OK ||
         (st = env_int(rn, 0, size - 1, &rank)) != TT_OK)
         return st;
-    const char *addr = getenv("MASTER_ADDR");
+    const char *addr = tt_setting("MASTER_ADDR");
     tt_unique_id id;
     if ((!addr || !*addr) && tt_env_slurm_step()) { /* srun: the first host of the node list (exec_slurm.c) */
         char hp[300];

@@ -68,7 +68,7 @@ extern "C" int tt_gpu_available(char *why, size_t whylen)
 
 int exec_gpu_env_timeout_ms(void)
 {
-    const char *s = getenv("TOPOTUNE_TIMEOUT_MS");
+    const char *s = tt_setting("TOPOTUNE_TIMEOUT_MS");
     long long v;
     if (s && tt_parse_ll(s, &v) == TT_OK && v >= 1 && v <= 86400000) return (int)v;
     return 30000;
@@ -188,12 +188,9 @@ extern "C" tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *
     tt_gpu_comm *g = new tt_gpu_comm();
     g->nranks = nranks;
     g->timeout_ms = exec_gpu_env_timeout_ms();
-    g->stall_rank = -1;
-    const char *sr = getenv("TOPOTUNE_GPU_TEST_STALL_RANK");
-    long long srv;
-    if (sr && *sr && tt_parse_ll(sr, &srv) == TT_OK && srv >= 0 && srv < nranks) g->stall_rank = (int)srv;
+    g->stall_rank = exec_test_stall_rank(nranks); /* tests only (exec_test_hooks.c) */
     int tmode;
-    if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK) {
+    if (exec_gpu_transport_parse(tt_setting("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK) {
         delete g;
         return TT_ERR_INVALID;
     }

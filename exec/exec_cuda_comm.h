@@ -16,6 +16,7 @@
 
 #include "exec_gpu_hier.h"
 #include "exec_gpu_internal.h"
+#include "exec_test_hooks.h"
 #include "tt_common.h"
 #include "tt_exec.h"
 

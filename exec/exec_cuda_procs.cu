@@ -146,10 +146,7 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
     g->host = host;
     g->nranks = n;
     g->timeout_ms = exec_gpu_env_timeout_ms();
-    g->stall_rank = -1;
-    const char *sr = getenv("TOPOTUNE_GPU_TEST_STALL_RANK");
-    long long srv;
-    if (sr && *sr && tt_parse_ll(sr, &srv) == TT_OK && srv >= 0 && srv < n) g->stall_rank = (int)srv;
+    g->stall_rank = exec_test_stall_rank(n); /* tests only (exec_test_hooks.c) */
     char shm_name[64] = "";
     tt_status st;
     cudaError_t e;
@@ -169,9 +166,9 @@ tt_status exec_gpu_comm_init_procs_emulate(tt_gpu_comm **out, tt_comm *host, int
     if (!ndev) {
         im.st = TT_ERR_UNSUPPORTED;
         snprintf(im.err, sizeof im.err, "%s", why);
-    } else if (exec_gpu_transport_parse(getenv("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK ||
+    } else if (exec_gpu_transport_parse(tt_setting("TOPOTUNE_GPU_TRANSPORT"), &tmode) != TT_OK ||
                (emulate_given < 0 &&
-                exec_gpu_emulate_parse(getenv("TOPOTUNE_GPU_EMULATE_HOSTS"), n, &emulate) != TT_OK)) {
+                exec_gpu_emulate_parse(tt_setting("TOPOTUNE_GPU_EMULATE_HOSTS"), n, &emulate) != TT_OK)) {
         exec_gpu_fail_into(im, TT_ERR_INVALID);
     }
     if (emulate_given >= 0) emulate = emulate_given > n ? n : emulate_given; /* a hierarchical plan's groups */

@@ -28,7 +28,7 @@ static unsigned long long fault_seq = 1;
 
 static void fault_read_env(void)
 {
-    const char *s = getenv("TOPOTUNE_FAULT");
+    const char *s = tt_setting("TOPOTUNE_FAULT");
     char kind[16];
     int rank;
     unsigned long long seq = 1;
@@ -57,7 +57,7 @@ static long slow_us;
 
 static void slow_read_env(void)
 {
-    const char *s = getenv("TOPOTUNE_FAULT_SLOW");
+    const char *s = tt_setting("TOPOTUNE_FAULT_SLOW");
     char name[32];
     long us;
     tt_algo a;

@@ -82,7 +82,7 @@ static tt_status dev_open(ib_dev **out, int me)
         return tt_error_prefix(TT_ERR_UNSUPPORTED, "rank %d", me);
     char want[64] = "";
     int want_port = 0;
-    const char *hca = getenv("TOPOTUNE_IB_HCA");
+    const char *hca = tt_setting("TOPOTUNE_IB_HCA");
     if (hca && *hca) {
         snprintf(want, sizeof want, "%s", hca);
         char *colon = strchr(want, ':');
@@ -95,7 +95,7 @@ static tt_status dev_open(ib_dev **out, int me)
         }
     }
     int gid_index = 0;
-    const char *gi = getenv("TOPOTUNE_IB_GID_INDEX");
+    const char *gi = tt_setting("TOPOTUNE_IB_GID_INDEX");
     if (gi && *gi) {
         long long v;
         if (tt_parse_ll(gi, &v) != TT_OK || v < 0 || v > 255)
@@ -191,7 +191,7 @@ static tt_status dev_open(ib_dev **out, int me)
 
 static size_t env_ring(void)
 {
-    const char *s = getenv("TOPOTUNE_IB_RING_BYTES");
+    const char *s = tt_setting("TOPOTUNE_IB_RING_BYTES");
     uint64_t v;
     if (s && *s) {
         if (tt_parse_size(s, &v) == TT_OK && v >= 4096 && v <= (1ull << 30) && !(v & (v - 1)))
@@ -307,7 +307,7 @@ static tt_status conn_connect(ib_conn *c, const ib_info *mine, const ib_info *th
     at.ah_attr.dlid = th->lid;
     at.ah_attr.sl = 0;
     at.ah_attr.port_num = (uint8_t)d->port;
-    if (d->pa.link_layer == IBV_LINK_LAYER_ETHERNET || getenv("TOPOTUNE_IB_GID_INDEX")) {
+    if (d->pa.link_layer == IBV_LINK_LAYER_ETHERNET || tt_setting("TOPOTUNE_IB_GID_INDEX")) {
         at.ah_attr.is_global = 1;
         memcpy(at.ah_attr.grh.dgid.raw, th->gid, 16);
         at.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;

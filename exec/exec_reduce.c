@@ -226,7 +226,7 @@ HOT tt_status tt_reduce(void *dst, const void *src, size_t count, tt_dtype t, tt
         /* TOPOTUNE_NO_F16C=1 forces the portable path (tests compare both) */
         static _Atomic int use = -1; /* decided once; racing first calls agree */
         if (use < 0)
-            use = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") && !getenv("TOPOTUNE_NO_F16C");
+            use = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c") && !tt_setting("TOPOTUNE_NO_F16C");
         if (use) {
             size_t done = half_reduce_f16c(dst, src, count, op);
             dst = (unsigned char *)dst + 2 * done;

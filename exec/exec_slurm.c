@@ -145,7 +145,7 @@ static const char *slurm_nodelist(void)
 {
     static const char *const names[] = {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-        const char *v = getenv(names[k]);
+        const char *v = tt_setting(names[k]);
         if (v && *v) return v;
     }
     return NULL;
@@ -171,19 +171,19 @@ tt_status tt_slurm_master(char *host_port, size_t n)
         return tt_error_set(TT_ERR_INVALID, "Slurm node list: %s", why);
     }
     long port = 0;
-    const char *ps = getenv("TOPOTUNE_MASTER_PORT");
-    if (!ps || !*ps) ps = getenv("MASTER_PORT");
+    const char *ps = tt_setting("TOPOTUNE_MASTER_PORT");
+    if (!ps || !*ps) ps = tt_setting("MASTER_PORT");
     if (ps && *ps) {
         char *e;
         port = strtol(ps, &e, 10);
         if (*e || port < 1 || port > 65535)
             return tt_error_set(TT_ERR_INVALID, "%s='%s' is not a port in 1..65535",
-                                getenv("TOPOTUNE_MASTER_PORT") ? "TOPOTUNE_MASTER_PORT" : "MASTER_PORT", ps);
+                                tt_setting("TOPOTUNE_MASTER_PORT") ? "TOPOTUNE_MASTER_PORT" : "MASTER_PORT", ps);
     } else {
         /* engineering choice: 12000..31999, below Linux's ephemeral ports; the job id and the step id
          * spread concurrent steps over it (every task of a step computes the same port) */
-        const char *js = getenv("SLURM_JOB_ID"), *ss = getenv("SLURM_STEP_ID");
-        if (!ss) ss = getenv("SLURM_STEPID");
+        const char *js = tt_setting("SLURM_JOB_ID"), *ss = tt_setting("SLURM_STEP_ID");
+        if (!ss) ss = tt_setting("SLURM_STEPID");
         unsigned long job = js ? strtoul(js, NULL, 10) : 0, step = ss ? strtoul(ss, NULL, 10) : 0;
         port = 12000 + (long)((job * 8 + step % 8) % 20000);
     }

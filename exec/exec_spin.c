@@ -14,7 +14,7 @@ static int64_t spin_env = EXEC_SPIN_US;
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static void spin_init(void)
 {
-    const char *s = getenv("TOPOTUNE_SPIN_US");
+    const char *s = tt_setting("TOPOTUNE_SPIN_US");
     long long v;
     if (s && *s && tt_parse_ll(s, &v) == TT_OK && v >= 0 && v <= 10000000)
         spin_env = v;

@@ -33,7 +33,7 @@ unsigned exec_transport_bit(const exec_transport *tp)
 
 tt_status exec_transport_mode(const exec_transport **forced)
 {
-    const char *tr = getenv("TOPOTUNE_TRANSPORT");
+    const char *tr = tt_setting("TOPOTUNE_TRANSPORT");
     *forced = NULL;
     if (!tr || !*tr || !strcmp(tr, "auto"))
         return TT_OK;

@@ -307,7 +307,7 @@ static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int force
     int n = comm->nranks, me = comm->rank;
     int64_t deadline = exec_now_ms() + comm->timeout_ms;
     size_t cap = 1u << 20;
-    const char *rb = getenv("TOPOTUNE_SHM_RING_BYTES");
+    const char *rb = tt_setting("TOPOTUNE_SHM_RING_BYTES");
     uint64_t v;
     if (rb && tt_parse_size(rb, &v) == TT_OK && v >= 4096 && v <= (1ull << 30) && !(v & (v - 1)))
         cap = (size_t)v;

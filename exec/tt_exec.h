@@ -439,6 +439,15 @@ void tt_sweep_engine_release(tt_sweep_engine *e);
  * and the number of sizes of a sweep. */
 size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes);
 int tt_sweep_nsizes(const tt_sweep_opts *o);
+/* Memory of a host sweep (exec_measure_mem.c), known before anything is allocated: every local
+ * rank holds send, receive and expected buffers of the largest size (o->maxb). */
+typedef struct {
+    double need;       /* bytes the nlocal ranks of this process need */
+    uint64_t avail;    /* MemAvailable of /proc/meminfo in bytes; 0 when unknown */
+    int fits;          /* need within 90% of avail (or avail unknown) */
+    uint64_t fit_maxb; /* not fits: the largest o->maxb that would (nccl-tests lowers -e to it) */
+} tt_sweep_mem;
+void tt_sweep_host_mem(const tt_sweep_opts *o, int nranks, int nlocal, tt_sweep_mem *m);
 /* Buffers for counts up to max_count (tt_sweep_run does it itself; earlier, to fail before printing). */
 tt_status tt_sweep_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t max_count);
 /* One row: both placements at one count (after tt_sweep_prepare); index/progress from the caller. */

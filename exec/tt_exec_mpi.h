@@ -91,7 +91,7 @@ static inline tt_status tt_comm_init_mpi(tt_comm **comm, MPI_Comm mpi_comm)
 
     memset(&boot, 0, sizeof boot);
     if (rank == 0) {
-        const char *addr = getenv("TOPOTUNE_BOOTSTRAP_ADDR");
+        const char *addr = tt_setting("TOPOTUNE_BOOTSTRAP_ADDR");
         char found[64];
         tt_status st = TT_OK;
         if (!addr || !*addr) {

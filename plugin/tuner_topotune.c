@@ -67,7 +67,7 @@ static int pick_shape(tp_ctx *c, const tp_table *t, const char *path, int nranks
     }
     char have[512];
     shape_list(t, have, sizeof have);
-    const char *fb = getenv("TOPOTUNE_TUNER_FALLBACK");
+    const char *fb = tt_setting("TOPOTUNE_TUNER_FALLBACK");
     if (fb && !strcmp(fb, "nearest")) {
         if (tp_table_nearest(t, nranks, nnodes, use)) {
             tp_warn_once(c->log,
@@ -97,7 +97,7 @@ static tp_result do_init(void **ctxp, uint64_t comm, size_t nRanks, size_t nNode
     if (nvl)
         tp_log(logf, TP_LOG_INFO, "topotune tuner: communicator of %zu ranks on %zu nodes: %d NVLink domain(s), %d..%d ranks each",
                nRanks, nNodes, nvl->nNvlDomains, nvl->minRanksPerNvlDomain, nvl->maxRanksPerNvlDomain);
-    const char *path = getenv("TOPOTUNE_TUNER_TABLE"), *cfg = getenv("NCCL_TUNER_CONFIG_FILE");
+    const char *path = tt_setting("TOPOTUNE_TUNER_TABLE"), *cfg = tt_setting("NCCL_TUNER_CONFIG_FILE");
     int csv = 0;
     if (path && *path) {
         csv = ends_with(path, ".csv") || ends_with(path, ".conf");

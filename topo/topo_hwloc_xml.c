@@ -1114,7 +1114,7 @@ tt_probe_state scan_hwloc_xml_file(scan_ctx *c, const char *path)
     }
     ver = tt_xml_get(doc->root, "version");
     major = ver ? atoi(ver) : 1;
-    force = getenv("TOPOTUNE_HWLOC_READER");
+    force = tt_setting("TOPOTUNE_HWLOC_READER");
     if (force && !strcmp(force, "topotune")) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by topotune's reader "
                              "(TOPOTUNE_HWLOC_READER=topotune)", path, ver ? ver : "1.x");

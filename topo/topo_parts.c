@@ -192,7 +192,7 @@ static const char *part_env_or_opt(const tt_topo *t)
 {
     if (t->opts.gpu_part && *t->opts.gpu_part)
         return t->opts.gpu_part;
-    const char *e = getenv("TOPOTUNE_GPU_PART");
+    const char *e = tt_setting("TOPOTUNE_GPU_PART");
     return e && *e ? e : NULL;
 }
 

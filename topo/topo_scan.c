@@ -332,7 +332,7 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
 
     root = o->sysfs_root;
     if (!root || !root[0])
-        root = getenv("TOPOTUNE_SYSFS_ROOT");
+        root = tt_setting("TOPOTUNE_SYSFS_ROOT");
     if (root && root[0] && strcmp(root, "/") != 0) {
         struct stat st;
         char rp[PATH_MAX];
@@ -388,7 +388,7 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     } else {
         const char *why = "fake sysfs root: this probe would read the real machine";
         /* tests replay NVML/CUDA/ibverbs with stub libraries next to a fake root */
-        const char *dp = getenv("TOPOTUNE_SCAN_DEVICE_PROBES");
+        const char *dp = tt_setting("TOPOTUNE_SCAN_DEVICE_PROBES");
         int dev_ok = c.live || (fake && dp && !strcmp(dp, "1"));
         for (int k = 0; scan_probe_table[k].name; k++) {
             const scan_probe_def *d = &scan_probe_table[k];

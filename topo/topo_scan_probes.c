@@ -74,5 +74,5 @@ tt_status scan_probe_exclusions(const char *opt_list, unsigned *mask)
     *mask = 0;
     if ((st = add_list(opt_list, "scan exclude list", mask)) != TT_OK)
         return st;
-    return add_list(getenv("TOPOTUNE_SCAN_EXCLUDE"), "TOPOTUNE_SCAN_EXCLUDE", mask);
+    return add_list(tt_setting("TOPOTUNE_SCAN_EXCLUDE"), "TOPOTUNE_SCAN_EXCLUDE", mask);
 }

@@ -91,6 +91,102 @@ X @/all_gather_perf -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
 @/topo-exec -g 1
 @/topo-exec --bogus-option
 @/topo-exec --host 0
+@/topo-exec --host 2 -b 0
+@/topo-exec --host 2 -b x
+@/topo-exec --host 2 -b 2K -e 1K
+@/topo-exec --host 2 -i 0 -f 1
+@/topo-exec --host 2 --chunk 32
+@/topo-exec --host 2 --chunk x
+@/topo-exec --host 2 -n 0
+@/topo-exec --host 2 -w -1
+@/topo-exec --host 2 -m 0
+@/topo-exec --host 2 -c x
+@/topo-exec --host 2 -o bogus
+@/topo-exec --host 2 -d bogus
+@/topo-exec --host 2 -t bogus
+@/topo-exec --host 2 -t broadcast -r 5
+@/topo-exec --host 2 --cycles -1
+@/topo-exec --host 2 --average foo
+@/topo-exec --host 2 --bind socket
+@/topo-exec --host 2 -T 0
+@/topo-exec --host 2 --rank 0
+@/topo-exec --host 2 --rank 0 --nranks 2 --master 127.0.0.1:1
+@/topo-exec --rank 1 --nranks 1 --master 127.0.0.1:1
+@/topo-exec --host 2 --mpi
+@/topo-exec --host 2 --validate --algo ring
+@/topo-exec --host 2 --topo x
+@/topo-exec --host 2 --validate --validate-margin x
+@/topo-exec --host 2 -g 2
+@/topo-exec --host 2 --engine nccl
+@/topo-exec --host 2 --gpu-transport host
+@/topo-exec --host 2 --cha 2
+@/topo-exec --host 2 extra
+@/topo-exec --host 2 -b
+@/topo-exec --host 2 --predict tests/fixtures/does-not-exist.xml
+@/topo-exec --host 2 --table tests/fixtures/does-not-exist.json -b 1K -e 1K
+@/topo-exec --host 2 --master 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
+@/topo-exec --help
+@/topo-exec --host 2 -V
+WORLD_SIZE=2 @/topo-exec -b 1K -e 1K
+NCCL_ALGO=warp @/topo-exec --host 2 -b 1K -e 1K
+NCCL_PROTO=bogus @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_TIMEOUT_MS=0 @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_TIMEOUT_MS=10s @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_CHUNK_BYTES=3G @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_SHM_RING_BYTES=12K @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_IB_RING_BYTES=1 @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_SPIN_US=-1 @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_THREAD_NODES=0 @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_IB_GID_INDEX=256 @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_GPU_EMULATE_HOSTS=0 @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_HOST_BIND=socket @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_SPIN_US=x TOPOTUNE_TIMEOUT_MS=x @/topo-exec --host 2 -b 1K -e 1K
+TOPOTUNE_THREAD_NODES=3 @/topo-exec --host 2 -b 1K -e 1K
+X TOPOTUNE_TRANSPORT=bogus @/topo-exec --host 2 -b 1K -e 1K
+@/topo-exec -g 2 --cycles 3
+@/topo-exec -g 2 -m 2
+@/topo-exec -g 0
+@/topo-exec -g 65
+@/topo-exec -g2 -b 0
+@/topo-exec -g 2 --engine foo
+@/topo-exec -g 2 --channels 0
+@/topo-exec -g 2 --gpu-transport x
+@/topo-exec -g 2 --algo warp
+@/topo-exec -g 2 -b 2K -e 1K
+@/topo-exec -g 2 --rank 0
+@/topo-exec -g 1 --rank 0 --nranks 2 --master 127.0.0.1:1 -g 2
+@/topo-exec -g 2 --cha 4
+@/topo-exec -g 2 -h
+@/topo-exec -g 2 --bogus
+@/topo-exec -g 2 -r 64
+@/topo-exec -g 2 -T 0
+@/topo-exec -g 2 extra
+@/topo-exec --gpu-copy-bench 0
+@/topo-exec --gpu-copy-bench 1M
+@/topo-exec --engine nccl
+NCCL_ALGO=warp @/topo-exec -g 2
+@/all_reduce_perf -z 1
+@/all_reduce_perf -x 1
+@/all_reduce_perf -g 2
+@/all_reduce_perf -d all
+@/all_reduce_perf -o all
+@/all_reduce_perf -r -1
+@/all_reduce_perf --bogus
+@/all_reduce_perf -t 0
+@/all_reduce_perf -h
+X @/all_reduce_perf -t 2 -g 0 -b 1K -e 4K -f 2 -n 2 -w 1 -N 2 -m 2 -a 0
+X @/broadcast_perf -t 3 -b 1K -e 4K -f 2 -n 2 -w 1 --topotune -I 0
+X @/topo-exec --host 2 --bind core -b 1K -e 4K -f 2 -n 2 -w 1
+X @/topo-exec --host 2 -T 5 --average max --cycles 2 -b 1K -e 4K -f 2 -n 2 -w 1
+X @/topo-exec --host 2 --chec 2 -b 1K -e 4K -f 2 -n 2 -w 1
+X TOPOTUNE_CHUNK_BYTES=4K TOPOTUNE_HOST_BIND=cpu @/topo-exec --host 2 -b 1K -e 4K -f 2 -n 2 -w 1 -J %envrun.json
+@/topo-exec --host 2 --predict tests/fixtures/pcie-4gpu.xml --calibration tests/fixtures/does-not-exist.json -b 1K -e 4K
+X TOPOTUNE_SPIN_US=5 @/topo-exec --host 2 --bind core --predict tests/fixtures/pcie-4gpu.xml -T 7 -b 1K -e 4K -f 2 -n 2 -w 1 -J %bindrun.json
+X TOPOTUNE_HOST_BIND=cpu TOPOTUNE_TIMEOUT_MS=9000 @/topo-exec --host 2 --bind core -T 7 -b 1K -e 4K -f 2 -n 2 -w 1 -J %inplacerun.json
+X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/all_reduce_perf -t 2 -b 1K -e 4K -f 2 -n 2 -w 1 -J %perfrun.json
+X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/all_reduce_perf -t 2 -b 1K -e 4K -f 2 -n 2 -w 1 --predict tests/fixtures/pcie-4gpu.xml -J %perfpredrun.json
+X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/topo-exec --host 2 -b 1K -e 4K -f 2 -n 2 -w 1
+X @/topo-exec
 EOF
 )
 

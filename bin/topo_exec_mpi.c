@@ -1,7 +1,7 @@
 /*
- * topo_exec_mpi.h - topo-exec's MPI launch mode (included once, by
- * bin/topo-exec.c, after its opts type; the launcher test is tt_cli_mpi_launched in
- * bin/cli_exec_opts.c).
+ * topo_exec_mpi.c - topo-exec's MPI launch mode (declared in bin/cli_exec.h; linked into
+ * topo-exec only, the one program built with MPI; the launcher test is tt_cli_mpi_launched
+ * in bin/cli_exec_opts.c).
  *
  * In a build with MPI (Makefile MPI=1, the default when Open MPI is found;
  * -DTT_HAVE_MPI=1 only for topo-exec) a topo-exec started by an MPI launcher
@@ -13,18 +13,27 @@
  * transports.  Without MPI in the build the functions below are stand-ins
  * and mpirun still works through OMPI_COMM_WORLD_* + MASTER_ADDR/PORT.
  */
-#ifndef TOPO_EXEC_MPI_H
-#define TOPO_EXEC_MPI_H
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-/* the options every rank must share, with their names (MPI mode: mpi_agree; rendezvous modes:
- * agree_options in topo-exec.c) */
-enum { MPI_NOPT = 15 };
-static const char *const mpi_opt_name[MPI_NOPT] = {
+#include "cli_exec.h"
+#include "tt_common.h"
+#include "tt_exec.h"
+
+#define MPI_NOPT TT_CLI_MPI_NOPT
+typedef tt_cli_exec_opts opts;
+
+/* the options every rank must share, with their names (MPI mode: tt_cli_mpi_agree; rendezvous
+ * modes: agree_options in topo-exec.c) */
+const char *const tt_cli_mpi_opt_name[MPI_NOPT] = {
     "-t (collective)", "-b (minbytes)", "-e (maxbytes)", "-i (stepbytes)", "-f (stepfactor)",
     "-n (iters)", "-w (warmup_iters)", "-m (agg_iters)", "-c (check)", "-d (datatype)",
     "-o (op)", "-r (root)", "--algo/NCCL_ALGO", "--proto/NCCL_PROTO", "--chunk/TOPOTUNE_CHUNK_BYTES"};
 
-static void mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
+void tt_cli_mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
 {
     uint64_t x[MPI_NOPT] = {(uint64_t)o->coll, o->minb, o->maxb, o->stepb, (uint64_t)o->factor,
                             (uint64_t)o->iters, (uint64_t)o->warmup, (uint64_t)o->agg, (uint64_t)o->check,
@@ -33,7 +42,7 @@ static void mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
     memcpy(v, x, sizeof x);
 }
 
-static void mpi_opt_text(int i, uint64_t v, char *b, size_t n)
+void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n)
 {
     switch (i) {
     case 0: snprintf(b, n, "%s", tt_cli_coll_name((tt_coll)v)); break;
@@ -50,17 +59,17 @@ static void mpi_opt_text(int i, uint64_t v, char *b, size_t n)
 
 #include "tt_exec_mpi.h"
 
-#define TOPO_EXEC_HAVE_MPI 1
+const int tt_cli_have_mpi = 1;
 
 static int mpi_up;
 typedef struct {
     int32_t pid;
     char host[64];
 } mpi_ident;
-/* rank 0: every rank's pid and host, for the header (1024 = the rank limit) */
-static mpi_ident mpi_id_table[1024], *mpi_ids;
+/* rank 0: every rank's pid and host, for the header */
+static mpi_ident *mpi_ids;
 
-static tt_status mpi_comm_init(tt_comm **c)
+tt_status tt_cli_mpi_comm_init(tt_comm **c)
 {
     int provided = 0;
     /* FUNNELED: only the main thread calls MPI; topotune's workers never do */
@@ -74,19 +83,19 @@ static tt_status mpi_comm_init(tt_comm **c)
  * combine every rank's verdict (rc: 0 or its exit code), so that all ranks
  * stop together with the same exit code instead of meeting a deadline
  * later.  Rank 0 also learns every rank's pid and host. */
-static int mpi_agree(const opts *o, int me, int nranks, int rc)
+int tt_cli_mpi_agree(const opts *o, int me, int nranks, int rc)
 {
     uint64_t mine[MPI_NOPT], r0[MPI_NOPT];
-    mpi_opt_values(o, mine);
+    tt_cli_mpi_opt_values(o, mine);
     memcpy(r0, mine, sizeof r0);
     MPI_Bcast(r0, MPI_NOPT, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     for (int i = 0; i < MPI_NOPT; i++)
         if (mine[i] != r0[i]) {
             char a[64], b[64];
-            mpi_opt_text(i, mine[i], a, sizeof a);
-            mpi_opt_text(i, r0[i], b, sizeof b);
+            tt_cli_mpi_opt_text(i, mine[i], a, sizeof a);
+            tt_cli_mpi_opt_text(i, r0[i], b, sizeof b);
             fprintf(stderr, "topo-exec: rank %d: option %s is %s here but %s on rank 0; start every rank with "
-                            "the same options\n", me, mpi_opt_name[i], a, b);
+                            "the same options\n", me, tt_cli_mpi_opt_name[i], a, b);
             rc = EXIT_USAGE;
             break;
         }
@@ -98,13 +107,14 @@ static int mpi_agree(const opts *o, int me, int nranks, int rc)
         fprintf(stderr, "topo-exec: nothing run: rank %d refused to start (its message above)\n", out.rank);
     mpi_ident id = {(int32_t)getpid(), ""};
     gethostname(id.host, sizeof id.host - 1);
-    MPI_Gather(&id, (int)sizeof id, MPI_BYTE, mpi_id_table, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (me == 0)
-        mpi_ids = mpi_id_table;
+    mpi_ident *all = me == 0 ? calloc((size_t)nranks, sizeof *all) : NULL;
+    MPI_Gather(&id, (int)sizeof id, MPI_BYTE, all, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    free(mpi_ids);
+    mpi_ids = all;
     return out.rc;
 }
 
-static void mpi_ident_of(int r, int *pid, const char **host)
+void tt_cli_mpi_ident_of(int r, int *pid, const char **host)
 {
     if (mpi_ids) {
         *pid = mpi_ids[r].pid;
@@ -113,8 +123,9 @@ static void mpi_ident_of(int r, int *pid, const char **host)
     }
 }
 
-static void mpi_finish(void)
+void tt_cli_mpi_finish(void)
 {
+    free(mpi_ids);
     mpi_ids = NULL;
     if (mpi_up)
         MPI_Finalize();
@@ -123,16 +134,15 @@ static void mpi_finish(void)
 
 #else /* no MPI in this build */
 
-#define TOPO_EXEC_HAVE_MPI 0
+const int tt_cli_have_mpi = 0;
 
-static tt_status mpi_comm_init(tt_comm **c)
+tt_status tt_cli_mpi_comm_init(tt_comm **c)
 {
     *c = NULL;
     return tt_error_set(TT_ERR_UNSUPPORTED, "this topo-exec was built without MPI");
 }
-static int mpi_agree(const opts *o, int me, int nranks, int rc) { return rc; }
-static void mpi_ident_of(int r, int *pid, const char **host) {}
-static void mpi_finish(void) {}
+int tt_cli_mpi_agree(const opts *o, int me, int nranks, int rc) { return rc; }
+void tt_cli_mpi_ident_of(int r, int *pid, const char **host) {}
+void tt_cli_mpi_finish(void) {}
 
-#endif
 #endif

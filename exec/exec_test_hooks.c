@@ -1,0 +1,14 @@
+/*
+ * exec_test_hooks.c - the library's test hooks (exec_test_hooks.h), off in every program: the
+ * tests' support_test_hooks.c turns them on, so no production code reads the test-only variables.
+ */
+#include "exec_test_hooks.h"
+
+#include <stddef.h>
+
+exec_test_hooks exec_test_hook;
+
+int exec_test_stall_rank(int n)
+{
+    return exec_test_hook.stall_rank ? exec_test_hook.stall_rank(n) : -1;
+}
