@@ -69,8 +69,8 @@ const tt_setting_info *tt_settings_table(size_t *n)
     return table;
 }
 
-/* values set by the front end for this process (tt_setting_set); few, so a short list */
-enum { MAX_SET = 16 };
+/* values set by the front end for this process (tt_setting_set): at most one per row */
+enum { MAX_SET = sizeof table / sizeof *table };
 static struct {
     const char *name;
     char *value; /* NULL: unset for this process */
@@ -113,12 +113,7 @@ tt_status tt_setting_set(const char *name, const char *value)
         return tt_error_set(TT_ERR_NOMEM, "tt_setting_set: out of memory");
     pthread_mutex_lock(&set_mu);
     int i = find_set(s->name);
-    if (i < 0 && nset == MAX_SET) {
-        pthread_mutex_unlock(&set_mu);
-        free(copy);
-        return tt_error_set(TT_ERR_LIMIT, "tt_setting_set: more than %d settings", MAX_SET);
-    }
-    if (i < 0) {
+    if (i < 0) { /* a new row: nset < MAX_SET, as every row is set at most once here */
         i = nset++;
         set_values[i].name = s->name;
     } else {
