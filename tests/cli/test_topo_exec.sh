@@ -133,7 +133,7 @@ C
   fi
   clisrc=$(ls "$ROOT"/bin/cli_*.c | grep -v '/cli_predict\.c$')
   if "$CCX" $san -std=gnu11 -D_GNU_SOURCE -pthread -I"$ROOT/exec" -I"$ROOT/common" -I"$ROOT/tune" -I"$ROOT/topo" \
-       -I"$ROOT/xml" $(pkg-config --cflags libcjson libxml-2.0) -I"$ROOT/bin" -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" \
+       -I"$ROOT/xml" $(pkg-config --cflags libcjson libxml-2.0) -I"$ROOT/bin" -o "$TMP/topo-exec-pred" "$ROOT/bin/topo-exec.c" "$ROOT/bin/topo_exec_mpi.c" \
        $clisrc "$TMP/pred.c" "$ROOT/$BUILD/lib/libtopotune.a" \
        $(pkg-config --libs libcjson libxml-2.0 hwloc) -ldl -lm $culibs 2>"$TMP/cc.err"; then
     run "$TMP/topo-exec-pred" --host 2 -b 1K -e 4K -f 4 -n 2 -J "$TMP/p.json"
