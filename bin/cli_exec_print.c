@@ -209,7 +209,6 @@ void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_bus
  * place setenv would have put them (replaced in place, or appended in the order they were set). */
 static struct {
     const char *name;
-    int nccl;  /* a real environment variable (NCCL's), else a setting */
     int added; /* not in the environment before: listed after it */
 } set_log[16];
 static int nset_log;
@@ -222,25 +221,24 @@ static int set_log_find(const char *name, size_t n)
     return -1;
 }
 
-static void set_log_note(const char *name, int nccl)
+static void set_log_note(const char *name)
 {
     if (set_log_find(name, strlen(name)) >= 0 || nset_log == (int)(sizeof set_log / sizeof *set_log))
         return;
     set_log[nset_log].name = name;
-    set_log[nset_log].nccl = nccl;
     set_log[nset_log].added = getenv(name) == NULL;
     nset_log++;
 }
 
 void tt_cli_exec_set(const char *name, const char *value)
 {
-    set_log_note(name, 0);
+    set_log_note(name);
     tt_setting_set(name, value);
 }
 
 void tt_cli_exec_setenv_nccl(const char *name, const char *value)
 {
-    set_log_note(name, 1);
+    set_log_note(name);
     setenv(name, value, 1);
 }
 

@@ -389,27 +389,11 @@ static void gpu_footer(const gpu_run *r, grows *rows)
 static int gpu_json(const gpu_run *r, const grows *rows, int rc, const char *start)
 {
     const gopts *o = r->o;
-    tt_cli_exec_opts jo;
-    memset(&jo, 0, sizeof jo);
-    jo.coll = o->coll;
-    jo.dtype = o->dtype;
-    jo.op = o->op;
-    jo.root = o->root;
-    jo.minb = o->minb;
-    jo.maxb = o->maxb;
-    jo.stepb = o->stepb;
-    jo.factor = o->factor;
-    jo.iters = o->iters;
-    jo.warmup = o->warmup;
-    jo.agg = 1;
-    jo.check = o->check;
-    jo.plan = o->plan;
+    tt_cli_exec_opts jo = *o; /* what the writer reads of it, with the GPU run's ranks */
     jo.host_ranks = 1;
     jo.ngpus = r->n;
     jo.mp = r->hc ? 2 : 0;
-    jo.json = o->json;
-    jo.argc = o->argc;
-    jo.argv = o->argv;
+    jo.agg = 1;
     return tt_cli_exec_write_json(&jo, rows->rows, rows->nrows, rc == GX_OK ? NULL : tt_error_message(), r->n,
                                   o->nccl ? "nccl" : "gpu", rows->nbw ? rows->bwsum / rows->nbw : 0, rows->oob, start);
 }
