@@ -117,34 +117,30 @@ enum { O_TT = 1000, O_PREDICT, O_CALIB, O_TABLE, O_ALGO, O_PROTO, O_VERSION, O_N
 static int pass_through(perf_cmd *c, int ch, char *arg)
 {
     static char switches[256][3]; /* "-b", "-e", ...: one per option letter, never freed */
-    switch (ch) {
-    case 'b': case 'e': case 'i': case 'f': case 'n': case 'w': case 'c': case 'T': case 'J': case 'd':
-        if (ch == 'd' && !strcmp(arg, "all"))
-            return tt_cli_bad("-d all: one data type per run here; run once per type (-d float, -d half, ...)");
-        switches[(unsigned char)ch][0] = '-';
-        switches[(unsigned char)ch][1] = (char)ch;
-        c->out[c->n++] = switches[(unsigned char)ch];
-        c->out[c->n++] = arg;
-        return 0;
-    case 'o':
-        if (!strcmp(arg, "all") || !strcmp(arg, "mulsum"))
-            return tt_cli_bad("-o %s: not supported; run once per operation (sum, prod, min, max, avg)", arg);
-        c->out[c->n++] = "-o";
-        c->out[c->n++] = arg;
-        return 0;
-    case 'r':
-        if (!strcmp(arg, "-1") || !strcmp(arg, "all"))
-            return tt_cli_bad("-r %s: all roots in one run is not supported; run once per root (-r 0, -r 1, ...)", arg);
-        c->out[c->n++] = "-r";
-        c->out[c->n++] = arg;
-        return 0;
-    case O_PREDICT: c->out[c->n++] = "--predict"; c->out[c->n++] = arg; c->predict = 1; return 0;
-    case O_CALIB: c->out[c->n++] = "--calibration"; c->out[c->n++] = arg; return 0;
-    case O_TABLE: c->out[c->n++] = "--table"; c->out[c->n++] = arg; return 0;
-    case O_ALGO: c->out[c->n++] = "--algo"; c->out[c->n++] = arg; return 0;
-    case O_PROTO: c->out[c->n++] = "--proto"; c->out[c->n++] = arg; return 0;
-    default: c->out[c->n++] = "--no-progress"; return 0; /* O_NOPROG */
-    }
+    static const struct {
+        int ch;
+        const char *as;
+    } renamed[] = {{O_PREDICT, "--predict"}, {O_CALIB, "--calibration"}, {O_TABLE, "--table"}, {O_ALGO, "--algo"},
+                   {O_PROTO, "--proto"}, {O_NOPROG, "--no-progress"}};
+    if (ch == 'd' && !strcmp(arg, "all"))
+        return tt_cli_bad("-d all: one data type per run here; run once per type (-d float, -d half, ...)");
+    if (ch == 'o' && (!strcmp(arg, "all") || !strcmp(arg, "mulsum")))
+        return tt_cli_bad("-o %s: not supported; run once per operation (sum, prod, min, max, avg)", arg);
+    if (ch == 'r' && (!strcmp(arg, "-1") || !strcmp(arg, "all")))
+        return tt_cli_bad("-r %s: all roots in one run is not supported; run once per root (-r 0, -r 1, ...)", arg);
+    c->predict |= ch == O_PREDICT;
+    for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++)
+        if (renamed[i].ch == ch) {
+            c->out[c->n++] = (char *)renamed[i].as;
+            if (ch != O_NOPROG) c->out[c->n++] = arg;
+            return 0;
+        }
+    /* -b -e -i -f -n -w -c -T -J -d -o -r: the same letter */
+    switches[(unsigned char)ch][0] = '-';
+    switches[(unsigned char)ch][1] = (char)ch;
+    c->out[c->n++] = switches[(unsigned char)ch];
+    c->out[c->n++] = arg;
+    return 0;
 }
 
 /* nccl-tests' command line: 0, or the exit code after a message */
