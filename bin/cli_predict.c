@@ -3,7 +3,8 @@
  * "Predicted time"): topo-exec prints the topotune model's time and its error next to every
  * measurement.
  *
- * Configured by the environment, so a plain topo-exec run is unchanged:
+ * Configured by three settings (common/common_settings.c: the environment, or topo-exec's options),
+ * so a plain topo-exec run is unchanged:
  *   TOPOTUNE_PREDICT_TOPO=node.xml   topology of one node (topo-dump output); unset = no prediction
  *   TOPOTUNE_CALIBRATION=cal.json    model constants (topo-tune --calibrate output); optional
  *   TOPOTUNE_PREDICT_NODES=N         nodes the ranks are spread over (default 1)
@@ -13,7 +14,7 @@
  *
  * Linked into every tool (bin/cli_*.c); topo-exec shows its pred/err% columns only while
  * topo_exec_predict_enabled() says a topology is configured (topo-exec --predict FILE and
- * --calibration FILE set the two variables above).
+ * --calibration FILE set the two settings above with tt_setting_set).
  */
 #include <pthread.h>
 #include <stdio.h>
