@@ -139,24 +139,12 @@ typedef struct {
 
 static void defaults(tt_cli_exec_opts *o, int argc, char **argv)
 {
-    memset(o, 0, sizeof *o);
+    static const tt_cli_exec_opts d = {
+        .minb = 32u << 20, .maxb = 32u << 20, .stepb = 1u << 20, .factor = 1, .iters = 20, .warmup = 1, .agg = 1,
+        .check = 1, .check_max = 256u << 20, .dtype = TT_FLOAT, .op = TT_SUM, .coll = TT_COLL_ALLREDUCE,
+        .plan = {TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, 0}, .host_ranks = 4, .rank = -1, .progress = 1, .cycles = 1};
+    *o = d;
     o->gpu = wants_gpu(argc, argv);
-    o->minb = o->maxb = 32u << 20;
-    o->stepb = 1u << 20;
-    o->factor = 1;
-    o->iters = 20;
-    o->warmup = 1;
-    o->agg = 1;
-    o->check = 1;
-    o->check_max = 256u << 20;
-    o->dtype = TT_FLOAT;
-    o->op = TT_SUM;
-    o->coll = TT_COLL_ALLREDUCE;
-    o->plan = TT_PLAN_DEFAULT;
-    o->host_ranks = 4;
-    o->rank = -1;
-    o->progress = 1;
-    o->cycles = 1;
     o->argc = argc;
     o->argv = argv;
     tt_cli_validate_defaults(&o->val);
