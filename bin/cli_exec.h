@@ -50,12 +50,8 @@ typedef struct {
     uint64_t check_max;       /* --check-max SIZE: larger sizes are not checked */
 } tt_cli_exec_opts;
 
-/* One printed row: the measurement and the prediction source's times. */
-typedef struct {
-    tt_sweep_row m;
-    double pred_us[2];   /* <= 0: none */
-    char algo[32];       /* the algorithm that ran ("" unknown) */
-} tt_cli_exec_row;
+/* One printed row: the measurement, the prediction source's times, the algorithm (the library's). */
+typedef tt_sweep_result tt_cli_exec_row;
 
 /* ---- options (cli_exec_opts.c) ---- */
 void tt_cli_exec_usage(FILE *f);
@@ -88,15 +84,13 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
 /* One table row (host and GPU modes): pred adds the pred/err% columns, tail (may be NULL) ends the line. */
 void tt_cli_exec_print_row(tt_coll coll, tt_dtype dtype, tt_redop op, int root, const tt_cli_exec_row *r, int pred,
                            const char *tail);
-/* "# Out of bounds values", "# Avg bus bandwidth" of rows (both placements); returns the count of wrong placements. */
-int tt_cli_exec_summary(const tt_cli_exec_row *rows, int nrows, double *avg_busbw);
 /* The host sweep's closing lines: out of bounds, average busbw, the table's fallbacks (< 0: no
  * table), or the failure (err) after nrows sizes. */
 void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
                               const char *err, int nrows);
-/* -J: the results as JSON (nccl-tests' layout); 0 or EXIT_RUNTIME after a message. */
+/* -J: the results as JSON (nccl-tests' layout, tt_sweep_report_json); 0 or EXIT_RUNTIME after a message. */
 int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
-                           int nranks, const char *transport, double avg_bw, int oob, const char *start);
+                           int nranks, const char *transport, const char *start);
 
 /* ---- the nccl-tests drop-in (cli_perf.c) ---- */
 /* argv[0] named all_reduce_perf, ...: nccl-tests' options translated into topo-exec's in place

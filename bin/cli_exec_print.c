@@ -51,10 +51,7 @@ int tt_cli_exec_has_pred(void)
 
 /* the ranks of the run, for the "# Rank" lines and -J's config.devices */
 #define MAX_DEV 1024
-static struct {
-    int pid, device;
-    char host[64], info[96];
-} devs[MAX_DEV];
+static tt_sweep_device devs[MAX_DEV];
 static int ndevs;
 
 void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, const char *info)
@@ -174,20 +171,6 @@ void tt_cli_exec_print_row(tt_coll coll, tt_dtype dtype, tt_redop op, int root, 
     fflush(stdout);
 }
 
-int tt_cli_exec_summary(const tt_cli_exec_row *rows, int nrows, double *avg_busbw)
-{
-    int oob = 0, nbw = 0;
-    double bw = 0;
-    for (int i = 0; i < nrows; i++)
-        for (int p = 0; p < 2; p++) {
-            oob += rows[i].m.wrong[p] > 0;
-            bw += rows[i].m.busbw[p];
-            nbw++;
-        }
-    *avg_busbw = nbw ? bw / nbw : 0;
-    return oob;
-}
-
 void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
                               const char *err, int nrows)
 {
@@ -243,145 +226,66 @@ void tt_cli_exec_setenv_nccl(const char *name, const char *value)
 }
 
 /* "NAME=value" of a variable topo-exec set (nothing when it is unset) */
-static void add_env_entry(cJSON *env, const char *name)
+static void add_env_entry(char **out, int *n, const char *name)
 {
     const char *v = tt_setting(name);
     if (!v)
         return;
-    size_t n = strlen(name) + strlen(v) + 2;
-    char *b = malloc(n);
-    if (!b)
-        return;
-    snprintf(b, n, "%s=%s", name, v);
-    cJSON_AddItemToArray(env, cJSON_CreateString(b));
-    free(b);
+    size_t len = strlen(name) + strlen(v) + 2;
+    if ((out[*n] = malloc(len)))
+        snprintf(out[(*n)++], len, "%s=%s", name, v);
 }
 
-static cJSON *place_json(const tt_cli_exec_row *r, int p)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "time", r->m.time_us[p]);
-    cJSON_AddNumberToObject(o, "alg_bw", r->m.algbw[p]);
-    cJSON_AddNumberToObject(o, "bus_bw", r->m.busbw[p]);
-    if (r->m.wrong[p] >= 0)
-        cJSON_AddNumberToObject(o, "nwrong", (double)r->m.wrong[p]);
-    else
-        cJSON_AddNullToObject(o, "nwrong");
-    if (r->pred_us[p] > 0)
-        cJSON_AddNumberToObject(o, "predicted_time", r->pred_us[p]);
-    return o;
-}
-
-/* nccl-tests' -J layout (its schema version 3: start_time, args, env, nccl_version, config with
- * devices, results with out_of_place/in_place, out_of_bounds, average_bus_bandwidth, errors,
- * end_time) plus topotune's keys (tool, topotune_version, config.collective/nranks/transport/...,
- * results[].algo, predicted_time), which nccl-tests' readers ignore. */
-int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
-                           int nranks, const char *transport, double avg_bw, int oob, const char *start)
+/* the variables that shape a run (nccl-tests keeps the whole environment; we keep these), with
+ * what topo-exec set in place (set_log); *n entries, to free with free_env */
+static char **env_entries(int *n)
 {
     extern char **environ;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "version", 3);
-    cJSON_AddStringToObject(j, "tool", "topo-exec");
-    cJSON_AddStringToObject(j, "topotune_version", TT_VERSION_STRING);
-    cJSON_AddStringToObject(j, "start_time", start);
-    cJSON *args = cJSON_AddArrayToObject(j, "args");
-    for (int i = 0; i < o->argc; i++)
-        cJSON_AddItemToArray(args, cJSON_CreateString(o->argv[i]));
-    /* the variables that shape a run (nccl-tests keeps the whole environment; we keep these) */
-    cJSON *env = cJSON_AddArrayToObject(j, "env");
     static const char *const keep[] = {"NCCL_", "TOPOTUNE_", "SLURM_", "MASTER_", "RANK=", "WORLD_SIZE=",
                                        "LOCAL_RANK=", "OMPI_COMM_WORLD_", "PMI_", "CUDA_VISIBLE_DEVICES="};
-    for (char **e = environ; e && *e; e++) {
+    int cap = nset_log + 1;
+    for (char **e = environ; e && *e; e++) cap++;
+    char **out = calloc((size_t)cap, sizeof *out);
+    *n = 0;
+    for (char **e = environ; out && e && *e; e++) {
         size_t nl = strcspn(*e, "=");
         int li = set_log_find(*e, nl);
         if (li >= 0 && set_log[li].added)
             continue; /* set by topo-exec: in the order it set them, below */
         if (li >= 0) { /* a setting of the environment that an option replaced (or unset) */
-            add_env_entry(env, set_log[li].name);
+            add_env_entry(out, n, set_log[li].name);
             continue;
         }
         for (size_t k = 0; k < sizeof keep / sizeof *keep; k++)
             if (!strncmp(*e, keep[k], strlen(keep[k]))) {
-                cJSON_AddItemToArray(env, cJSON_CreateString(*e));
+                out[(*n)++] = tt_strdup(*e);
                 break;
             }
     }
-    for (int i = 0; i < nset_log; i++)
+    for (int i = 0; out && i < nset_log; i++)
         if (set_log[i].added)
-            add_env_entry(env, set_log[i].name);
-    cJSON_AddNullToObject(j, "nccl_version"); /* topotune's executor; the NCCL engine would name NCCL's */
-    cJSON *cfg = cJSON_AddObjectToObject(j, "config");
-    int gpu = o->ngpus > 0;
-    cJSON_AddNumberToObject(cfg, "nthreads", gpu || o->mp ? 1 : o->host_ranks);
-    cJSON_AddNumberToObject(cfg, "ngpus", gpu ? (o->mp ? 1 : o->ngpus) : 0);
-    cJSON_AddStringToObject(cfg, "collective", tt_cli_coll_name(o->coll));
-    cJSON_AddNumberToObject(cfg, "nranks", nranks);
-    cJSON_AddStringToObject(cfg, "transport", transport);
-    cJSON_AddNumberToObject(cfg, "minimum_bytes", (double)o->minb);
-    cJSON_AddNumberToObject(cfg, "maximum_bytes", (double)o->maxb);
-    if (o->factor > 1)
-        cJSON_AddNumberToObject(cfg, "step_factor", (double)o->factor);
-    else
-        cJSON_AddNumberToObject(cfg, "step_bytes", (double)o->stepb);
-    cJSON_AddNumberToObject(cfg, "warmup_iters", o->warmup);
-    cJSON_AddNumberToObject(cfg, "iterations", o->iters);
-    cJSON_AddNumberToObject(cfg, "aggregated_iterations", o->agg);
-    cJSON_AddNumberToObject(cfg, "validation", o->check);
-    cJSON_AddNumberToObject(cfg, "graph", 0);
-    cJSON_AddNumberToObject(cfg, "blocking_collectives", 0);
-    cJSON_AddNumberToObject(cfg, "per_iter_timing", 0);
-    cJSON_AddNumberToObject(cfg, "per_iter_skip", 0);
-    cJSON_AddNumberToObject(cfg, "parallel_init", 0);
-    cJSON_AddStringToObject(cfg, "algo_requested", tt_algo_label(o->plan.algo));
-    cJSON_AddStringToObject(cfg, "proto_requested", tt_proto_name(o->plan.proto));
-    cJSON_AddNumberToObject(cfg, "chunk_bytes", (double)o->plan.chunk_bytes);
-    cJSON *dv = cJSON_AddArrayToObject(cfg, "devices");
-    for (int r = 0; r < ndevs && r < nranks; r++) {
-        cJSON *d = cJSON_CreateObject();
-        char hex[16];
-        cJSON_AddNumberToObject(d, "rank", r);
-        cJSON_AddNumberToObject(d, "group", 0);
-        cJSON_AddNumberToObject(d, "pid", devs[r].pid);
-        cJSON_AddStringToObject(d, "hostname", devs[r].host);
-        cJSON_AddNumberToObject(d, "device", devs[r].device);
-        snprintf(hex, sizeof hex, "0000:00:00");
-        cJSON_AddStringToObject(d, "device_hex", hex);
-        cJSON_AddStringToObject(d, "device_info", devs[r].info);
-        cJSON_AddItemToArray(dv, d);
-    }
-    cJSON *res = cJSON_AddArrayToObject(j, "results");
-    for (int i = 0; i < nrows; i++) {
-        const tt_cli_exec_row *r = &rows[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddNumberToObject(x, "size", (double)r->m.bytes);
-        cJSON_AddNumberToObject(x, "count", (double)r->m.count);
-        cJSON_AddStringToObject(x, "type", tt_dtype_name(o->dtype));
-        cJSON_AddStringToObject(x, "redop", (o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_BROADCAST) ? "none"
-                                                                                              : tt_redop_name(o->op));
-        cJSON_AddNumberToObject(x, "root", (o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) ? o->root : -1);
-        cJSON_AddStringToObject(x, "algo", r->algo);
-        cJSON_AddItemToObject(x, "out_of_place", place_json(r, 0));
-        cJSON_AddItemToObject(x, "in_place", place_json(r, 1));
-        cJSON_AddNumberToObject(x, "actual_iterations", o->iters);
-        cJSON_AddStringToObject(x, "experiment_name", tt_cli_perf_prog() ? tt_cli_perf_prog() : "topo-exec");
-        cJSON_AddItemToArray(res, x);
-    }
-    cJSON *ob = cJSON_AddObjectToObject(j, "out_of_bounds");
-    cJSON_AddNumberToObject(ob, "count", oob);
-    cJSON_AddBoolToObject(ob, "okay", oob == 0);
-    cJSON *ab = cJSON_AddObjectToObject(j, "average_bus_bandwidth");
-    cJSON_AddNumberToObject(ab, "bandwidth", avg_bw);
-    cJSON_AddBoolToObject(ab, "okay", 1); /* no NCCL_TESTS_MIN_BW check here */
-    cJSON *errs = cJSON_AddArrayToObject(j, "errors");
-    if (err)
-        cJSON_AddItemToArray(errs, cJSON_CreateString(err));
-    char end[64];
-    time_t t = time(NULL);
-    strftime(end, sizeof end, "%Y-%m-%d %H:%M:%S", gmtime(&t));
-    cJSON_AddStringToObject(j, "end_time", end);
-    tt_status st = tt_cli_write_json(o->json, j);
-    cJSON_Delete(j);
+            add_env_entry(out, n, set_log[i].name);
+    return out;
+}
+
+int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
+                           int nranks, const char *transport, const char *start)
+{
+    tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    int gpu = o->ngpus > 0, nenv;
+    char **env = env_entries(&nenv);
+    const char *perf = tt_cli_perf_prog();
+    tt_sweep_report r = {&so, "topo-exec", perf ? perf : "topo-exec", tt_cli_coll_name(o->coll), o->argc, o->argv,
+                         (const char *const *)env, env ? nenv : 0, gpu || o->mp ? 1 : o->host_ranks,
+                         gpu ? (o->mp ? 1 : o->ngpus) : 0, nranks, transport, devs, ndevs, start, rows, nrows, err};
+    char *txt = NULL;
+    size_t len;
+    tt_status st = tt_sweep_report_json(&r, &txt, &len);
+    if (st == TT_OK)
+        st = tt_cli_write_output(o->json, txt, len + 1);
+    free(txt);
+    for (int i = 0; env && i < nenv; i++) free(env[i]);
+    free(env);
     if (st != TT_OK) {
         fprintf(stderr, "topo-exec: -J %s: %s\n", o->json, tt_error_message());
         return EXIT_RUNTIME;

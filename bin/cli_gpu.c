@@ -395,7 +395,7 @@ static int gpu_json(const gpu_run *r, const grows *rows, int rc, const char *sta
     jo.mp = r->hc ? 2 : 0;
     jo.agg = 1;
     return tt_cli_exec_write_json(&jo, rows->rows, rows->nrows, rc == GX_OK ? NULL : tt_error_message(), r->n,
-                                  o->nccl ? "nccl" : "gpu", rows->nbw ? rows->bwsum / rows->nbw : 0, rows->oob, start);
+                                  o->nccl ? "nccl" : "gpu", start);
 }
 
 /* The sweep and its report (after the engine is made); the exit code. */

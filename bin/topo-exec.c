@@ -373,7 +373,7 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
     if (me != 0)
         return rc;
     double avg;
-    int oob = tt_cli_exec_summary(sh->rows, sh->nrows, &avg);
+    int oob = tt_sweep_summary(sh->rows, sh->nrows, &avg);
     long fb = o->table ? 0 : -1; /* -1: no table */
     for (int r = 0; o->table && r < nlocal; r++)
         fb += (long)tt_comm_plan_table_fallbacks(comms[r]);
@@ -381,8 +381,7 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
     if (oob && !rc)
         rc = EXIT_WRONG;
     if (o->json) {
-        int jr = tt_cli_exec_write_json(o, sh->rows, sh->nrows, sh->failed ? sh->err : NULL, nranks, transport, avg,
-                                        oob, start);
+        int jr = tt_cli_exec_write_json(o, sh->rows, sh->nrows, sh->failed ? sh->err : NULL, nranks, transport, start);
         *jwrite = 0;
         if (jr && !rc)
             rc = jr;
@@ -413,7 +412,7 @@ static int host_main(opts *o)
     if ((rc = open_comms(o, &comms, &nranks))) {
         /* a failed rendezvous still leaves its reason in -J (replacing an older file, never a stale success) */
         if (o->json && !jrc && json_writer_hint(o))
-            tt_cli_exec_write_json(o, NULL, 0, tt_error_message(), o->mp == 1 ? o->nranks : 0, "none", 0, 0, start);
+            tt_cli_exec_write_json(o, NULL, 0, tt_error_message(), o->mp == 1 ? o->nranks : 0, "none", start);
         return rc;
     }
     int me = tt_comm_rank(comms[0]), nlocal = o->mp ? 1 : nranks;
@@ -426,7 +425,7 @@ static int host_main(opts *o)
         if (!why[0])
             snprintf(why, sizeof why, "nothing measured: stopped before the first collective (exit %d; the reason is "
                      "on standard error)", rc);
-        tt_cli_exec_write_json(o, NULL, 0, why, nranks, transport, 0, 0, start);
+        tt_cli_exec_write_json(o, NULL, 0, why, nranks, transport, start);
     }
     for (int r = 0; r < nlocal; r++) {
         if (tt_comm_destroy(comms[r]) != TT_OK && !rc && !sh.failed) {

@@ -439,6 +439,42 @@ void tt_sweep_engine_release(tt_sweep_engine *e);
  * and the number of sizes of a sweep. */
 size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes);
 int tt_sweep_nsizes(const tt_sweep_opts *o);
+/* ---- a sweep's results as nccl-tests' JSON (exec_measure_json.c) ----
+ * nccl-tests' -J layout (its schema version 3: start_time, args, env, nccl_version, config with
+ * devices, results with out_of_place/in_place, out_of_bounds, average_bus_bandwidth, errors,
+ * end_time) plus topotune's keys (tool, topotune_version, config.collective/nranks/transport/...,
+ * results[].algo, predicted_time), which nccl-tests' readers ignore. */
+typedef struct {
+    tt_sweep_row m;
+    double pred_us[2];   /* a predicted time per placement; <= 0: none */
+    char algo[32];       /* the algorithm that ran ("" unknown) */
+} tt_sweep_result;
+typedef struct {
+    int pid, device;
+    char host[64], info[96];
+} tt_sweep_device;
+typedef struct {
+    const tt_sweep_opts *sweep;          /* the collective, sizes, iterations, checks, requested plan */
+    const char *tool, *experiment;       /* "tool"; results[].experiment_name */
+    const char *collective;              /* config.collective, as the caller names it */
+    int argc;                            /* "args" */
+    char *const *argv;
+    const char *const *env;              /* "env": NAME=value entries */
+    int nenv;
+    int nthreads, ngpus, nranks;
+    const char *transport;
+    const tt_sweep_device *devices;      /* config.devices: the first min(ndevices, nranks) */
+    int ndevices;
+    const char *start;                   /* start_time ("YYYY-MM-DD HH:MM:SS"); end_time is now */
+    const tt_sweep_result *rows;
+    int nrows;
+    const char *error;                   /* "errors": NULL for none */
+} tt_sweep_report;
+/* Wrong placements ("Out of bounds values") and the average bus bandwidth over both placements. */
+int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw);
+/* The document, pretty-printed with a final newline (*text to free; *len without a terminator). */
+tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *len);
+
 /* Memory of a host sweep (exec_measure_mem.c), known before anything is allocated: every local
  * rank holds send, receive and expected buffers of the largest size (o->maxb). */
 typedef struct {

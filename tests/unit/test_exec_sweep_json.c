@@ -1,0 +1,97 @@
+/* test_exec_sweep_json.c - a sweep's results as nccl-tests' JSON (tt_sweep_report_json) and the
+ * summary (tt_sweep_summary): the keys nccl-tests' readers look for, and topotune's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "tt_exec.h"
+
+static void rows2(tt_sweep_result r[2])
+{
+    memset(r, 0, 2 * sizeof *r);
+    for (int i = 0; i < 2; i++) {
+        r[i].m.bytes = 1024u << i;
+        r[i].m.count = 256u << i;
+        r[i].m.time_us[0] = r[i].m.time_us[1] = 10;
+        r[i].m.busbw[0] = 1 + i;
+        r[i].m.busbw[1] = 3 + i;
+        r[i].m.wrong[0] = 0;
+        r[i].m.wrong[1] = i ? 5 : -1;
+        snprintf(r[i].algo, sizeof r[i].algo, "ring");
+    }
+    r[0].pred_us[0] = 12;
+}
+
+static void test_summary(void **st)
+{
+    (void)st;
+    tt_sweep_result r[2];
+    rows2(r);
+    double avg = -1;
+    assert_int_equal(tt_sweep_summary(r, 2, &avg), 1); /* one wrong placement */
+    assert_true(avg == (1 + 3 + 2 + 4) / 4.0);
+    assert_int_equal(tt_sweep_summary(NULL, 0, &avg), 0);
+    assert_true(avg == 0);
+}
+
+static void test_report(void **st)
+{
+    (void)st;
+    tt_sweep_result r[2];
+    rows2(r);
+    tt_sweep_opts o;
+    memset(&o, 0, sizeof o);
+    o.coll = TT_COLL_ALLREDUCE;
+    o.dtype = TT_FLOAT;
+    o.op = TT_SUM;
+    o.minb = 1024;
+    o.maxb = 2048;
+    o.factor = 2;
+    o.iters = 5;
+    o.plan = TT_PLAN_DEFAULT;
+    char *argv[] = {"prog", "-b", "1K"};
+    const char *env[] = {"TOPOTUNE_SPIN_US=5"};
+    tt_sweep_device dev[1] = {{42, 0, "host0", "CPU"}};
+    tt_sweep_report rep = {&o, "prog", "prog", "all_reduce", 3, argv, env, 1, 2, 0, 2, "shm", dev, 1,
+                           "2026-01-01 00:00:00", r, 2, NULL};
+    char *txt = NULL;
+    size_t len = 0;
+    assert_int_equal(tt_sweep_report_json(&rep, &txt, &len), TT_OK);
+    assert_true(len > 0 && txt[len] == '\n');
+    txt[len] = '\0';
+    cJSON *j = cJSON_Parse(txt);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetObjectItem(j, "version")->valueint, 3);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "args")), 3);
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "env"), 0)->valuestring, "TOPOTUNE_SPIN_US=5");
+    cJSON *cfg = cJSON_GetObjectItem(j, "config");
+    assert_string_equal(cJSON_GetObjectItem(cfg, "collective")->valuestring, "all_reduce");
+    assert_int_equal(cJSON_GetObjectItem(cfg, "step_factor")->valueint, 2);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cfg, "devices")), 1);
+    cJSON *res = cJSON_GetObjectItem(j, "results");
+    assert_int_equal(cJSON_GetArraySize(res), 2);
+    cJSON *r0 = cJSON_GetArrayItem(res, 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(r0, "in_place"), "nwrong")));
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r0, "out_of_place"), "predicted_time")->valueint, 12);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "out_of_bounds"), "count")->valueint, 1);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "errors")), 0);
+    cJSON_Delete(j);
+    free(txt);
+    assert_int_equal(tt_sweep_report_json(NULL, &txt, &len), TT_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_report),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
