@@ -128,7 +128,7 @@ static void *worker_main(void *arg)
 
 tt_status exec_comm_start(tt_comm *comm)
 {
-    tt_status st = comm->tp->connect_all(comm);
+    tt_status st = exec_transport_connect(comm);
     if (st != TT_OK)
         return st;
     exec_transport_describe(comm, comm->tp_desc, sizeof comm->tp_desc);
