@@ -3,6 +3,7 @@
 # compare what they print, write and exit with.  For refactors that must not change behaviour.
 #
 #   scripts/dev/same-outputs.sh OLD_BIN_DIR NEW_BIN_DIR [WORK_DIR]
+#   GPU=1 scripts/dev/same-outputs.sh ...     on the GPU machine: the GPU executor's runs as well
 #
 # Each command's stdout, stderr, written files and exit code are kept under WORK_DIR/{old,new}/NN.*
 # and compared.  Measured times differ between two runs of the same binary, so topo-exec's output
@@ -93,6 +94,28 @@ X @/all_gather_perf -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
 @/topo-exec --host 0
 EOF
 )
+
+# GPU=1 (on a machine with an NVIDIA GPU): the GPU executor's runs too (virtual ranks on one GPU)
+GPU_CMDS=$(cat <<'EOF'
+X @/topo-exec -g 1 -b 8 -e 64M -f 8 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -b 8 -e 256M -f 8 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --algo tree -b 1K -e 16M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --algo ring --proto ll -b 1K -e 1M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --proto ll128 -b 1K -e 16M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 3 -t all_gather -b 1K -e 4M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -t reduce_scatter -b 4K -e 4M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -t broadcast -r 1 -b 1K -e 4M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -t reduce -r 2 -b 1K -e 4M -f 16 -n 5 -w 2 -c 1 -d float
+X @/topo-exec -g 4 --table %table4.json -b 1K -e 16M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 2 --predict tests/fixtures/pcie-4gpu.xml -b 1K -e 1M -f 16 -n 5 -w 2 -c 1
+X @/all_reduce_perf -g 4 -b 8 -e 16M -f 16 -n 5 -w 2 -c 1
+X @/all_gather_perf -g 2 -b 8 -e 1M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --validate --table %table4.json -b 1K -e 1M -f 32 --validate-rounds 1
+@/topo-exec -g 4 --algo warp
+@/topo-exec -g 4 --proto warp
+EOF
+)
+[ "${GPU:-0}" = 1 ] && CMDS+=$'\n'"$GPU_CMDS"
 
 run_set() { # BIN_DIR OUT_DIR
     local bin=$1 out=$2 n=0 line mask cmd
