@@ -25,8 +25,10 @@ tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const ch
              o->no_ibv ? "ibv," : "", o->no_hwloc ? "hwloc," : "");
     so.exclude = excl;
     st = tt_topo_scan_report(&so, doc, &rep);
-    if (st != TT_OK)
+    if (st != TT_OK) {
+        tt_scan_report_free(&rep);
         return st;
+    }
     if (o->hwloc_xml)
         snprintf(buf, sizeof buf, "%s", o->hwloc_xml);
     else if (o->sysfs_root)
@@ -41,5 +43,6 @@ tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const ch
             fputs(sb.data, stderr);
         tt_strbuf_free(&sb);
     }
+    tt_scan_report_free(&rep);
     return TT_OK;
 }

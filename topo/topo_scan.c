@@ -244,9 +244,7 @@ static void run_probe(scan_ctx *c, const char *name, int enabled, const char *of
 {
     tt_scan_probe *p;
     double t0;
-    if (c->rep->nprobes >= TT_SCAN_MAX_PROBES)
-        return;
-    p = &c->rep->probes[c->rep->nprobes++];
+    p = &c->rep->probes[c->rep->nprobes++]; /* room for every probe of the table (tt_topo_scan_report) */
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     if (!enabled) {
@@ -308,7 +306,6 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     const char *root;
     double t0 = now_ms();
     int fake, offline;
-    unsigned excluded;
     tt_status est;
 
     if (!out)
@@ -321,7 +318,10 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     if (!rep)
         rep = &myrep;
     memset(rep, 0, sizeof *rep);
-    if ((est = scan_probe_exclusions(o->exclude, &excluded)) != TT_OK)
+    int nprobes = scan_probe_count();
+    unsigned char excluded[nprobes + 1];
+    int order[nprobes + 1];
+    if ((est = scan_probe_exclusions(o->exclude, excluded)) != TT_OK || (est = scan_probe_order(order)) != TT_OK)
         return est;
     memset(&c, 0, sizeof c);
     c.opt = o;
@@ -350,8 +350,12 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
                             strerror(errno));
 
     c.doc = tt_xml_doc_new("system", "scan");
-    if (!c.doc)
+    rep->probes = calloc((size_t)nprobes + 1, sizeof *rep->probes);
+    if (!c.doc || !rep->probes) {
+        tt_xml_doc_free(c.doc);
+        tt_scan_report_free(rep);
         return tt_error_set(TT_ERR_NOMEM, "scan: out of memory");
+    }
     c.sys = c.doc->root;
     tt_xml_set(c.sys, "version", "1");
     tt_xml_set(c.sys, "tt_version", "1"); /* native format version (docs/xml-schema.md) */
@@ -369,9 +373,9 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
 
     if (offline) {
         const char *why = "offline scan of an hwloc XML file";
-        const scan_probe_def *d;
         /* the probe that reads the file first, whatever the exclusions: the file is the input */
-        for (d = scan_probe_table; d->name; d++) {
+        for (int i = 0; i < nprobes; i++) {
+            const scan_probe_def *d = &scan_probe_table[order[i]];
             if (d->offline != SCAN_OFFLINE_READS)
                 continue;
             int at = rep->nprobes;
@@ -379,18 +383,22 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
             if (at < rep->nprobes && rep->probes[at].state == TT_PROBE_FAILED) {
                 /* the file is the whole input here: a bad file is an error, not a gap */
                 tt_xml_doc_free(c.doc);
-                return tt_error_set(TT_ERR_PARSE, "%s", rep->probes[at].note);
+                est = tt_error_set(TT_ERR_PARSE, "%s", rep->probes[at].note);
+                if (rep == &myrep)
+                    tt_scan_report_free(rep);
+                return est;
             }
         }
-        for (d = scan_probe_table; d->name; d++)
-            if (d->offline == SCAN_OFFLINE_OFF)
-                run_probe(&c, d->name, 0, why, d->run);
+        for (int i = 0; i < nprobes; i++)
+            if (scan_probe_table[order[i]].offline == SCAN_OFFLINE_OFF)
+                run_probe(&c, scan_probe_table[order[i]].name, 0, why, scan_probe_table[order[i]].run);
     } else {
         const char *why = "fake sysfs root: this probe would read the real machine";
         /* tests replay NVML/CUDA/ibverbs with stub libraries next to a fake root */
         const char *dp = getenv("TOPOTUNE_SCAN_DEVICE_PROBES");
         int dev_ok = c.live || (fake && dp && !strcmp(dp, "1"));
-        for (int k = 0; scan_probe_table[k].name; k++) {
+        for (int i = 0; i < nprobes; i++) {
+            int k = order[i];
             const scan_probe_def *d = &scan_probe_table[k];
             int can = d->needs == SCAN_NEEDS_ROOT      ? 1
                       : d->needs == SCAN_NEEDS_MACHINE ? c.live
@@ -398,7 +406,7 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
             if (!can)
                 run_probe(&c, d->name, 0, why, d->run);
             else
-                run_probe(&c, d->name, !(excluded & (1u << k)), "disabled by option", d->run);
+                run_probe(&c, d->name, !excluded[k], "disabled by option", d->run);
         }
     }
     scan_finish(&c);
@@ -413,9 +421,20 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
         TT_WARN(SCAN_SUBSYS, "%d value(s) could not be seen: see the <unknown> elements "
                              "(TOPOTUNE_DEBUG=INFO lists them as they are found)", rep->nunknown);
     rep->ms = now_ms() - t0;
+    if (rep == &myrep)
+        tt_scan_report_free(rep);
     tt_error_clear();
     *out = c.doc;
     return TT_OK;
+}
+
+void tt_scan_report_free(tt_scan_report *r)
+{
+    if (!r)
+        return;
+    free(r->probes);
+    r->probes = NULL;
+    r->nprobes = 0;
 }
 
 tt_status tt_topo_scan(const tt_scan_options *o, tt_xml_doc **out)

@@ -292,9 +292,8 @@ typedef struct {
     char note[320];       /* why off/unavailable, or what it saw */
 } tt_scan_probe;
 
-#define TT_SCAN_MAX_PROBES 8
 typedef struct {
-    tt_scan_probe probes[TT_SCAN_MAX_PROBES];
+    tt_scan_probe *probes;  /* one per probe of the scan, in run order (tt_scan_report_free) */
     int nprobes;
     int nunknown;         /* <unknown> elements in the doc */
     double ms;            /* whole scan */
@@ -312,8 +311,9 @@ void tt_scan_options_default(tt_scan_options *o);
  * "ibv"), NULL past the last: the names tt_scan_options.exclude accepts. */
 const char *tt_scan_probe_name(int i);
 tt_status tt_topo_scan(const tt_scan_options *o, tt_xml_doc **out);
-/* Same, filling `rep` (may be NULL). */
+/* Same, filling `rep` (may be NULL; free it with tt_scan_report_free, also after an error). */
 tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_scan_report *rep);
+void tt_scan_report_free(tt_scan_report *r);
 const char *tt_probe_state_name(tt_probe_state s); /* "off", "ok", "partial", ... */
 /* One line per probe: "scan: nvml: unavailable: libnvidia-ml.so.1 not found". */
 tt_status tt_scan_report_write_text(const tt_scan_report *r, tt_strbuf *out);
