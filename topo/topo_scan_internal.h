@@ -61,7 +61,7 @@ typedef struct scan_pci_info {
     const char *why;          /* reason for every missing link/numa value (hwloc), NULL = sysfs wording */
 } scan_pci_info;
 
-/* ---- topo_scan.c: helpers every probe uses ---- */
+/* ---- topo_scan_util.c: helpers every probe uses ---- */
 /* Path under the scan root ("/sys/..." -> "<root>/sys/..."). */
 void scan_path(const scan_ctx *c, char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -76,6 +76,10 @@ void scan_unknown(scan_ctx *c, tt_xml_node *node, const char *attr, const char *
 /* Lowercase and check a dddd:bb:dd.f bus id; 0 when well formed. */
 int scan_busid_norm(const char *in, char *out, size_t len);
 int scan_is_bdf(const char *s);
+/* PCI class helpers. */
+int scan_class_is_gpu(long cls, long vendor);
+int scan_class_is_nic(long cls);
+int scan_class_is_nvswitch(long cls);
 
 /* ---- topo_scan_tree.c: the NCCL-shaped tree, shared by sysfs and hwloc ---- */
 /* cpu element for a NUMA node, created in numaid order when absent. */
@@ -97,10 +101,6 @@ tt_xml_node *scan_find_pci(scan_ctx *c, const char *busid);
 tt_status scan_insert_sorted(tt_xml_node *parent, tt_xml_node *child);
 /* Write the attributes of `in` on `pci` (ids, NCCL link_speed/width rule, ours). */
 void scan_pci_set_attrs(scan_ctx *c, tt_xml_node *pci, const scan_pci_info *in);
-/* PCI class helpers. */
-int scan_class_is_gpu(long cls, long vendor);
-int scan_class_is_nic(long cls);
-int scan_class_is_nvswitch(long cls);
 /* <nic> under `pci` (or under cpu when pci is a cpu element); one per parent. */
 tt_xml_node *scan_nic_get(scan_ctx *c, tt_xml_node *parent);
 /* <net> named `name` anywhere, or NULL. */
