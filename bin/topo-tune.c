@@ -150,12 +150,11 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0}};
 
 typedef struct {
-    const char *input, *calib, *outpath, *explain, *model_s, *coll_s, *table, *shapes_s;
+    tt_cli_tune_args a;  /* what the run gets (outpath, table, sweep, overrides, ...) */
+    const char *input, *calib, *explain, *model_s, *coll_s, *shapes_s;
     const char **inputs; /* --input accumulates: repeated, or several files after one --input */
-    int ninputs, nodes, nodes_given, gpn, nics, rails, fabric, nccl_only, fmt, bench, strict;
-    int mode, measured, among, margin_given, keep_given; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT, OPT_FROM_MEAS */
-    double nic_speed, tolerance, margin, keep_margin;
-    uint64_t min_size, max_size;
+    int ninputs, nodes, nodes_given, fmt, bench;
+    int mode, measured, margin_given, keep_given; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT, OPT_FROM_MEAS */
     tt_topo_options topts;
 } tune_opts;
 
@@ -181,15 +180,15 @@ static int parse_option(int c, const char *arg, tune_opts *o)
     uint64_t v;
     switch (c) {
     case 'i': o->input = o->inputs[o->ninputs++] = arg; break;
-    case OPT_STRICT: o->strict = 1; break;
+    case OPT_STRICT: o->a.strict = 1; break;
     case OPT_SHAPES: o->shapes_s = arg; break;
     case OPT_FABRIC:
         if (tt_fabric_parse(arg, &ff) != TT_OK) return tt_cli_usage_error("--fabric: %s", tt_error_message());
-        o->fabric = (int)ff;
+        o->a.ov.fabric = (int)ff;
         break;
     case OPT_KEEP:
-        if (!strcmp(arg, "off")) o->keep_margin = -1;
-        else if (parse_fraction(arg, 0, 10, 1, &o->keep_margin))
+        if (!strcmp(arg, "off")) o->a.w.keep_margin = -1;
+        else if (parse_fraction(arg, 0, 10, 1, &o->a.w.keep_margin))
             return tt_cli_usage_error("--keep-nccl '%s' must be a fraction >= 0 (0.05 = 5%%) or 'off'", arg);
         o->keep_given = 1;
         break;
@@ -197,11 +196,11 @@ static int parse_option(int c, const char *arg, tune_opts *o)
         if (parse_int("--nodes", arg, 1, 65536, &o->nodes)) return TT_CLI_EXIT_ERROR;
         o->nodes_given = 1;
         break;
-    case 'g': return parse_int("--gpus-per-node", arg, 1, 4096, &o->gpn) ? TT_CLI_EXIT_ERROR : -1;
-    case 'k': return parse_int("--nics-per-node", arg, 0, 256, &o->nics) ? TT_CLI_EXIT_ERROR : -1;
-    case 'r': return parse_int("--rails", arg, 1, 256, &o->rails) ? TT_CLI_EXIT_ERROR : -1;
+    case 'g': return parse_int("--gpus-per-node", arg, 1, 4096, &o->a.ov.gpus_per_node) ? TT_CLI_EXIT_ERROR : -1;
+    case 'k': return parse_int("--nics-per-node", arg, 0, 256, &o->a.ov.nics_per_node) ? TT_CLI_EXIT_ERROR : -1;
+    case 'r': return parse_int("--rails", arg, 1, 256, &o->a.ov.rails) ? TT_CLI_EXIT_ERROR : -1;
     case 's':
-        if (tt_parse_double(arg, &o->nic_speed) != TT_OK || !(o->nic_speed > 0) || o->nic_speed > 1e5)
+        if (tt_parse_double(arg, &o->a.ov.nic_gbps) != TT_OK || !(o->a.ov.nic_gbps > 0) || o->a.ov.nic_gbps > 1e5)
             return tt_cli_usage_error("--nic-speed '%s' must be a number of Gb/s above 0 (e.g. 400)", arg);
         break;
     case 'm': o->model_s = arg; break;
@@ -209,15 +208,15 @@ static int parse_option(int c, const char *arg, tune_opts *o)
     case 'f': return (o->fmt = tt_cli_choice("--format", arg, formats)) < 0 ? TT_CLI_EXIT_ERROR : -1;
     case 'C': o->coll_s = arg; break;
     case 'e': o->explain = arg; break;
-    case 'o': o->outpath = arg; break;
+    case 'o': o->a.outpath = arg; break;
     case OPT_MIN:
     case OPT_MAX:
         if (tt_parse_size(arg, &v) != TT_OK || v == 0)
             return tt_cli_usage_error("%s '%s' is not a size (e.g. 8, 64K, 1M, 16G)",
                                       c == OPT_MIN ? "--min-size" : "--max-size", arg);
-        *(c == OPT_MIN ? &o->min_size : &o->max_size) = v;
+        *(c == OPT_MIN ? &o->a.w.min_size : &o->a.w.max_size) = v;
         break;
-    case OPT_NCCL_ONLY: o->nccl_only = 1; break;
+    case OPT_NCCL_ONLY: o->a.w.nccl_only = 1; break;
     case OPT_BENCH: o->bench = 1; break;
     case OPT_CALIBRATE:
     case OPT_JUDGE:
@@ -232,15 +231,15 @@ static int parse_option(int c, const char *arg, tune_opts *o)
         if (tt_cli_gpu_part_check(arg)) return TT_CLI_EXIT_ERROR;
         o->topts.gpu_part = arg;
         break;
-    case OPT_TABLE: o->table = arg; break;
-    case OPT_AMONG: o->among = 1; break;
+    case OPT_TABLE: o->a.table = arg; break;
+    case OPT_AMONG: o->a.among_measured = 1; break;
     case OPT_MARGIN:
-        if (parse_fraction(arg, 0, 1, 1, &o->margin))
+        if (parse_fraction(arg, 0, 1, 1, &o->a.margin))
             return tt_cli_usage_error("--margin '%s' must be a fraction in [0, 1) (0.03 = 3%%)", arg);
         o->margin_given = 1;
         break;
     case OPT_TOL:
-        if (parse_fraction(arg, 0, 10, 0, &o->tolerance))
+        if (parse_fraction(arg, 0, 10, 0, &o->a.tolerance))
             return tt_cli_usage_error("--tolerance '%s' must be a number in 0..10 (0.05 = 5%%)", arg);
         break;
     case OPT_GEN: {
@@ -273,7 +272,7 @@ static int check_options(const tune_opts *o, int nfiles)
     int mode = o->mode, fmt = o->fmt;
     if (o->ninputs > 1 && (mode || o->bench))
         return tt_cli_usage_error("several --input files (a cluster of hosts) go with table output only");
-    if (o->strict && (mode || o->bench)) return tt_cli_usage_error("--strict goes with table output");
+    if (o->a.strict && (mode || o->bench)) return tt_cli_usage_error("--strict goes with table output");
     if (mode == OPT_EXPECT && nfiles > 0 && !o->measured) return tt_cli_usage_error("files after --expect need --measured");
     if (mode == OPT_EXPECT && o->measured && nfiles == 0) return tt_cli_usage_error("--measured needs a file");
     if ((mode == OPT_CALIBRATE || mode == OPT_JUDGE) && nfiles == 0)
@@ -283,67 +282,56 @@ static int check_options(const tune_opts *o, int nfiles)
     if (mode && o->calib && o->model_s && !strcmp(o->model_s, "nccl"))
         return tt_cli_usage_error("--calibration holds topotune model constants; --model nccl evaluates NCCL rows with "
                                   "NCCL's constants and the built-in NCCL-rows correction");
-    if (o->shapes_s && (mode || o->bench || o->explain || fmt == 3 || o->nodes_given || o->gpn > 0 || o->ninputs > 1))
+    if (o->shapes_s && (mode || o->bench || o->explain || fmt == 3 || o->nodes_given || o->a.ov.gpus_per_node > 0 || o->ninputs > 1))
         return tt_cli_usage_error("--shapes sets the ranks and nodes of each table: it goes with table output (-f table, "
                                   "json or nccl-csv) of one --input, without --nodes, --gpus-per-node or --explain");
     return -1;
 }
 
 /* --from-measured FILE... and --judge-choices FILE... --table T: no topology */
-static int run_without_topology(const tune_opts *o, const char *const *files, int nfiles)
+static int run_without_topology(tune_opts *o, tt_model_params *params)
 {
-    tt_model_params params;
-    tt_model_params_default(&params);
-    tt_cli_tune_args a = {.files = files, .nfiles = nfiles, .params = &params, .outpath = o->outpath,
-                          .mopts = TT_MEASURE_OPTS_DEFAULT, .table = o->table, .tolerance = o->tolerance,
-                          .margin = o->margin};
-    a.w.format = (tt_tune_format)o->fmt;
     unsigned colls;
-    if (parse_colls(o->coll_s, &colls, &a.mopts.coll)) return TT_CLI_EXIT_ERROR;
-    return o->mode == OPT_FROM_MEAS ? tt_cli_from_measured(&a) : tt_cli_judge(NULL, NULL, &a);
+    tt_model_params_default(params);
+    o->a.params = params;
+    o->a.w.format = (tt_tune_format)o->fmt;
+    if (parse_colls(o->coll_s, &colls, &o->a.mopts.coll)) return TT_CLI_EXIT_ERROR;
+    return o->mode == OPT_FROM_MEAS ? tt_cli_from_measured(&o->a) : tt_cli_judge(NULL, NULL, &o->a);
 }
 
-/* the table options of a run with a topology into a (and the model constants into params) */
-static int table_args(tune_opts *o, tt_model_params *params, tt_cli_tune_args *a)
+/* the rest of o->a for a run with a topology (and the model constants into params) */
+static int table_args(tune_opts *o, tt_model_params *params)
 {
+    tt_cli_tune_args *a = &o->a;
     if (tt_model_parse(o->model_s, &a->model) != TT_OK) return tt_cli_usage_error("%s", tt_error_message());
     if (parse_colls(o->coll_s, &a->w.colls, &a->mopts.coll)) return TT_CLI_EXIT_ERROR;
     if (o->explain && (tt_parse_size(o->explain, &a->w.explain_bytes) != TT_OK || a->w.explain_bytes == 0))
         return tt_cli_usage_error("--explain '%s' is not a size (e.g. 8, 64K, 1M, 1G)", o->explain);
-    if (o->min_size > o->max_size) return tt_cli_usage_error("--min-size is larger than --max-size");
-    if (o->fmt == 2) o->nccl_only = 1;
-    if (o->keep_given && o->keep_margin >= 0 &&
-        (a->model != TT_MODEL_TOPOTUNE || !o->nccl_only || o->mode || o->explain || o->fmt == 3))
+    if (a->w.min_size > a->w.max_size) return tt_cli_usage_error("--min-size is larger than --max-size");
+    if (o->fmt == 2) a->w.nccl_only = 1;
+    if (o->keep_given && a->w.keep_margin >= 0 &&
+        (a->model != TT_MODEL_TOPOTUNE || !a->w.nccl_only || o->mode || o->explain || o->fmt == 3))
         return tt_cli_usage_error("--keep-nccl goes with a topotune-model table for NCCL (--nccl-only or -f nccl-csv); "
                                   "with --model nccl every size is NCCL's choice already");
     /* tables for NCCL made by our model keep NCCL's choice unless the model sees a clear gain */
-    if (!(a->model == TT_MODEL_TOPOTUNE && o->nccl_only && o->fmt != 3)) o->keep_margin = -1;
+    if (!(a->model == TT_MODEL_TOPOTUNE && a->w.nccl_only && o->fmt != 3)) a->w.keep_margin = -1;
     tt_model_params_default(params);
     tt_status st;
     if (o->calib && (st = tt_model_params_load(o->calib, params)) != TT_OK) return tt_cli_fail(st);
     a->inputs = o->inputs;
     a->ninputs = o->ninputs;
     a->nodes = o->nodes_given ? o->nodes : 0;
-    a->gpn_given = o->gpn > 0;
-    a->ov = (tt_cluster_overrides){o->gpn, o->nics, o->rails, o->nic_speed, o->fabric};
+    a->gpn_given = a->ov.gpus_per_node > 0;
     a->params = params;
     a->w.format = (tt_tune_format)o->fmt;
-    a->w.min_size = o->min_size;
-    a->w.max_size = o->max_size;
-    a->w.nccl_only = o->nccl_only;
-    a->w.keep_margin = o->keep_margin;
     a->w.explain = o->explain != NULL;
-    a->strict = o->strict;
-    a->outpath = o->outpath;
-    a->table = o->table;
-    a->tolerance = o->tolerance;
-    a->among_measured = o->among;
     return -1;
 }
 
 /* one host's topology file (or a merged cluster file): a table, a table set or a measurement mode */
-static int run_topology(const tune_opts *o, const tt_cli_tune_args *a, const tt_tune_shape *shapes, int nshapes)
+static int run_topology(const tune_opts *o, const tt_tune_shape *shapes, int nshapes)
 {
+    const tt_cli_tune_args *a = &o->a;
     tt_xml_doc *doc = NULL;
     tt_topo *topo = NULL;
     tt_cluster cl;
@@ -371,10 +359,14 @@ int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
     static tune_opts o; /* static: the inputs are still reachable at exit */
-    o = (tune_opts){.model_s = "topotune", .coll_s = "all", .nodes = 1, .gpn = -1, .nics = -1, .rails = -1,
-                    .fabric = -1, .nic_speed = -1, .tolerance = 0.05, .margin = 0.03,
-                    .keep_margin = 0.15, /* the conservative plugin table (docs/model.md "Tables for the plugin") */
-                    .min_size = TT_TUNE_MIN_SIZE, .max_size = TT_TUNE_MAX_SIZE};
+    o = (tune_opts){.model_s = "topotune", .coll_s = "all", .nodes = 1};
+    o.a.ov = TT_CLUSTER_OVERRIDES_NONE;
+    o.a.tolerance = 0.05;
+    o.a.margin = 0.03;
+    o.a.mopts = TT_MEASURE_OPTS_DEFAULT;
+    o.a.w.keep_margin = 0.15; /* the conservative plugin table (docs/model.md "Tables for the plugin") */
+    o.a.w.min_size = TT_TUNE_MIN_SIZE;
+    o.a.w.max_size = TT_TUNE_MAX_SIZE;
     tt_topo_options_default(&o.topts);
     o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
     if (!o.inputs) return tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory"));
@@ -383,40 +375,39 @@ int main(int argc, char **argv)
         tt_fabric ff;
         if (fe && *fe) {
             if (tt_fabric_parse(fe, &ff) != TT_OK) return tt_cli_usage_error("TOPOTUNE_FABRIC: %s", tt_error_message());
-            o.fabric = (int)ff;
+            o.a.ov.fabric = (int)ff;
         }
     }
+    tt_model_params params;
     int c, rc;
     while ((c = tt_cli_getopt(argc, argv, "i:N:g:k:s:r:m:c:f:C:e:o:hV", longopts)) != -1)
         if ((rc = parse_option(c, optarg, &o)) >= 0) return rc;
     if (o.measured && o.mode != OPT_EXPECT) return tt_cli_usage_error("--measured goes with --expect");
     if (o.margin_given && o.mode != OPT_FROM_MEAS) return tt_cli_usage_error("--margin goes with --from-measured");
-    const char *const *files = (const char *const *)argv + optind;
+    o.a.files = (const char *const *)argv + optind;
+    o.a.nfiles = argc - optind;
     if (o.mode == OPT_FROM_MEAS) {
         if (argc - optind == 0) return tt_cli_usage_error("--from-measured needs measurement files");
         if (o.explain || o.input || o.calib)
             return tt_cli_usage_error("--from-measured takes measurement files only (no --input, --calibration, --explain)");
         if (o.fmt == 3) return tt_cli_usage_error("--format env does not apply to --from-measured");
-        return run_without_topology(&o, files, argc - optind);
+        return run_without_topology(&o, &params);
     }
-    if ((o.table || o.tolerance != 0.05 || o.among) && o.mode != OPT_JUDGE)
+    if ((o.a.table || o.a.tolerance != 0.05 || o.a.among_measured) && o.mode != OPT_JUDGE)
         return tt_cli_usage_error("--table, --tolerance and --among-measured go with --judge-choices");
-    if (o.among && o.table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");
-    int nfiles = argc - optind;
-    if (nfiles > 0 && !o.mode && !o.bench && o.input) /* topo-tune --input a.xml b.xml c.xml */
-        for (; optind < argc; nfiles--) o.inputs[o.ninputs++] = argv[optind++];
-    if (nfiles > 0 && !o.mode) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
-    if ((rc = check_options(&o, nfiles)) >= 0) return rc;
+    if (o.a.among_measured && o.a.table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");
+    if (o.a.nfiles > 0 && !o.mode && !o.bench && o.input) /* topo-tune --input a.xml b.xml c.xml */
+        for (; optind < argc; o.a.nfiles--) o.inputs[o.ninputs++] = argv[optind++];
+    if (o.a.nfiles > 0 && !o.mode) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if ((rc = check_options(&o, o.a.nfiles)) >= 0) return rc;
     static tt_tune_shape *shapes; /* static: still reachable at exit */
     int nshapes = 0;
     if (o.shapes_s && tt_tune_shapes_parse(o.shapes_s, &shapes, &nshapes) != TT_OK)
         return tt_cli_usage_error("--shapes %s", tt_error_message());
     if (o.bench) return run_bench(o.input);
-    if (o.mode == OPT_JUDGE && o.table && !o.input) return run_without_topology(&o, files, nfiles);
+    if (o.mode == OPT_JUDGE && o.a.table && !o.input) return run_without_topology(&o, &params);
     if (!o.input) return tt_cli_usage_error("--input FILE is required");
-    tt_model_params params;
-    tt_cli_tune_args a = {.files = files, .nfiles = nfiles, .mopts = TT_MEASURE_OPTS_DEFAULT};
-    if ((rc = table_args(&o, &params, &a)) >= 0) return rc;
-    if (o.ninputs > 1) return tt_cli_tune_hosts(&a);
-    return run_topology(&o, &a, shapes, nshapes);
+    if ((rc = table_args(&o, &params)) >= 0) return rc;
+    if (o.ninputs > 1) return tt_cli_tune_hosts(&o.a);
+    return run_topology(&o, shapes, nshapes);
 }
