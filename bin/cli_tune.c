@@ -190,49 +190,20 @@ out:
     return rc;
 }
 
-/* the entries judged: a --table file, none (--among-measured), or a table built from the model
- * (ranks per node from the measurements unless --gpus-per-node was given) */
-static tt_status judge_entries(const tt_topo *topo, const tt_cluster *cl, const tt_cli_tune_args *a,
-                               const tt_measure_set *ms, tt_tune_ctx **ctx, tt_tune_table *tab)
-{
-    if (a->table) {
-        tt_status st = tt_tune_table_load(a->table, tab);
-        for (int i = 0; st == TT_OK && i < ms->n; i++)
-            if (ms->m[i].nranks > 0 && tab->ranks > 0 && ms->m[i].nranks != tab->ranks)
-                return tt_error_set(TT_ERR_INVALID, "%s: measured with %d ranks, the table %s is for %d",
-                                    ms->m[i].where, ms->m[i].nranks, a->table, tab->ranks);
-        return st;
-    }
-    if (a->among_measured) return TT_OK;
-    tt_cluster c = *cl;
-    if (!a->gpn_given && ms->m[0].nranks > 0 && ms->m[0].nranks % c.nodes == 0)
-        c.gpus_per_node = ms->m[0].nranks / c.nodes;
-    tt_status st = tt_tune_ctx_new(topo, &c, a->model, a->params, ctx);
-    if (st == TT_OK)
-        st = tt_tune_table_build(*ctx, (1u << TT_COLL_COUNT) - 1, a->w.min_size, a->w.max_size, a->w.nccl_only, tab);
-    return st;
-}
-
 int tt_cli_judge(const tt_topo *topo, const tt_cluster *cl, const tt_cli_tune_args *a)
 {
     tt_measure_set ms = {0};
     tt_judge_report rep = {0};
-    tt_tune_table tab = {0};
-    tt_tune_ctx *ctx = NULL;
     tt_strbuf out;
     tt_strbuf_init(&out);
+    tt_judge_opts jo = {topo, cl, a->gpn_given, a->model, a->params, a->table, a->among_measured, a->tolerance,
+                        a->w.min_size, a->w.max_size, a->w.nccl_only};
     tt_status st = tt_measure_load_files(a->files, a->nfiles, &a->mopts, &ms);
-    if (st == TT_OK) st = judge_entries(topo, cl, a, &ms, &ctx, &tab);
-    if (st == TT_OK)
-        st = a->among_measured
-                 ? tt_tune_judge_model_kind(topo, cl, a->model, a->params, &ms, a->tolerance, &rep)
-                 : tt_tune_judge(tab.entries, tab.n, &ms, a->tolerance, &rep);
+    if (st == TT_OK) st = tt_tune_judge_choices(&jo, &ms, &rep);
     if (st == TT_OK) st = tt_judge_write_text(&rep, a->tolerance, &out);
     int rc = emit(st, a->outpath, &out);
     if (rc == 0 && rep.nwrong) rc = TT_CLI_EXIT_WARN;
     tt_judge_report_free(&rep);
-    tt_tune_table_free(&tab);
-    tt_tune_ctx_free(ctx);
     tt_strbuf_free(&out);
     tt_measure_set_free(&ms);
     return rc;
@@ -241,27 +212,15 @@ int tt_cli_judge(const tt_topo *topo, const tt_cluster *cl, const tt_cli_tune_ar
 int tt_cli_expect(const tt_topo *topo, const tt_cluster *cl, const tt_cli_tune_args *a)
 {
     tt_measure_set ms = {0};
-    tt_tune_ctx *ctx = NULL;
-    tt_expect_row *rows = NULL;
     tt_strbuf out;
     tt_strbuf_init(&out);
-    int nrows = 0, counts[3];
-    tt_status st = TT_OK;
-    tt_cluster c = *cl;
-    if (a->nfiles) st = tt_measure_load_files(a->files, a->nfiles, &a->mopts, &ms);
-    if (st == TT_OK && a->nfiles && !a->gpn_given) st = tt_expect_cluster(&ms, &c);
-    if (st == TT_OK) st = tt_tune_ctx_new(topo, &c, a->model, a->params, &ctx);
-    if (st == TT_OK)
-        st = a->nfiles ? tt_expect_rows_judge(ctx, &ms, &rows, &nrows)
-                       : tt_expect_rows_sweep(ctx, a->w.colls, a->w.min_size, a->w.max_size, &rows, &nrows);
-    if (st == TT_OK)
-        st = a->w.format == TT_TUNE_FMT_JSON
-                 ? tt_expect_write_json(ctx, rows, nrows, a->nfiles > 0, &out)
-                 : tt_expect_write_text(ctx, &c, a->model, a->params, rows, nrows, a->nfiles > 0, &out);
+    tt_expect_opts eo = {topo, cl, a->gpn_given, a->model, a->params, a->w.colls, a->w.min_size, a->w.max_size,
+                         a->w.format == TT_TUNE_FMT_JSON};
+    tt_expect_verdict worst = TT_EXPECT_PASS;
+    tt_status st = a->nfiles ? tt_measure_load_files(a->files, a->nfiles, &a->mopts, &ms) : TT_OK;
+    if (st == TT_OK) st = tt_expect_report(&eo, a->nfiles ? &ms : NULL, &out, &worst);
     int rc = emit(st, a->outpath, &out);
-    if (rc == 0 && a->nfiles) rc = (int)tt_expect_rows_verdict(rows, nrows, counts); /* 0 PASS, 1 WARN, 2 FAIL */
-    free(rows);
-    tt_tune_ctx_free(ctx);
+    if (rc == 0) rc = (int)worst; /* 0 PASS, 1 WARN, 2 FAIL */
     tt_strbuf_free(&out);
     tt_measure_set_free(&ms);
     return rc;

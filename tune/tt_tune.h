@@ -684,6 +684,23 @@ tt_status tt_tune_judge_model_kind(const tt_topo *t, const tt_cluster *base, tt_
                                    tt_judge_report *out);
 void tt_judge_report_free(tt_judge_report *r);
 tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *out);
+/* topo-tune --judge-choices as one call: the choices judged are the table file `table` (its ranks
+ * must be the measurements': TT_ERR_INVALID naming the row otherwise), the model's among the
+ * measured candidates (among_measured), or else a table the model builds on (topo, base) with
+ * the measured ranks per node unless gpn_given. */
+typedef struct {
+    const tt_topo *topo;            /* NULL with a table file */
+    const tt_cluster *base;
+    int gpn_given;
+    tt_model_kind model;
+    const tt_model_params *params;
+    const char *table;
+    int among_measured;
+    double tol;
+    uint64_t min_size, max_size;    /* the model's table */
+    int nccl_only;
+} tt_judge_opts;
+tt_status tt_tune_judge_choices(const tt_judge_opts *o, const tt_measure_set *ms, tt_judge_report *out);
 
 /* ---- how far the default model is from real clusters (tune_trust.c) ----
  * Per regime (size class, nodes 1 / 2 / >= 3, fabric) the model's time error on NCCL's own choice,
@@ -765,6 +782,20 @@ tt_expect_verdict tt_expect_rows_verdict(const tt_expect_row *rows, int n, int c
 tt_status tt_expect_write_text(const tt_tune_ctx *ctx, const tt_cluster *c, tt_model_kind model,
                                const tt_model_params *params, const tt_expect_row *rows, int n, int judged,
                                tt_strbuf *out);
+/* topo-tune --expect as one call: the sweep's rows (ms NULL) or one judged row per measurement
+ * (on the measured run's ranks unless gpn_given), as JSON or text; *worst: the worst verdict
+ * (PASS without measurements). */
+typedef struct {
+    const tt_topo *topo;
+    const tt_cluster *base;
+    int gpn_given;
+    tt_model_kind model;
+    const tt_model_params *params;
+    unsigned colls;
+    uint64_t min_size, max_size;
+    int json;
+} tt_expect_opts;
+tt_status tt_expect_report(const tt_expect_opts *o, const tt_measure_set *ms, tt_strbuf *out, tt_expect_verdict *worst);
 
 /* ---- validating a table on this machine (tune_validate.c: the plan; tune_verdict.c: verdicts) ----
  * topo-exec --validate (docs/calibration.md section 7): for every size of a sweep the table's

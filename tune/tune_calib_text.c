@@ -244,3 +244,23 @@ tt_status tt_expect_write_text(const tt_tune_ctx *ctx, const tt_cluster *c, tt_m
     else write_expect_sweep(rows, n, out);
     return tt_strbuf_status(out);
 }
+
+tt_status tt_expect_report(const tt_expect_opts *o, const tt_measure_set *ms, tt_strbuf *out, tt_expect_verdict *worst)
+{
+    tt_tune_ctx *ctx = NULL;
+    tt_expect_row *rows = NULL;
+    int n = 0, counts[3];
+    tt_cluster c = *o->base;
+    tt_status st = ms && !o->gpn_given ? tt_expect_cluster(ms, &c) : TT_OK;
+    *worst = TT_EXPECT_PASS;
+    if (st == TT_OK) st = tt_tune_ctx_new(o->topo, &c, o->model, o->params, &ctx);
+    if (st == TT_OK)
+        st = ms ? tt_expect_rows_judge(ctx, ms, &rows, &n) : tt_expect_rows_sweep(ctx, o->colls, o->min_size, o->max_size, &rows, &n);
+    if (st == TT_OK)
+        st = o->json ? tt_expect_write_json(ctx, rows, n, ms != NULL, out)
+                     : tt_expect_write_text(ctx, &c, o->model, o->params, rows, n, ms != NULL, out);
+    if (st == TT_OK && ms) *worst = tt_expect_rows_verdict(rows, n, counts);
+    free(rows);
+    tt_tune_ctx_free(ctx);
+    return st;
+}

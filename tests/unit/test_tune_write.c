@@ -7,6 +7,7 @@
 #include "topo_test_util.h"
 
 #include <stdint.h>
+#include <unistd.h>
 
 #include "tt_tune.h"
 
@@ -169,6 +170,49 @@ static void test_measure_files_and_calib_text(void **state)
     assert_non_null(strstr(r.data, tail));
     tt_strbuf_free(&r);
     free(rows);
+    /* the same in one call */
+    tt_strbuf r2;
+    tt_strbuf_init(&r);
+    tt_strbuf_init(&r2);
+    assert_int_equal(tt_expect_rows_judge(ctx, &ms, &rows, &n), TT_OK);
+    assert_int_equal(tt_expect_write_text(ctx, &ec, TT_MODEL_TOPOTUNE, &start, rows, n, 1, &r), TT_OK);
+    free(rows);
+    tt_expect_opts eo = {t, &c, 0, TT_MODEL_TOPOTUNE, &start, 0, 0, 0, 0};
+    tt_expect_verdict worst = TT_EXPECT_FAIL;
+    assert_int_equal(tt_expect_report(&eo, &ms, &r2, &worst), TT_OK);
+    assert_string_equal(r.data, r2.data);
+    assert_int_equal(worst, v);
+    tt_strbuf_free(&r);
+    tt_strbuf_free(&r2);
+    /* --judge-choices in one call: the model's table on the measured ranks */
+    tt_judge_opts jo = {t, &c, 0, TT_MODEL_TOPOTUNE, &start, NULL, 0, 0.05, 1024, 1ULL << 30, 0};
+    tt_judge_report jr = {0};
+    assert_int_equal(tt_tune_judge_choices(&jo, &ms, &jr), TT_OK);
+    assert_true(jr.n > 0);
+    assert_int_equal(jr.nright + jr.nwrong + jr.nunmeasured, jr.n);
+    tt_judge_report_free(&jr);
+    /* a table for 8 ranks does not judge a 4-rank run */
+    char tpath[] = "/tmp/test_tune_write.XXXXXX";
+    int fd = mkstemp(tpath);
+    assert_true(fd >= 0);
+    close(fd);
+    tt_cluster c8 = c;
+    tt_tune_ctx *ctx8 = NULL;
+    tt_tune_table tab8;
+    assert_int_equal(tt_tune_ctx_new(t, &c8, TT_MODEL_TOPOTUNE, &start, &ctx8), TT_OK);
+    assert_int_equal(tt_tune_table_build(ctx8, 1u << TT_COLL_ALLREDUCE, 1024, 1 << 20, 0, &tab8), TT_OK);
+    tt_strbuf_init(&r);
+    assert_int_equal(tt_tune_write_json(ctx8, &tab8, &r), TT_OK);
+    assert_int_equal(tt_write_file_atomic(tpath, r.data, r.len), TT_OK);
+    tt_strbuf_free(&r);
+    tt_tune_table_free(&tab8);
+    tt_tune_ctx_free(ctx8);
+    jo.table = tpath;
+    memset(&jr, 0, sizeof jr);
+    assert_int_equal(tt_tune_judge_choices(&jo, &ms, &jr), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "measured with 4 ranks"));
+    tt_judge_report_free(&jr);
+    unlink(tpath);
     /* a sweep: 5 collectives x sizes 1K..8K = 20 rows */
     assert_int_equal(tt_expect_rows_sweep(ctx, (1u << TT_COLL_COUNT) - 1, 1024, 8192, &rows, &n), TT_OK);
     assert_int_equal(n, 20);
