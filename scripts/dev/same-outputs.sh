@@ -77,6 +77,90 @@ CMDS=$(cat <<'EOF'
 @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 0
 @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --fabric warp
 @/topo-tune --bogus-option
+@/topo-dump --help
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -f svg
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --validate
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --validate -o %val.txt
+@/topo-dump -i tests/fixtures/nccl-dump-h200-vm.xml --check -o %check.txt
+@/topo-dump -i tests/fixtures/nccl-dump-h100-vm.xml
+@/topo-dump -i tests/fixtures/vendor-partial.xml --gpu-part H100-SXM -f matrix
+@/topo-dump -i tests/fixtures/vendor-partial.xml --gpu-part warp
+@/topo-dump -i tests/fixtures/vendor-partial.xml --validate --gpu-part A100-SXM
+@/topo-dump -i tests/fixtures/bad/empty.xml
+@/topo-dump -i tests/fixtures/bad/not-xml.txt --validate
+@/topo-dump -i %cluster.xml
+@/topo-dump -i tests/fixtures/hwloc/hgx8.xml -f matrix
+X @/topo-dump --hwloc-xml tests/fixtures/hwloc/hgx8.xml --no-nvml --no-cuda --no-ibv --scan-report -f json
+@/topo-dump --hwloc-xml tests/fixtures/hwloc/pcie4.xml --no-nvml --no-cuda --no-ibv --vendor-file tests/fixtures/vendor/a100-sxm4-eth-partial.xml --check
+@/topo-dump --hwloc-xml tests/fixtures/hwloc/vm.xml --no-nvml --no-cuda --no-ibv --validate -f json
+@/topo-dump --merge
+@/topo-dump --merge tests/fixtures/hgx-h100-8gpu.xml -f json
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml extra
+@/topo-dump -i ""
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --sysfs-root /x
+@/topo-dump --hwloc-xml a --sysfs-root b
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --vendor-file x
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --check --validate
+@/topo-tune --help
+@/topo-tune -i %cluster.xml
+@/topo-tune -i %cluster.xml -f json
+@/topo-tune -i %cluster.xml -e 1M
+@/topo-tune -i %cluster.xml -N 3
+@/topo-tune -i %cluster.xml --shapes 8x1
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml tests/fixtures/hgx-a100-8gpu.xml tests/fixtures/hgx-h100-8gpu.xml -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -i tests/fixtures/pcie-4gpu.xml -e 64K
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 2x1,4x1,8x1,16x2
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 2x1,16x2 -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 2x1,,4x1
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 8x1 -N 2
+@/topo-tune -i tests/fixtures/vendor-partial.xml --strict
+@/topo-tune -i tests/fixtures/vendor-partial.xml --shapes 2x1,4x1 --strict
+@/topo-tune -i tests/fixtures/vendor-partial.xml -e 1M
+@/topo-tune -i tests/fixtures/vendor-partial.xml -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -m nccl --keep-nccl 0.1 -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --keep-nccl 0.3 -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --min-size 1M --max-size 1K
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -C warp
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -C broadcast --min-size 1K --max-size 1M -e 64K
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -e 0
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -m bogus
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --tolerance 11
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --margin 0.1
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --measured
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --gpu-part warp
+@/topo-tune --calibrate --judge-choices
+@/topo-tune --from-measured
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -i x
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -f env
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -C allreduce --margin 0.1
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -C warp
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json --table %table.json
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json --table %table.json --tolerance 0.5 -C allreduce
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-4.json --table %table.json
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json -i tests/fixtures/measurements/host-pcie-8gpu.xml --among-measured
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json --among-measured --table %table.json
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl
+@/topo-tune --judge-choices -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl -o %x.json
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl -c x
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -e 1M
+@/topo-tune --calibrate tests/fixtures/measurements/nope.json -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --expect tests/fixtures/measurements/exec-ar-default-8.json -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --expect --measured -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --expect --measured tests/fixtures/measurements/exec-ar-default-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -f json
+@/topo-tune --expect --measured tests/fixtures/measurements/exec-ar-default-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -N 3
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml -N 2 -C allgather --min-size 1K --max-size 1M
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml -m nccl -f json -o %exp.json
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml --strict
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml -i tests/fixtures/pcie-4gpu.xml
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml unexpected
+@/topo-tune
+@/topo-tune --gen-nvswitch-domain 4
+@/topo-tune --gen-nvswitch-domain 0
+X @/topo-tune --bench
+TOPOTUNE_FABRIC=warp @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml
+TOPOTUNE_FABRIC=roce @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 2 -e 1M
 X @/topo-exec --host 4 -b 1K -e 64K -f 4 -n 2 -w 1 -c 1
 X @/topo-exec --host 3 -t all_gather -b 1K -e 16K -f 4 -n 2 -w 1 -c 1 -d int32
 X @/topo-exec --host 4 -t reduce_scatter -b 4K -e 16K -f 2 -n 2 -w 1 -c 1 -o max
