@@ -117,9 +117,7 @@ double tune_exec_coef(const tt_exec_params *e, int j);
 void tune_exec_param_range(int j, double *lo, double *hi);
 /* pipeline chunks of `bytes` in pieces of `chunk`: ceil, at least 1 */
 double tune_exec_chunks(double bytes, double chunk);
-/* tune_model_exec_host.c: the host executor's default AllReduce algorithm at a size, and the terms
- * of a host row run with `algo` (0 = ok, else why) */
-int tune_exec_host_default_algo(int nranks, double bytes);
+/* tune_model_exec_host.c: the terms of a host row run with `algo` (0 = ok, else why) */
 int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int algo, double f[TT_EXEC_NPARAM],
                          char *why, size_t wl);
 /* tune_exec_fit.c: robust non-negative fit of p->exec[kind][proto] to the rows of that kind and

@@ -1,8 +1,8 @@
 /*
  * tune_model_exec_host.c - the executor-shaped model's terms for HOST ranks (threads or processes
  * over the shared-memory transport), following exec/exec_algo_*.c and exec/exec_transport_shm.c:
- * the host executor's default AllReduce choice and, per algorithm, what lies on the critical path
- * of one call (docs/model.md, "Host ranks").
+ * per algorithm, what lies on the critical path of one call (docs/model.md, "Host ranks"; the
+ * host executor's default AllReduce choice is the registry's rule, common_algos.c).
  *
  * Executor facts counted here:
  *  - a send copies its piece into the pair's 1 MiB ring and publishes it when the copy is done; a
@@ -32,7 +32,6 @@
 
 #define HOST_CHUNK (512.0 * 1024)    /* EXEC_DEFAULT_CHUNK */
 #define HOST_RING (1024.0 * 1024)    /* TOPOTUNE_SHM_RING_BYTES default */
-#define SMALL_MAX (64.0 * 1024)      /* EXEC_TREE_MAX_BYTES */
 #define XFER_PAGE 4096.0             /* MODEL ASSUMPTION: first page of a step's piece */
 #define HIER_MSG_PER_STEP 0.25       /* MODEL ASSUMPTION: an arrived message / a synchronised step */
 /* MODEL ASSUMPTION: a second per-rank capacity; a rank's buffer beyond it sends the accesses of every
@@ -40,13 +39,6 @@
  * core) and its measured knee lies between 16 and 32 MiB a rank at 2, 4 and 8 ranks alike (per-rank,
  * so a share or the TLB's reach, not the whole L3); 16 MiB, not fitted (docs/model.md) */
 #define HOST_SHARE (16.0 * 1048576)
-
-int tune_exec_host_default_algo(int nranks, double bytes)
-{
-    if (bytes > SMALL_MAX) return TT_ALGO_RING;
-    if (nranks > 0 && !(nranks & (nranks - 1))) return TT_ALGO_RD;
-    return nranks > 2 ? TT_ALGO_TREE : TT_ALGO_RING;
-}
 
 static int kids(int n, int r) { return (2 * r + 1 < n) + (2 * r + 2 < n); }
 
