@@ -194,6 +194,23 @@ static void test_schedules_have_rows(void **state)
         }
 }
 
+/* every registry row has its line of cost hooks (tune_algos.c), and the executor-shaped model has
+ * host AllReduce terms exactly for the algorithms host ranks run as AllReduce */
+static void test_rows_have_cost_hooks(void **state)
+{
+    (void)state;
+    for (int a = 0; a < TT_ALGO_COUNT; a++) {
+        const tune_algo_cost *h = tune_algo_cost_of((tt_algo)a);
+        if (!h)
+            fail_msg("tune_algos.c has no line for %s", tt_algo_name((tt_algo)a));
+        int runs = tt_algo_runs((tt_algo)a, TT_RUN_HOST, TT_COLL_ALLREDUCE, 0);
+        if (runs != (h->host_allreduce != NULL))
+            fail_msg("%s: host ranks %s AllReduce but tune_algos.c %s host terms", tt_algo_name((tt_algo)a),
+                     runs ? "run" : "do not run", h->host_allreduce ? "has" : "has no");
+    }
+    assert_null(tune_algo_cost_of(TT_ALGO_DEFAULT));
+}
+
 /* The default plan: the host executor's resolution, the model's default for a host row without a
  * recorded plan, and the GPU rule as docs/gpu-executor.md states it (the GPU executor cannot run
  * here; it calls the same tt_algo_default / tt_proto_default) */
@@ -298,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_registry_rows),
         cmocka_unit_test(test_host_rows_have_schedules),
         cmocka_unit_test(test_schedules_have_rows),
+        cmocka_unit_test(test_rows_have_cost_hooks),
         cmocka_unit_test(test_default_rules_agree),
         cmocka_unit_test(test_gpu),
     };
