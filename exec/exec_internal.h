@@ -14,8 +14,9 @@
 #define EXEC_DEFAULT_TIMEOUT_MS 30000      /* per-wait deadline without progress */
 #define EXEC_DEFAULT_CHUNK (512u * 1024u)  /* pipeline chunk */
 #define EXEC_SPIN_US 20                    /* idle wait: busy-poll this long before yielding */
-#define EXEC_TREE_MAX_BYTES (64u * 1024u)  /* default AllReduce up to 64 KiB: recursive doubling on a
-                                              power-of-two rank count, else tree (> 2 ranks); ring above */
+/* Back-pressure: at most this many queued operations per communicator
+ * (engineering bound, keeps memory flat when a caller issues millions). */
+#define EXEC_MAX_QUEUED 1024
 
 /* State shared by the ranks of one process-local (threads) communicator. */
 typedef struct exec_world {
@@ -150,7 +151,10 @@ int64_t exec_now_ms(void);
 int64_t exec_now_us(void);
 size_t exec_chunk_elems(const exec_op *op);
 
-/* Algorithms: run op on comm (inside the worker). */
+/* Algorithms: run op on comm (inside the worker); the dispatch table of exec_algos.c names the
+ * schedule of an (algorithm, collective), NULL when the host executor has none. */
+typedef tt_status (*exec_schedule)(exec_ctx *ctx);
+exec_schedule exec_algo_schedule(tt_algo algo, tt_coll coll);
 tt_status exec_ring_allreduce(exec_ctx *ctx);
 tt_status exec_ring_reducescatter(exec_ctx *ctx);
 tt_status exec_ring_allgather(exec_ctx *ctx);
@@ -202,11 +206,13 @@ int64_t exec_spin_budget_us(tt_comm *comm);
 tt_status exec_bind_plan(tt_comm *comm);
 tt_status exec_bind_attr(const tt_comm *comm, pthread_attr_t *attr);
 
-/* Run one op (header + algorithm); called by the worker. */
+/* Run one op (header + the schedule of exec_algos.c); called by the worker (exec_run.c). */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);
-/* queue an operation on the communicator's worker (exec_comm.c) */
+/* queue an operation on the communicator's worker (exec_queue.c) */
 tt_status exec_enqueue(tt_comm *comm, exec_op *op);
-/* every rank of the communicator has reached this point (exec_coll.c) */
+/* 1 inside tt_group_start/tt_group_end on this thread (exec_queue.c) */
+int exec_in_group(void);
+/* every rank of the communicator has reached this point (exec_run.c) */
 tt_status exec_barrier(tt_comm *comm);
 /* a shared-memory ring of cap bytes for thread ranks (exec_transport_shm.c) */
 void *exec_shm_ring_new(size_t cap);

@@ -176,6 +176,21 @@ X @/all_gather_perf -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
 @/topo-exec -g 1
 @/topo-exec --bogus-option
 @/topo-exec --host 0
+X @/topo-exec --host 3 -b 1K -e 256K -f 4 -n 2 -w 1 -c 1 -J %ranks3-run.json
+X @/topo-exec --host 2 -b 16K -e 256K -f 4 -n 2 -w 1 -c 1
+X @/topo-exec --host 8 --algo rd -b 1K -e 64K -f 8 -n 2 -w 1 -c 1
+X @/topo-exec --host 3 --algo hier -b 1K -e 64K -f 8 -n 2 -w 1 -c 1
+@/topo-exec --host 3 --algo rd
+@/topo-exec --host 6 --algo halving-doubling
+@/topo-exec --host 4 -t all_gather --algo tree
+@/topo-exec --host 4 --algo nvls
+@/topo-exec --host 4 --proto ll128
+@/topo-exec --help
+@/topo-tune --help
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --algo warp
+X env RANK=0 WORLD_SIZE=x @/topo-exec -b 1K -e 1K
+X env SLURM_PROCID=0 SLURM_NTASKS=2 @/topo-exec -b 1K -e 1K
+X env OMPI_COMM_WORLD_RANK=5 OMPI_COMM_WORLD_SIZE=2 @/topo-exec -b 1K -e 1K
 EOF
 )
 
