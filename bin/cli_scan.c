@@ -1,9 +1,8 @@
-/* cli_scan.c - topo-dump's live-scan source and --check mode. */
+/* cli_scan.c - topo-dump's live-scan source. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_common.h"
 #include "cli_scan.h"
 
 tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const char **label)
@@ -26,8 +25,10 @@ tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const ch
              o->no_ibv ? "ibv," : "", o->no_hwloc ? "hwloc," : "");
     so.exclude = excl;
     st = tt_topo_scan_report(&so, doc, &rep);
-    if (st != TT_OK)
+    if (st != TT_OK) {
+        tt_scan_report_free(&rep);
         return st;
+    }
     if (o->hwloc_xml)
         snprintf(buf, sizeof buf, "%s", o->hwloc_xml);
     else if (o->sysfs_root)
@@ -42,35 +43,6 @@ tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const ch
             fputs(sb.data, stderr);
         tt_strbuf_free(&sb);
     }
+    tt_scan_report_free(&rep);
     return TT_OK;
-}
-
-int tt_cli_run_check(const tt_xml_doc *doc, const char *label, int json, const char *output,
-                     int quiet)
-{
-    tt_findings f;
-    tt_strbuf sb;
-    tt_status st;
-    int rc;
-
-    tt_findings_init(&f);
-    tt_strbuf_init(&sb);
-    st = tt_topo_check(doc, &f);
-    if (st == TT_OK)
-        st = json ? tt_findings_write_json(&f, label, &sb) : tt_findings_write_text(&f, label, &sb);
-    if (st != TT_OK) {
-        tt_findings_free(&f);
-        tt_strbuf_free(&sb);
-        return tt_cli_fail(st);
-    }
-    rc = tt_cli_exit_for_severity(tt_findings_max_severity(&f));
-    if (json || output)
-        st = tt_cli_write_output(output, sb.data ? sb.data : "", sb.len);
-    else if (!quiet && sb.len)
-        fwrite(sb.data, 1, sb.len, stderr);
-    if (st != TT_OK)
-        rc = tt_cli_fail(st);
-    tt_strbuf_free(&sb);
-    tt_findings_free(&f);
-    return rc;
 }

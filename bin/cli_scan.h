@@ -1,6 +1,5 @@
 /*
- * cli_scan.h - the live-scan source and the --check mode of topo-dump
- * (kept apart from topo-dump.c so the tool's main stays small).
+ * cli_scan.h - the live-scan source of topo-dump.
  */
 #ifndef TT_CLI_SCAN_H
 #define TT_CLI_SCAN_H
@@ -18,10 +17,5 @@ typedef struct {
 /* Run the scan; *label names the source in later messages ("live scan",
  * "sysfs DIR", the hwloc file).  Scan warnings go to stderr as log lines. */
 tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const char **label);
-
-/* --check: health findings as text (stderr, or OUT) or JSON (OUT or stdout);
- * returns the exit code (0 clean/info, 1 warnings, 2 errors or failure). */
-int tt_cli_run_check(const tt_xml_doc *doc, const char *label, int json, const char *output,
-                     int quiet);
 
 #endif

@@ -1,6 +1,5 @@
 /* cli_vendor.c - --gpu-part, printed assumptions and --vendor-file fusion (issue #19). */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli_common.h"
 #include "cli_vendor.h"
@@ -8,18 +7,10 @@
 
 int tt_cli_gpu_part_check(const char *name)
 {
-    char list[400] = "";
-    if (name && *name && tt_gpu_part_by_name(name))
-        return 0;
-    for (int i = 0; i < tt_gpu_part_count(); i++) {
-        const tt_gpu_part *p = tt_gpu_part_at(i);
-        if (i && !strcmp(p->name, tt_gpu_part_at(i - 1)->name))
-            continue;
-        size_t l = strlen(list);
-        snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", p->name);
-    }
-    return tt_cli_usage_error("--gpu-part '%s' is not a known part (known: %s)", name ? name : "",
-                              list);
+    char list[400];
+    if (name && *name && tt_gpu_part_by_name(name)) return 0;
+    tt_gpu_part_names(list, sizeof list);
+    return tt_cli_usage_error("--gpu-part '%s' is not a known part (known: %s)", name ? name : "", list);
 }
 
 void tt_cli_print_assumptions(const tt_topo *t)
@@ -43,18 +34,11 @@ void tt_cli_print_assumptions(const tt_topo *t)
 
 tt_status tt_cli_fuse_vendor(const char *vendor_file, tt_xml_doc **doc, int quiet)
 {
-    tt_xml_doc *vendor = NULL, *fused = NULL;
+    tt_xml_doc *fused = NULL;
     int matched = 0;
-    tt_status st = tt_xml_read_file(vendor_file, NULL, &vendor);
-    if (st != TT_OK)
-        return st;
-    st = tt_topo_fuse(vendor, *doc, &fused, &matched);
-    tt_xml_doc_free(vendor);
-    if (st != TT_OK)
-        return st;
-    if (!quiet)
-        tt_cli_error("%s: fused with the scan: %d scanned device(s) found in the file by bus id",
-                     vendor_file, matched);
+    tt_status st = tt_topo_fuse_file(vendor_file, *doc, &fused, &matched);
+    if (st != TT_OK) return st;
+    if (!quiet) tt_cli_error("%s: fused with the scan: %d scanned device(s) found in the file by bus id", vendor_file, matched);
     tt_xml_doc_free(*doc);
     *doc = fused;
     return TT_OK;

@@ -18,12 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_calib.h"
 #include "cli_common.h"
 #include "cli_input.h"
-#include "cli_tune_hosts.h"
-#include "cli_tune_shapes.h"
-#include "tt_topo.h"
+#include "cli_tune.h"
 #include "cli_vendor.h"
 #include "tt_topo.h"
 #include "tt_tune.h"
@@ -74,39 +71,13 @@ static void usage(void)
 
 /* ---- --bench (hidden): time full tables (the generated NVL72: tt_topo_synth_nvl72) ---- */
 
-static int bench_one(const char *label, const tt_topo *t, int nodes, tt_model_kind m, FILE *o)
+static int bench_one(const char *label, const tt_topo *t, int nodes, tt_model_kind m)
 {
-    tt_cluster c;
-    tt_status st = tt_cluster_from_topo(t, &c);
+    tt_tune_bench b;
+    tt_status st = tt_tune_bench_tables(t, nodes, m, 5, &b);
     if (st != TT_OK) return tt_cli_fail(st);
-    c.nodes = nodes;
-    if (nodes > 1 && c.nics_per_node == 0) {
-        c.nics_per_node = c.gpus_per_node;
-        c.nic_gbps = 400;
-        c.rails = c.nics_per_node;
-    }
-    /* channel search + model + every collective x 32 sizes x all candidates; best of 5 */
-    double best = 1e30, worst = 0;
-    int rows = 0;
-    for (int rep = 0; rep < 5; rep++) {
-        double t0 = tt_now_s();
-        tt_tune_ctx *ctx = NULL;
-        if ((st = tt_tune_ctx_new(t, &c, m, NULL, &ctx)) != TT_OK) return tt_cli_fail(st);
-        tt_tune_table tab;
-        if ((st = tt_tune_table_build(ctx, (1u << TT_COLL_COUNT) - 1, TT_TUNE_MIN_SIZE, TT_TUNE_MAX_SIZE, 0, &tab)) !=
-            TT_OK) {
-            tt_tune_ctx_free(ctx);
-            return tt_cli_fail(st);
-        }
-        double dt = tt_now_s() - t0;
-        rows = tab.n;
-        tt_tune_table_free(&tab);
-        tt_tune_ctx_free(ctx);
-        if (dt < best) best = dt;
-        if (dt > worst) worst = dt;
-    }
-    fprintf(o, "| %-26s | %6d | %6d | %-8s | %5d | %9.2f | %9.2f |\n", label, nodes, nodes * c.gpus_per_node,
-            tt_model_name(m), rows, best * 1e3, worst * 1e3);
+    printf("| %-26s | %6d | %6d | %-8s | %5d | %9.2f | %9.2f |\n", label, nodes, b.ranks, tt_model_name(m), b.rows,
+           b.best_s * 1e3, b.worst_s * 1e3);
     return 0;
 }
 
@@ -120,24 +91,72 @@ static int run_bench(const char *input)
     printf("| configuration              |  nodes |  ranks | model    | rows  |  best ms  |  worst ms |\n");
     printf("|----------------------------|-------:|-------:|----------|------:|----------:|----------:|\n");
     int rc = 0;
-    for (int m = 0; m < 2 && !rc; m++) rc = bench_one("generated NVL72 (72 GPUs)", t72, 1, (tt_model_kind)m, stdout);
+    for (int m = 0; m < 2 && !rc; m++) rc = bench_one("generated NVL72 (72 GPUs)", t72, 1, (tt_model_kind)m);
     tt_topo_free(t72);
     tt_xml_doc_free(doc);
-    if (rc) return rc;
-    if (input) {
-        tt_xml_doc *d8 = NULL;
-        if ((st = tt_cli_read_topology(input, 0, &d8, NULL)) != TT_OK || (st = tt_topo_from_xml(d8, NULL, &t8)) != TT_OK) {
-            tt_xml_doc_free(d8);
-            return tt_cli_fail(st);
-        }
-        const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
-        for (int m = 0; m < 2 && !rc; m++)
-            for (int n = 1; n <= 4096 && !rc; n *= 2) rc = bench_one(base, t8, n, (tt_model_kind)m, stdout);
-        tt_topo_free(t8);
+    if (rc || !input) return rc;
+    tt_xml_doc *d8 = NULL;
+    if ((st = tt_cli_read_topology(input, 0, &d8, NULL)) != TT_OK || (st = tt_topo_from_xml(d8, NULL, &t8)) != TT_OK) {
         tt_xml_doc_free(d8);
+        return tt_cli_fail(st);
     }
+    const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
+    for (int m = 0; m < 2 && !rc; m++)
+        for (int n = 1; n <= 4096 && !rc; n *= 2) rc = bench_one(base, t8, n, (tt_model_kind)m);
+    tt_topo_free(t8);
+    tt_xml_doc_free(d8);
     return rc;
 }
+
+/* hidden: fixture generator, N SM100 GPUs on one NVSwitch */
+static int gen_domain(int n)
+{
+    tt_xml_doc *gd = NULL;
+    char *x = NULL;
+    size_t xl = 0;
+    tt_status gst = tt_topo_synth_nvl72(n, &gd);
+    if (gst == TT_OK) gst = tt_xml_write_buffer(gd, TT_XML_NATIVE, &x, &xl);
+    tt_xml_doc_free(gd);
+    if (gst == TT_OK) gst = tt_cli_write_output(NULL, x, xl);
+    free(x);
+    return gst == TT_OK ? TT_CLI_EXIT_OK : tt_cli_fail(gst);
+}
+
+/* ---- options ---- */
+
+enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
+       OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART, OPT_KEEP,
+       OPT_SHAPES, OPT_FABRIC };
+
+static const struct option longopts[] = {
+    {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
+    {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
+    {"nic-speed", required_argument, NULL, 's'},   {"rails", required_argument, NULL, 'r'},
+    {"model", required_argument, NULL, 'm'},       {"calibration", required_argument, NULL, 'c'},
+    {"format", required_argument, NULL, 'f'},      {"collective", required_argument, NULL, 'C'},
+    {"explain", required_argument, NULL, 'e'},     {"output", required_argument, NULL, 'o'},
+    {"min-size", required_argument, NULL, OPT_MIN}, {"max-size", required_argument, NULL, OPT_MAX},
+    {"nccl-only", no_argument, NULL, OPT_NCCL_ONLY}, {"bench", no_argument, NULL, OPT_BENCH},
+    {"gen-nvswitch-domain", required_argument, NULL, OPT_GEN},
+    {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"judge-choices", no_argument, NULL, OPT_JUDGE},
+    {"expect", no_argument, NULL, OPT_EXPECT},      {"measured", no_argument, NULL, OPT_MEASURED},
+    {"table", required_argument, NULL, OPT_TABLE},  {"tolerance", required_argument, NULL, OPT_TOL},
+    {"among-measured", no_argument, NULL, OPT_AMONG},
+    {"from-measured", no_argument, NULL, OPT_FROM_MEAS}, {"margin", required_argument, NULL, OPT_MARGIN},
+    {"strict", no_argument, NULL, OPT_STRICT},     {"gpu-part", required_argument, NULL, OPT_GPU_PART},
+    {"keep-nccl", required_argument, NULL, OPT_KEEP}, {"shapes", required_argument, NULL, OPT_SHAPES},
+    {"fabric", required_argument, NULL, OPT_FABRIC},
+    {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0}};
+
+typedef struct {
+    tt_cli_tune_args a;  /* what the run gets (outpath, table, sweep, overrides, ...) */
+    const char *input, *calib, *explain, *model_s, *coll_s, *shapes_s;
+    const char **inputs; /* --input accumulates: repeated, or several files after one --input */
+    int ninputs, nodes, nodes_given, fmt, bench;
+    int mode, measured, margin_given, keep_given; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT, OPT_FROM_MEAS */
+    tt_topo_options topts;
+} tune_opts;
 
 static int parse_int(const char *opt, const char *v, int lo, int hi, int *out)
 {
@@ -148,293 +167,247 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out)
     return 0;
 }
 
+static int parse_fraction(const char *v, double lo, double hi, int hi_open, double *out)
+{
+    return tt_parse_double(v, out) != TT_OK || !(*out >= lo) || (hi_open ? *out >= hi : *out > hi);
+}
+
+/* one option into o: -1 to go on, else the exit code */
+static int parse_option(int c, const char *arg, tune_opts *o)
+{
+    static const char *const formats[] = {"table", "json", "nccl-csv", "env", NULL};
+    tt_fabric ff;
+    uint64_t v;
+    switch (c) {
+    case 'i': o->input = o->inputs[o->ninputs++] = arg; break;
+    case OPT_STRICT: o->a.strict = 1; break;
+    case OPT_SHAPES: o->shapes_s = arg; break;
+    case OPT_FABRIC:
+        if (tt_fabric_parse(arg, &ff) != TT_OK) return tt_cli_usage_error("--fabric: %s", tt_error_message());
+        o->a.ov.fabric = (int)ff;
+        break;
+    case OPT_KEEP:
+        if (!strcmp(arg, "off")) o->a.w.keep_margin = -1;
+        else if (parse_fraction(arg, 0, 10, 1, &o->a.w.keep_margin))
+            return tt_cli_usage_error("--keep-nccl '%s' must be a fraction >= 0 (0.05 = 5%%) or 'off'", arg);
+        o->keep_given = 1;
+        break;
+    case 'N':
+        if (parse_int("--nodes", arg, 1, 65536, &o->nodes)) return TT_CLI_EXIT_ERROR;
+        o->nodes_given = 1;
+        break;
+    case 'g': return parse_int("--gpus-per-node", arg, 1, 4096, &o->a.ov.gpus_per_node) ? TT_CLI_EXIT_ERROR : -1;
+    case 'k': return parse_int("--nics-per-node", arg, 0, 256, &o->a.ov.nics_per_node) ? TT_CLI_EXIT_ERROR : -1;
+    case 'r': return parse_int("--rails", arg, 1, 256, &o->a.ov.rails) ? TT_CLI_EXIT_ERROR : -1;
+    case 's':
+        if (tt_parse_double(arg, &o->a.ov.nic_gbps) != TT_OK || !(o->a.ov.nic_gbps > 0) || o->a.ov.nic_gbps > 1e5)
+            return tt_cli_usage_error("--nic-speed '%s' must be a number of Gb/s above 0 (e.g. 400)", arg);
+        break;
+    case 'm': o->model_s = arg; break;
+    case 'c': o->calib = arg; break;
+    case 'f': return (o->fmt = tt_cli_choice("--format", arg, formats)) < 0 ? TT_CLI_EXIT_ERROR : -1;
+    case 'C': o->coll_s = arg; break;
+    case 'e': o->explain = arg; break;
+    case 'o': o->a.outpath = arg; break;
+    case OPT_MIN:
+    case OPT_MAX:
+        if (tt_parse_size(arg, &v) != TT_OK || v == 0)
+            return tt_cli_usage_error("%s '%s' is not a size (e.g. 8, 64K, 1M, 16G)",
+                                      c == OPT_MIN ? "--min-size" : "--max-size", arg);
+        *(c == OPT_MIN ? &o->a.w.min_size : &o->a.w.max_size) = v;
+        break;
+    case OPT_NCCL_ONLY: o->a.w.nccl_only = 1; break;
+    case OPT_BENCH: o->bench = 1; break;
+    case OPT_CALIBRATE:
+    case OPT_JUDGE:
+    case OPT_EXPECT:
+    case OPT_FROM_MEAS:
+        if (o->mode && o->mode != c)
+            return tt_cli_usage_error("--calibrate, --judge-choices, --expect and --from-measured exclude each other");
+        o->mode = c;
+        break;
+    case OPT_MEASURED: o->measured = 1; break;
+    case OPT_GPU_PART:
+        if (tt_cli_gpu_part_check(arg)) return TT_CLI_EXIT_ERROR;
+        o->topts.gpu_part = arg;
+        break;
+    case OPT_TABLE: o->a.table = arg; break;
+    case OPT_AMONG: o->a.among_measured = 1; break;
+    case OPT_MARGIN:
+        if (parse_fraction(arg, 0, 1, 1, &o->a.margin))
+            return tt_cli_usage_error("--margin '%s' must be a fraction in [0, 1) (0.03 = 3%%)", arg);
+        o->margin_given = 1;
+        break;
+    case OPT_TOL:
+        if (parse_fraction(arg, 0, 10, 0, &o->a.tolerance))
+            return tt_cli_usage_error("--tolerance '%s' must be a number in 0..10 (0.05 = 5%%)", arg);
+        break;
+    case OPT_GEN: {
+        int n = 0;
+        return parse_int("--gen-nvswitch-domain", arg, 1, 1024, &n) ? TT_CLI_EXIT_ERROR : gen_domain(n);
+    }
+    case 'h': usage(); return TT_CLI_EXIT_OK;
+    case 'V': return tt_cli_print_version();
+    default: return TT_CLI_EXIT_ERROR;
+    }
+    return -1;
+}
+
+/* --collective: every bit, or one (*one = its tt_coll; -1 for all) */
+static int parse_colls(const char *s, unsigned *colls, int *one)
+{
+    tt_coll cc;
+    *colls = (1u << TT_COLL_COUNT) - 1;
+    *one = -1;
+    if (!strcmp(s, "all")) return 0;
+    if (tt_coll_parse(s, &cc) != TT_OK) return tt_cli_usage_error("--collective: %s", tt_error_message());
+    *colls = 1u << cc;
+    *one = (int)cc;
+    return 0;
+}
+
+/* the rules between options and the files after them (--from-measured has its own); -1 when they hold */
+static int check_options(const tune_opts *o, int nfiles)
+{
+    int mode = o->mode, fmt = o->fmt;
+    if (o->ninputs > 1 && (mode || o->bench))
+        return tt_cli_usage_error("several --input files (a cluster of hosts) go with table output only");
+    if (o->a.strict && (mode || o->bench)) return tt_cli_usage_error("--strict goes with table output");
+    if (mode == OPT_EXPECT && nfiles > 0 && !o->measured) return tt_cli_usage_error("files after --expect need --measured");
+    if (mode == OPT_EXPECT && o->measured && nfiles == 0) return tt_cli_usage_error("--measured needs a file");
+    if ((mode == OPT_CALIBRATE || mode == OPT_JUDGE) && nfiles == 0)
+        return tt_cli_usage_error("%s needs measurement files", mode == OPT_CALIBRATE ? "--calibrate" : "--judge-choices");
+    if (mode && (o->explain || (fmt && !(mode == OPT_EXPECT && fmt == 1))))
+        return tt_cli_usage_error("--explain and --format do not apply to measurement modes (but --expect -f json)");
+    if (mode && o->calib && o->model_s && !strcmp(o->model_s, "nccl"))
+        return tt_cli_usage_error("--calibration holds topotune model constants; --model nccl evaluates NCCL rows with "
+                                  "NCCL's constants and the built-in NCCL-rows correction");
+    if (o->shapes_s && (mode || o->bench || o->explain || fmt == 3 || o->nodes_given || o->a.ov.gpus_per_node > 0 || o->ninputs > 1))
+        return tt_cli_usage_error("--shapes sets the ranks and nodes of each table: it goes with table output (-f table, "
+                                  "json or nccl-csv) of one --input, without --nodes, --gpus-per-node or --explain");
+    return -1;
+}
+
+/* --from-measured FILE... and --judge-choices FILE... --table T: no topology */
+static int run_without_topology(tune_opts *o, tt_model_params *params)
+{
+    unsigned colls;
+    tt_model_params_default(params);
+    o->a.params = params;
+    o->a.w.format = (tt_tune_format)o->fmt;
+    if (parse_colls(o->coll_s, &colls, &o->a.mopts.coll)) return TT_CLI_EXIT_ERROR;
+    return o->mode == OPT_FROM_MEAS ? tt_cli_from_measured(&o->a) : tt_cli_judge(NULL, NULL, &o->a);
+}
+
+/* the rest of o->a for a run with a topology (and the model constants into params) */
+static int table_args(tune_opts *o, tt_model_params *params)
+{
+    tt_cli_tune_args *a = &o->a;
+    if (tt_model_parse(o->model_s, &a->model) != TT_OK) return tt_cli_usage_error("%s", tt_error_message());
+    if (parse_colls(o->coll_s, &a->w.colls, &a->mopts.coll)) return TT_CLI_EXIT_ERROR;
+    if (o->explain && (tt_parse_size(o->explain, &a->w.explain_bytes) != TT_OK || a->w.explain_bytes == 0))
+        return tt_cli_usage_error("--explain '%s' is not a size (e.g. 8, 64K, 1M, 1G)", o->explain);
+    if (a->w.min_size > a->w.max_size) return tt_cli_usage_error("--min-size is larger than --max-size");
+    if (o->fmt == 2) a->w.nccl_only = 1;
+    if (o->keep_given && a->w.keep_margin >= 0 &&
+        (a->model != TT_MODEL_TOPOTUNE || !a->w.nccl_only || o->mode || o->explain || o->fmt == 3))
+        return tt_cli_usage_error("--keep-nccl goes with a topotune-model table for NCCL (--nccl-only or -f nccl-csv); "
+                                  "with --model nccl every size is NCCL's choice already");
+    /* tables for NCCL made by our model keep NCCL's choice unless the model sees a clear gain */
+    if (!(a->model == TT_MODEL_TOPOTUNE && a->w.nccl_only && o->fmt != 3)) a->w.keep_margin = -1;
+    tt_model_params_default(params);
+    tt_status st;
+    if (o->calib && (st = tt_model_params_load(o->calib, params)) != TT_OK) return tt_cli_fail(st);
+    a->inputs = o->inputs;
+    a->ninputs = o->ninputs;
+    a->nodes = o->nodes_given ? o->nodes : 0;
+    a->gpn_given = a->ov.gpus_per_node > 0;
+    a->params = params;
+    a->w.format = (tt_tune_format)o->fmt;
+    a->w.explain = o->explain != NULL;
+    return -1;
+}
+
+/* one host's topology file (or a merged cluster file): a table, a table set or a measurement mode */
+static int run_topology(const tune_opts *o, const tt_tune_shape *shapes, int nshapes)
+{
+    const tt_cli_tune_args *a = &o->a;
+    tt_xml_doc *doc = NULL;
+    tt_topo *topo = NULL;
+    tt_cluster cl;
+    int rc;
+    tt_status st = tt_cli_read_topology(o->input, 0, &doc, NULL);
+    if (st == TT_OK && tt_topo_doc_is_cluster(doc)) { /* a topo-dump --merge file */
+        tt_xml_doc_free(doc);
+        if (nshapes) return tt_cli_usage_error("--shapes takes one node's topology, not a merged cluster file");
+        return tt_cli_tune_hosts(a);
+    }
+    if (st == TT_OK) st = tt_topo_from_xml(doc, &o->topts, &topo);
+    if (st == TT_OK) tt_cli_print_assumptions(topo); /* partial vendor files: what was inferred, or that nothing was */
+    if (st == TT_OK) st = tt_cluster_for_topo(topo, o->nodes, &a->ov, &cl);
+    if (st != TT_OK) rc = tt_cli_fail(st);
+    else if (o->mode == OPT_CALIBRATE) rc = tt_cli_calibrate(topo, &cl, a);
+    else if (o->mode == OPT_JUDGE) rc = tt_cli_judge(topo, &cl, a);
+    else if (o->mode == OPT_EXPECT) rc = tt_cli_expect(topo, &cl, a);
+    else rc = nshapes ? tt_cli_tune_shapes(topo, &cl, a, shapes, nshapes) : tt_cli_tune_write(topo, &cl, a, NULL);
+    tt_topo_free(topo);
+    tt_xml_doc_free(doc);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     tt_cli_init("topo-tune");
-    enum { OPT_MIN = 1000, OPT_MAX, OPT_NCCL_ONLY, OPT_BENCH, OPT_GEN, OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT,
-           OPT_MEASURED, OPT_TABLE, OPT_TOL, OPT_AMONG, OPT_FROM_MEAS, OPT_MARGIN, OPT_STRICT, OPT_GPU_PART, OPT_KEEP, OPT_SHAPES, OPT_FABRIC };
-    static const struct option longopts[] = {
-        {"input", required_argument, NULL, 'i'},       {"nodes", required_argument, NULL, 'N'},
-        {"gpus-per-node", required_argument, NULL, 'g'}, {"nics-per-node", required_argument, NULL, 'k'},
-        {"nic-speed", required_argument, NULL, 's'},   {"rails", required_argument, NULL, 'r'},
-        {"model", required_argument, NULL, 'm'},       {"calibration", required_argument, NULL, 'c'},
-        {"format", required_argument, NULL, 'f'},      {"collective", required_argument, NULL, 'C'},
-        {"explain", required_argument, NULL, 'e'},     {"output", required_argument, NULL, 'o'},
-        {"min-size", required_argument, NULL, OPT_MIN}, {"max-size", required_argument, NULL, OPT_MAX},
-        {"nccl-only", no_argument, NULL, OPT_NCCL_ONLY}, {"bench", no_argument, NULL, OPT_BENCH},
-        {"gen-nvswitch-domain", required_argument, NULL, OPT_GEN},
-        {"calibrate", no_argument, NULL, OPT_CALIBRATE}, {"judge-choices", no_argument, NULL, OPT_JUDGE},
-        {"expect", no_argument, NULL, OPT_EXPECT},      {"measured", no_argument, NULL, OPT_MEASURED},
-        {"table", required_argument, NULL, OPT_TABLE},  {"tolerance", required_argument, NULL, OPT_TOL},
-        {"among-measured", no_argument, NULL, OPT_AMONG},
-        {"from-measured", no_argument, NULL, OPT_FROM_MEAS}, {"margin", required_argument, NULL, OPT_MARGIN},
-        {"strict", no_argument, NULL, OPT_STRICT},
-        {"gpu-part", required_argument, NULL, OPT_GPU_PART},
-        {"keep-nccl", required_argument, NULL, OPT_KEEP},
-        {"shapes", required_argument, NULL, OPT_SHAPES},
-        {"fabric", required_argument, NULL, OPT_FABRIC},
-        {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0}};
-    const char *input = NULL, *calib = NULL, *outpath = NULL, *explain = NULL, *model_s = "topotune";
-    const char *coll_s = "all";
-    int nodes = 1, gpn = -1, nics = -1, rails = -1, nccl_only = 0, fmt = 0, bench = 0;
-    int mode = 0, measured = 0, among = 0; /* mode: OPT_CALIBRATE, OPT_JUDGE, OPT_EXPECT */
-    const char *table = NULL;
-    tt_topo_options topts;
-    tt_topo_options_default(&topts);
-    double tolerance = 0.05, margin = 0.03;
-    int margin_given = 0, strict = 0, ninputs = 0, nodes_given = 0, keep_given = 0;
-    const char *shapes_s = NULL;
-    double keep_margin = 0.15; /* the conservative plugin table (docs/model.md "Tables for the plugin") */
-    /* --input accumulates: repeated, or several files after one --input (positional, below) */
-    static const char **inputs; /* static: still reachable at exit */
-    inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    if (!inputs) return tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory"));
-    double nic_speed = -1;
-    int fabric = -1; /* tt_fabric; -1 = from the topology */
+    static tune_opts o; /* static: the inputs are still reachable at exit */
+    o = (tune_opts){.model_s = "topotune", .coll_s = "all", .nodes = 1};
+    o.a.ov = TT_CLUSTER_OVERRIDES_NONE;
+    o.a.tolerance = 0.05;
+    o.a.margin = 0.03;
+    o.a.mopts = TT_MEASURE_OPTS_DEFAULT;
+    o.a.w.keep_margin = 0.15; /* the conservative plugin table (docs/model.md "Tables for the plugin") */
+    o.a.w.min_size = TT_TUNE_MIN_SIZE;
+    o.a.w.max_size = TT_TUNE_MAX_SIZE;
+    tt_topo_options_default(&o.topts);
+    o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
+    if (!o.inputs) return tt_cli_fail(tt_error_set(TT_ERR_NOMEM, "out of memory"));
     {
         const char *fe = getenv("TOPOTUNE_FABRIC");
         tt_fabric ff;
         if (fe && *fe) {
             if (tt_fabric_parse(fe, &ff) != TT_OK) return tt_cli_usage_error("TOPOTUNE_FABRIC: %s", tt_error_message());
-            fabric = (int)ff;
+            o.a.ov.fabric = (int)ff;
         }
     }
-    uint64_t min_size = TT_TUNE_MIN_SIZE, max_size = TT_TUNE_MAX_SIZE;
-    static const char *const formats[] = {"table", "json", "nccl-csv", "env", NULL};
-    int c;
-    while ((c = tt_cli_getopt(argc, argv, "i:N:g:k:s:r:m:c:f:C:e:o:hV", longopts)) != -1) {
-        switch (c) {
-        case 'i': input = inputs[ninputs++] = optarg; break;
-        case OPT_STRICT: strict = 1; break;
-        case OPT_SHAPES: shapes_s = optarg; break;
-        case OPT_FABRIC: {
-            tt_fabric ff;
-            if (tt_fabric_parse(optarg, &ff) != TT_OK) return tt_cli_usage_error("--fabric: %s", tt_error_message());
-            fabric = (int)ff;
-            break;
-        }
-        case OPT_KEEP:
-            if (!strcmp(optarg, "off")) keep_margin = -1;
-            else if (tt_parse_double(optarg, &keep_margin) != TT_OK || !(keep_margin >= 0) || keep_margin >= 10)
-                return tt_cli_usage_error("--keep-nccl '%s' must be a fraction >= 0 (0.05 = 5%%) or 'off'", optarg);
-            keep_given = 1;
-            break;
-        case 'N':
-            if (parse_int("--nodes", optarg, 1, 65536, &nodes)) return TT_CLI_EXIT_ERROR;
-            nodes_given = 1;
-            break;
-        case 'g': if (parse_int("--gpus-per-node", optarg, 1, 4096, &gpn)) return TT_CLI_EXIT_ERROR; break;
-        case 'k': if (parse_int("--nics-per-node", optarg, 0, 256, &nics)) return TT_CLI_EXIT_ERROR; break;
-        case 'r': if (parse_int("--rails", optarg, 1, 256, &rails)) return TT_CLI_EXIT_ERROR; break;
-        case 's':
-            if (tt_parse_double(optarg, &nic_speed) != TT_OK || !(nic_speed > 0) || nic_speed > 1e5)
-                return tt_cli_usage_error("--nic-speed '%s' must be a number of Gb/s above 0 (e.g. 400)", optarg);
-            break;
-        case 'm': model_s = optarg; break;
-        case 'c': calib = optarg; break;
-        case 'f': if ((fmt = tt_cli_choice("--format", optarg, formats)) < 0) return TT_CLI_EXIT_ERROR; break;
-        case 'C': coll_s = optarg; break;
-        case 'e': explain = optarg; break;
-        case 'o': outpath = optarg; break;
-        case OPT_MIN:
-        case OPT_MAX: {
-            uint64_t v;
-            if (tt_parse_size(optarg, &v) != TT_OK || v == 0)
-                return tt_cli_usage_error("%s '%s' is not a size (e.g. 8, 64K, 1M, 16G)",
-                                          c == OPT_MIN ? "--min-size" : "--max-size", optarg);
-            if (c == OPT_MIN) min_size = v; else max_size = v;
-            break;
-        }
-        case OPT_NCCL_ONLY: nccl_only = 1; break;
-        case OPT_BENCH: bench = 1; break;
-        case OPT_CALIBRATE:
-        case OPT_JUDGE:
-        case OPT_EXPECT:
-        case OPT_FROM_MEAS:
-            if (mode && mode != c)
-                return tt_cli_usage_error("--calibrate, --judge-choices, --expect and --from-measured exclude each other");
-            mode = c;
-            break;
-        case OPT_MEASURED: measured = 1; break;
-        case OPT_GPU_PART:
-            if (tt_cli_gpu_part_check(optarg)) return TT_CLI_EXIT_ERROR;
-            topts.gpu_part = optarg;
-            break;
-        case OPT_TABLE: table = optarg; break;
-        case OPT_AMONG: among = 1; break;
-        case OPT_MARGIN:
-            if (tt_parse_double(optarg, &margin) != TT_OK || !(margin >= 0) || margin >= 1)
-                return tt_cli_usage_error("--margin '%s' must be a fraction in [0, 1) (0.03 = 3%%)", optarg);
-            margin_given = 1;
-            break;
-        case OPT_TOL:
-            if (tt_parse_double(optarg, &tolerance) != TT_OK || !(tolerance >= 0) || tolerance > 10)
-                return tt_cli_usage_error("--tolerance '%s' must be a number in 0..10 (0.05 = 5%%)", optarg);
-            break;
-        case OPT_GEN: { /* hidden: fixture generator, N SM100 GPUs on one NVSwitch */
-            int n;
-            if (parse_int("--gen-nvswitch-domain", optarg, 1, 1024, &n)) return TT_CLI_EXIT_ERROR;
-            tt_xml_doc *gd = NULL;
-            char *x = NULL;
-            size_t xl = 0;
-            tt_status gst = tt_topo_synth_nvl72(n, &gd);
-            if (gst == TT_OK) gst = tt_xml_write_buffer(gd, TT_XML_NATIVE, &x, &xl);
-            tt_xml_doc_free(gd);
-            if (gst == TT_OK) gst = tt_cli_write_output(NULL, x, xl);
-            free(x);
-            return gst == TT_OK ? TT_CLI_EXIT_OK : tt_cli_fail(gst);
-        }
-        case 'h': usage(); return TT_CLI_EXIT_OK;
-        case 'V': return tt_cli_print_version();
-        default: return TT_CLI_EXIT_ERROR;
-        }
-    }
-    if (measured && mode != OPT_EXPECT) return tt_cli_usage_error("--measured goes with --expect");
-    if (margin_given && mode != OPT_FROM_MEAS) return tt_cli_usage_error("--margin goes with --from-measured");
-    if (mode == OPT_FROM_MEAS) {
+    tt_model_params params;
+    int c, rc;
+    while ((c = tt_cli_getopt(argc, argv, "i:N:g:k:s:r:m:c:f:C:e:o:hV", longopts)) != -1)
+        if ((rc = parse_option(c, optarg, &o)) >= 0) return rc;
+    if (o.measured && o.mode != OPT_EXPECT) return tt_cli_usage_error("--measured goes with --expect");
+    if (o.margin_given && o.mode != OPT_FROM_MEAS) return tt_cli_usage_error("--margin goes with --from-measured");
+    o.a.files = (const char *const *)argv + optind;
+    o.a.nfiles = argc - optind;
+    if (o.mode == OPT_FROM_MEAS) {
         if (argc - optind == 0) return tt_cli_usage_error("--from-measured needs measurement files");
-        if (explain || input || calib) return tt_cli_usage_error("--from-measured takes measurement files only (no --input, --calibration, --explain)");
-        if (fmt == 3) return tt_cli_usage_error("--format env does not apply to --from-measured");
-        tt_cli_calib_args fa;
-        memset(&fa, 0, sizeof fa);
-        fa.files = (const char *const *)argv + optind;
-        fa.nfiles = argc - optind;
-        fa.mopts = TT_MEASURE_OPTS_DEFAULT;
-        if (strcmp(coll_s, "all")) {
-            tt_coll cc;
-            if (tt_coll_parse(coll_s, &cc) != TT_OK) return tt_cli_usage_error("--collective: %s", tt_error_message());
-            fa.mopts.coll = cc;
-        }
-        fa.outpath = outpath;
-        fa.margin = margin;
-        fa.format = fmt;
-        return tt_cli_from_measured(&fa);
+        if (o.explain || o.input || o.calib)
+            return tt_cli_usage_error("--from-measured takes measurement files only (no --input, --calibration, --explain)");
+        if (o.fmt == 3) return tt_cli_usage_error("--format env does not apply to --from-measured");
+        return run_without_topology(&o, &params);
     }
-    if ((table || tolerance != 0.05 || among) && mode != OPT_JUDGE)
+    if ((o.a.table || o.a.tolerance != 0.05 || o.a.among_measured) && o.mode != OPT_JUDGE)
         return tt_cli_usage_error("--table, --tolerance and --among-measured go with --judge-choices");
-    if (among && table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");
-    int nfiles = argc - optind;
-    if (nfiles > 0 && !mode && !bench && input) /* topo-tune --input a.xml b.xml c.xml */
-        for (; optind < argc; nfiles--) inputs[ninputs++] = argv[optind++];
-    if (nfiles > 0 && !mode) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
-    if (ninputs > 1 && (mode || bench))
-        return tt_cli_usage_error("several --input files (a cluster of hosts) go with table output only");
-    if (strict && (mode || bench)) return tt_cli_usage_error("--strict goes with table output");
-    if (mode == OPT_EXPECT && nfiles > 0 && !measured)
-        return tt_cli_usage_error("files after --expect need --measured");
-    if (mode == OPT_EXPECT && measured && nfiles == 0) return tt_cli_usage_error("--measured needs a file");
-    if ((mode == OPT_CALIBRATE || mode == OPT_JUDGE) && nfiles == 0)
-        return tt_cli_usage_error("%s needs measurement files", mode == OPT_CALIBRATE ? "--calibrate" : "--judge-choices");
-    if (mode && (explain || (fmt && !(mode == OPT_EXPECT && fmt == 1))))
-        return tt_cli_usage_error("--explain and --format do not apply to measurement modes (but --expect -f json)");
-    if (mode && calib && model_s && !strcmp(model_s, "nccl"))
-        return tt_cli_usage_error("--calibration holds topotune model constants; --model nccl evaluates NCCL rows with "
-                                  "NCCL's constants and the built-in NCCL-rows correction");
-    if (shapes_s && (mode || bench || explain || fmt == 3 || nodes_given || gpn > 0 || ninputs > 1))
-        return tt_cli_usage_error("--shapes sets the ranks and nodes of each table: it goes with table output (-f table, "
-                                  "json or nccl-csv) of one --input, without --nodes, --gpus-per-node or --explain");
+    if (o.a.among_measured && o.a.table) return tt_cli_usage_error("--among-measured ranks with the model (--input), not a --table");
+    if (o.a.nfiles > 0 && !o.mode && !o.bench && o.input) /* topo-tune --input a.xml b.xml c.xml */
+        for (; optind < argc; o.a.nfiles--) o.inputs[o.ninputs++] = argv[optind++];
+    if (o.a.nfiles > 0 && !o.mode) return tt_cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if ((rc = check_options(&o, o.a.nfiles)) >= 0) return rc;
     static tt_tune_shape *shapes; /* static: still reachable at exit */
     int nshapes = 0;
-    if (shapes_s && tt_cli_parse_shapes(shapes_s, &shapes, &nshapes)) return TT_CLI_EXIT_ERROR;
-    if (bench) return run_bench(input);
-    if (mode == OPT_JUDGE && table && !input) {
-        tt_cli_calib_args ja;
-        memset(&ja, 0, sizeof ja);
-        tt_model_params_default(&ja.params);
-        ja.files = (const char *const *)argv + optind;
-        ja.nfiles = nfiles;
-        ja.mopts = TT_MEASURE_OPTS_DEFAULT;
-        if (strcmp(coll_s, "all")) {
-            tt_coll cc;
-            if (tt_coll_parse(coll_s, &cc) != TT_OK) return tt_cli_usage_error("--collective: %s", tt_error_message());
-            ja.mopts.coll = cc;
-        }
-        ja.outpath = outpath;
-        ja.table = table;
-        ja.tolerance = tolerance;
-        return tt_cli_judge(&ja);
-    }
-    if (!input) return tt_cli_usage_error("--input FILE is required");
-    tt_model_kind model;
-    if (tt_model_parse(model_s, &model) != TT_OK) return tt_cli_usage_error("%s", tt_error_message());
-    unsigned colls = 0;
-    if (!strcmp(coll_s, "all")) {
-        colls = (1u << TT_COLL_COUNT) - 1;
-    } else {
-        tt_coll cc;
-        if (tt_coll_parse(coll_s, &cc) != TT_OK) return tt_cli_usage_error("--collective: %s", tt_error_message());
-        colls = 1u << cc;
-    }
-    uint64_t explain_bytes = 0;
-    if (explain && (tt_parse_size(explain, &explain_bytes) != TT_OK || explain_bytes == 0))
-        return tt_cli_usage_error("--explain '%s' is not a size (e.g. 8, 64K, 1M, 1G)", explain);
-    if (min_size > max_size)
-        return tt_cli_usage_error("--min-size is larger than --max-size");
-    if (fmt == 2) nccl_only = 1;
-    if (keep_given && keep_margin >= 0 && (model != TT_MODEL_TOPOTUNE || !nccl_only || mode || explain || fmt == 3))
-        return tt_cli_usage_error("--keep-nccl goes with a topotune-model table for NCCL (--nccl-only or -f nccl-csv); "
-                                  "with --model nccl every size is NCCL's choice already");
-    /* tables for NCCL made by our model keep NCCL's choice unless the model sees a clear gain */
-    if (!(model == TT_MODEL_TOPOTUNE && nccl_only && fmt != 3)) keep_margin = -1;
-
-    tt_model_params params;
-    tt_model_params_default(&params);
-    tt_status st;
-    if (calib && (st = tt_model_params_load(calib, &params)) != TT_OK) return tt_cli_fail(st);
-
-    tt_cli_tune_args ta = {inputs, ninputs, nodes_given ? nodes : 0, {gpn, nics, rails, nic_speed, fabric}, model, &params,
-                           colls, min_size, max_size, explain_bytes, nccl_only, fmt, explain != NULL, strict, outpath,
-                           keep_margin};
-    if (ninputs > 1) return tt_cli_tune_hosts(&ta);
-    tt_xml_doc *doc = NULL;
-    tt_topo *topo = NULL;
-    int rc = TT_CLI_EXIT_ERROR;
-    if ((st = tt_cli_read_topology(input, 0, &doc, NULL)) != TT_OK) goto fail;
-    if (doc->root && !strcmp(doc->root->name, TT_ELEM_CLUSTER)) { /* a topo-dump --merge file */
-        if (nshapes) {
-            tt_xml_doc_free(doc);
-            return tt_cli_usage_error("--shapes takes one node's topology, not a merged cluster file");
-        }
-        tt_xml_doc_free(doc);
-        return tt_cli_tune_hosts(&ta);
-    }
-    if ((st = tt_topo_from_xml(doc, &topts, &topo)) != TT_OK) goto fail;
-    tt_cli_print_assumptions(topo); /* partial vendor files: what was inferred, or that nothing was */
-    tt_cluster cl;
-    if ((st = tt_cluster_for_topo(topo, nodes, &ta.ov, &cl)) != TT_OK) goto fail;
-    if (mode) {
-        tt_cli_calib_args ca;
-        memset(&ca, 0, sizeof ca);
-        ca.topo = topo;
-        ca.cl = cl;
-        ca.gpn_given = gpn > 0;
-        ca.params = params;
-        ca.files = (const char *const *)argv + optind;
-        ca.nfiles = nfiles;
-        ca.mopts = TT_MEASURE_OPTS_DEFAULT;
-        if (colls != (1u << TT_COLL_COUNT) - 1)
-            for (int k = 0; k < TT_COLL_COUNT; k++)
-                if (colls == 1u << k) ca.mopts.coll = k;
-        ca.outpath = outpath;
-        ca.table = table;
-        ca.tolerance = tolerance;
-        ca.among_measured = among;
-        ca.colls = colls;
-        ca.min_size = min_size;
-        ca.max_size = max_size;
-        ca.nccl_only = nccl_only;
-        ca.model = model;
-        ca.format = fmt;
-        rc = mode == OPT_CALIBRATE ? tt_cli_calibrate(&ca) : mode == OPT_JUDGE ? tt_cli_judge(&ca) : tt_cli_expect(&ca);
-        goto done;
-    }
-    rc = nshapes ? tt_cli_tune_shapes(topo, &cl, &ta, shapes, nshapes) : tt_cli_tune_write(topo, &cl, &ta, NULL);
-    goto done;
-fail:
-    rc = tt_cli_fail(st);
-done:
-    tt_topo_free(topo);
-    tt_xml_doc_free(doc);
-    return rc;
+    if (o.shapes_s && tt_tune_shapes_parse(o.shapes_s, &shapes, &nshapes) != TT_OK)
+        return tt_cli_usage_error("--shapes %s", tt_error_message());
+    if (o.bench) return run_bench(o.input);
+    if (o.mode == OPT_JUDGE && o.a.table && !o.input) return run_without_topology(&o, &params);
+    if (!o.input) return tt_cli_usage_error("--input FILE is required");
+    if ((rc = table_args(&o, &params)) >= 0) return rc;
+    if (o.ninputs > 1) return tt_cli_tune_hosts(&o.a);
+    return run_topology(&o, shapes, nshapes);
 }

@@ -1,18 +1,15 @@
-/* common_names.c - names and parsers of the collective vocabulary shared by tune/ and exec/. */
+/* common_names.c - names and parsers of the collective vocabulary shared by tune/ and exec/ (the
+ * algorithms' names come from the registry, common_algos.c). */
 #include "tt_common.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const coll_names[TT_COLL_COUNT] = {"broadcast", "reduce", "allgather",
                                                       "reducescatter", "allreduce"};
 static const char *const coll_labels[TT_COLL_COUNT] = {"Broadcast", "Reduce", "AllGather",
                                                        "ReduceScatter", "AllReduce"};
-static const char *const algo_names[TT_ALGO_COUNT] = {"tree", "ring", "collnet_direct", "collnet_chain",
-                                                      "nvls", "nvls_tree", "pat", "rhd", "rd", "hier"};
-static const char *const algo_labels[TT_ALGO_COUNT] = {
-    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat",
-    "halving-doubling", "recursive-doubling", "hierarchical"};
 static const char *const proto_names[TT_PROTO_COUNT] = {"ll", "ll128", "simple"};
 
 const char *tt_coll_name(tt_coll c) { return (unsigned)c < TT_COLL_COUNT ? coll_names[c] : "?"; }
@@ -20,12 +17,12 @@ const char *tt_coll_label(tt_coll c) { return (unsigned)c < TT_COLL_COUNT ? coll
 
 const char *tt_algo_name(tt_algo a)
 {
-    return a == TT_ALGO_DEFAULT ? "default" : (unsigned)a < TT_ALGO_COUNT ? algo_names[a] : "?";
+    return a == TT_ALGO_DEFAULT ? "default" : (unsigned)a < TT_ALGO_COUNT ? tt_algo_info_of(a)->name : "?";
 }
 
 const char *tt_algo_label(tt_algo a)
 {
-    return a == TT_ALGO_DEFAULT ? "default" : (unsigned)a < TT_ALGO_COUNT ? algo_labels[a] : "?";
+    return a == TT_ALGO_DEFAULT ? "default" : (unsigned)a < TT_ALGO_COUNT ? tt_algo_info_of(a)->label : "?";
 }
 
 const char *tt_proto_name(tt_proto p)
@@ -81,13 +78,23 @@ tt_status tt_coll_parse(const char *s, tt_coll *out)
 
 tt_status tt_algo_parse(const char *s, tt_algo *out)
 {
-    int v = match(s, algo_names, algo_labels, TT_ALGO_COUNT);
-    if (v == -2)
-        return tt_error_set(TT_ERR_INVALID,
-                            "unknown algorithm '%s' (valid: tree, ring, collnet_direct, collnet_chain, "
-                            "nvls, nvls_tree, pat, rhd (halving-doubling), rd (recursive-doubling), "
-                            "hier (hierarchical), default)",
-                            s ? s : "");
+    const char *names[TT_ALGO_COUNT], *labels[TT_ALGO_COUNT];
+    for (int i = 0; i < TT_ALGO_COUNT; i++) {
+        names[i] = tt_algo_name((tt_algo)i);
+        labels[i] = tt_algo_label((tt_algo)i);
+    }
+    int v = match(s, names, labels, TT_ALGO_COUNT);
+    if (v == -2) {
+        /* the valid names from the registry: "rhd (halving-doubling)" where the label differs */
+        char valid[512];
+        size_t k = 0;
+        valid[0] = '\0';
+        for (int i = 0; i < TT_ALGO_COUNT && k < sizeof valid; i++)
+            k += (size_t)snprintf(valid + k, sizeof valid - k, "%s%s%s%s, ", names[i],
+                                  strcmp(names[i], labels[i]) ? " (" : "", strcmp(names[i], labels[i]) ? labels[i] : "",
+                                  strcmp(names[i], labels[i]) ? ")" : "");
+        return tt_error_set(TT_ERR_INVALID, "unknown algorithm '%s' (valid: %sdefault)", s ? s : "", valid);
+    }
     *out = (tt_algo)v;
     return TT_OK;
 }

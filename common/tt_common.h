@@ -195,6 +195,44 @@ typedef struct {
 /* First entry of collective `coll` whose [min_bytes, max_bytes] holds `bytes`; NULL if none. */
 const tt_tune_entry *tt_tune_entry_find(const tt_tune_entry *entries, int n, tt_coll coll, uint64_t bytes);
 
+/* ---- The algorithm registry (common_algos.c): one row per tt_algo, in enum order, walked by the
+ * names and parsers below, the executors' capability query (exec/exec_caps.c), their default plan
+ * (exec/exec_coll.c, exec/exec_cuda_comm.cu) and the models' copy of it (tune/tune_model_exec.c).
+ * The schedules that run a row live in exec/exec_algos.c, its cost hooks in tune/tune_algos.c,
+ * both keyed by the same id (docs/contributing.md, "Adding an algorithm"). */
+#define TT_COLL_BIT(c) (1u << (c))
+#define TT_COLLS_ALL ((1u << TT_COLL_COUNT) - 1)
+/* the executors a row describes (the values of tt_exec_mode in exec/tt_exec.h) */
+enum { TT_RUN_HOST = 0, TT_RUN_GPU = 1, TT_RUN_COUNT = 2 };
+/* What one executor runs of an algorithm. */
+typedef struct {
+    unsigned colls; /* collectives it runs (TT_COLL_BIT per tt_coll); 0: the executor does not run it */
+    int pow2;       /* needs a power-of-two rank count */
+    int order;      /* place in the executor's lists (tt_exec_algos, "available: ..."), 1-based */
+} tt_algo_run;
+typedef struct {
+    tt_algo algo;
+    const char *name;          /* tt_algo_name: "tree", ..., "rhd" */
+    const char *label;         /* tt_algo_label: the name, or a longer one ("halving-doubling") */
+    tt_algo_run run[TT_RUN_COUNT];
+    /* default-plan rule (tt_algo_default): an AllReduce of up to TT_PLAN_SMALL_MAX bytes takes the
+     * row of the lowest small_pref (1 first; 0 = never) that the executor runs at this rank count
+     * with at least small_min_ranks ranks; everything else takes the row with fallback set */
+    int small_pref, small_min_ranks, fallback;
+} tt_algo_info;
+/* MODEL ASSUMPTION (docs/exec.md, docs/gpu-executor.md): up to 64 KiB a collective is latency-bound
+ * (the small-AllReduce algorithms of the rule above; the GPU executor's LL protocol). */
+#define TT_PLAN_SMALL_MAX (64u * 1024u)
+/* The row of `a`, NULL for TT_ALGO_DEFAULT or a value outside the enum. */
+const tt_algo_info *tt_algo_info_of(tt_algo a);
+/* 1 when executor `run` (TT_RUN_*) runs algorithm `a` for `coll` on nranks ranks (nranks <= 0:
+ * any count). */
+int tt_algo_runs(tt_algo a, int run, tt_coll coll, int nranks);
+/* The default plan of executor `run` for `bytes` of `coll` on nranks ranks: the rule of the
+ * registry's rows, and the protocol (host: simple; GPU: LL up to TT_PLAN_SMALL_MAX, simple above). */
+tt_algo tt_algo_default(int run, tt_coll coll, uint64_t bytes, int nranks);
+tt_proto tt_proto_default(int run, uint64_t bytes);
+
 const char *tt_coll_name(tt_coll c);   /* "allreduce", ... (NCCL tuner CSV spelling) */
 const char *tt_coll_label(tt_coll c);  /* "AllReduce", ... (for messages and reports) */
 const char *tt_algo_name(tt_algo a);   /* "tree", "ring", ..., "rhd", "rd", "hier"; "default" */

@@ -1,8 +1,8 @@
-/* exec_caps.c - what the executor can run: ONE table of (mode, algorithm,
- * collectives, rank-count condition) and (mode, protocol) rows.  The host
- * collectives (exec_coll.c), the GPU executor (exec_cuda_comm.cu) and the
- * public query tt_exec_supports/tt_exec_algos/tt_exec_protos all read it, so
- * adding an algorithm to an executor is one line here (plus its code). */
+/* exec_caps.c - what the executor can run: the algorithm registry's rows (common_algos.c: per
+ * executor, the collectives and the rank-count condition of every algorithm) and the (mode,
+ * protocol) rows below.  The host collectives (exec_coll.c), the GPU executor (exec_cuda_comm.cu)
+ * and the public query tt_exec_supports/tt_exec_algos/tt_exec_protos all read them; the host's
+ * schedules are the dispatch table of exec_algos.c (docs/contributing.md, "Adding an algorithm"). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,28 +10,10 @@
 
 #include "tt_exec.h"
 
-#define ALL_COLLS ((1u << TT_COLL_COUNT) - 1)
-#define COLL(c) (1u << (c))
+#define COLL(c) TT_COLL_BIT(c)
 
-typedef struct {
-    tt_exec_mode mode;
-    tt_algo algo;
-    unsigned colls;  /* bit per tt_coll */
-    int pow2;        /* needs a power-of-two rank count */
-} cap_algo;
-
-/* Listing order = row order (it is the order of the "available: ..." lists). */
-static const cap_algo cap_algos[] = {
-    /* host (exec_algo_*.c): enum order */
-    {TT_EXEC_HOST, TT_ALGO_TREE, COLL(TT_COLL_ALLREDUCE), 0},
-    {TT_EXEC_HOST, TT_ALGO_RING, ALL_COLLS, 0},
-    {TT_EXEC_HOST, TT_ALGO_RHD, COLL(TT_COLL_ALLREDUCE), 1},
-    {TT_EXEC_HOST, TT_ALGO_RD, COLL(TT_COLL_ALLREDUCE), 1},
-    {TT_EXEC_HOST, TT_ALGO_HIER, COLL(TT_COLL_ALLREDUCE), 0},
-    /* GPU (exec_cuda_*.cu) */
-    {TT_EXEC_GPU, TT_ALGO_RING, ALL_COLLS, 0},   /* Broadcast / Reduce: pipelined chain along the ring */
-    {TT_EXEC_GPU, TT_ALGO_TREE, COLL(TT_COLL_ALLREDUCE), 0},
-};
+_Static_assert((int)TT_EXEC_HOST == TT_RUN_HOST && (int)TT_EXEC_GPU == TT_RUN_GPU,
+               "tt_exec_mode indexes the registry's run[]");
 
 static const struct {
     tt_exec_mode mode;
@@ -56,20 +38,11 @@ static int mode_built(tt_exec_mode m)
 #endif
 }
 
-static int pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
-/* row of (mode, algo) or NULL */
-static const cap_algo *algo_row(tt_exec_mode m, tt_algo a)
+/* what executor `m` runs of algorithm `a` (the registry's row), or NULL when it runs none of it */
+static const tt_algo_run *algo_row(tt_exec_mode m, tt_algo a)
 {
-    for (size_t i = 0; i < NELEM(cap_algos); i++)
-        if (cap_algos[i].mode == m && cap_algos[i].algo == a)
-            return &cap_algos[i];
-    return NULL;
-}
-
-static int algo_ok(const cap_algo *r, tt_coll coll, int nranks)
-{
-    return r && (unsigned)coll < TT_COLL_COUNT && (r->colls & COLL(coll)) && (!r->pow2 || nranks <= 0 || pow2(nranks));
+    const tt_algo_info *r = tt_algo_info_of(a);
+    return r && r->run[m].colls ? &r->run[m] : NULL;
 }
 
 int tt_exec_algos(tt_exec_mode mode, tt_coll coll, int nranks, tt_algo *out, int max)
@@ -77,11 +50,15 @@ int tt_exec_algos(tt_exec_mode mode, tt_coll coll, int nranks, tt_algo *out, int
     int n = 0;
     if (!mode_built(mode))
         return 0;
-    for (size_t i = 0; i < NELEM(cap_algos); i++)
-        if (cap_algos[i].mode == mode && algo_ok(&cap_algos[i], coll, nranks)) {
-            if (out && n < max)
-                out[n] = cap_algos[i].algo;
-            n++;
+    /* listing order: the rows' order for this executor */
+    for (int k = 1; k <= TT_ALGO_COUNT; k++)
+        for (int a = 0; a < TT_ALGO_COUNT; a++) {
+            const tt_algo_run *r = algo_row(mode, (tt_algo)a);
+            if (r && r->order == k && tt_algo_runs((tt_algo)a, (int)mode, coll, nranks)) {
+                if (out && n < max)
+                    out[n] = (tt_algo)a;
+                n++;
+            }
         }
     return n;
 }
@@ -162,8 +139,8 @@ int tt_exec_supports(tt_exec_mode mode, tt_coll coll, tt_algo algo, tt_proto pro
         return refuse(why, wl, "the host executor runs %s only; %s was requested", avail, tt_coll_label(coll));
     }
     if (algo != TT_ALGO_DEFAULT) {
-        const cap_algo *r = algo_row(mode, algo);
-        if (!algo_ok(r, coll, nranks)) {
+        const tt_algo_run *r = algo_row(mode, algo);
+        if (!tt_algo_runs(algo, (int)mode, coll, nranks)) {
             algo_list(mode, coll, nranks, avail, sizeof avail);
             if (mode == TT_EXEC_GPU)
                 return refuse(why, wl, "algorithm %s was requested for the GPU %s but cannot apply; available: %s",

@@ -1,6 +1,7 @@
-/* exec_coll.c - the public collective calls: argument checks, plan
- * resolution (requested vs. possible), and dispatch to the algorithms with
- * the per-collective header that detects disagreeing ranks (exec_hdr.c). */
+/* exec_coll.c - the public collective calls: argument checks and plan
+ * resolution (requested vs. possible; the default from the algorithm registry,
+ * common_algos.c), then the op is queued for the worker (exec_queue.c), which
+ * runs it (exec_run.c). */
 #include "exec_internal.h"
 
 #include <stdio.h>
@@ -39,16 +40,10 @@ static tt_status resolve(const tt_comm *comm, tt_coll coll, size_t count, tt_dty
     eff->channels = maxch;
     eff->chunk_bytes = req->chunk_bytes ? req->chunk_bytes : env_chunk_bytes();
     if (req->algo == TT_ALGO_DEFAULT) {
-        /* Assumption (docs/exec.md): small AllReduce is latency-bound: recursive
-         * doubling (log2 n messages per rank) on a power-of-two rank count, else
-         * the tree (2 log n latency steps); ring (bandwidth-optimal) above 64 KiB. */
-        size_t bytes = count * tt_dtype_size(t);
-        int n = comm->nranks, small = coll == TT_COLL_ALLREDUCE && bytes <= EXEC_TREE_MAX_BYTES;
-        eff->algo = TT_ALGO_RING;
-        if (small && tt_exec_supports(TT_EXEC_HOST, coll, TT_ALGO_RD, TT_PROTO_DEFAULT, n, NULL, 0))
-            eff->algo = TT_ALGO_RD;
-        else if (small && n > 2)
-            eff->algo = TT_ALGO_TREE;
+        /* the registry's default-plan rule (common_algos.c, docs/exec.md): small AllReduce is
+         * latency-bound: recursive doubling (log2 n messages per rank) on a power-of-two rank
+         * count, else the tree (2 log n latency steps); ring (bandwidth-optimal) above 64 KiB */
+        eff->algo = tt_algo_default(TT_RUN_HOST, coll, (uint64_t)(count * tt_dtype_size(t)), comm->nranks);
         return TT_OK;
     }
     if ((unsigned)req->algo >= TT_ALGO_COUNT)
@@ -161,90 +156,4 @@ tt_status tt_reduce_coll(const void *s, void *r, size_t count, tt_dtype t, tt_re
                          tt_comm *comm)
 {
     return issue(comm, TT_COLL_REDUCE, s, r, count, t, op, root);
-}
-
-tt_status exec_run_op(tt_comm *comm, const exec_op *op)
-{
-    exec_ctx ctx = {comm, op, NULL, 0, 0};
-    size_t es = tt_dtype_size(op->dtype);
-    if (comm->nranks == 1) {
-        size_t bytes = op->count * es;
-        if (op->recvbuf && op->sendbuf && op->recvbuf != op->sendbuf && bytes)
-            memmove(op->recvbuf, op->sendbuf, bytes);
-        return TT_OK; /* avg over one rank: divide by 1 */
-    }
-    /* the header travels with the data (exec_hdr.c): no round trip of its own;
-     * a neighbour lost while it is pushed is reported as the header exchange step */
-    ctx.phase = "header exchange";
-    tt_status st = exec_hdr_begin(&ctx);
-    ctx.phase = NULL;
-    if (st == TT_OK && op->count) {
-        switch (op->coll) {
-        case TT_COLL_ALLREDUCE:
-            if (op->plan.algo == TT_ALGO_TREE) st = exec_tree_allreduce(&ctx);
-            else if (op->plan.algo == TT_ALGO_RHD) st = exec_rhd_allreduce(&ctx);
-            else if (op->plan.algo == TT_ALGO_RD) st = exec_rd_allreduce(&ctx);
-            else if (op->plan.algo == TT_ALGO_HIER) st = exec_hier_allreduce(&ctx);
-            else st = exec_ring_allreduce(&ctx);
-            break;
-        case TT_COLL_REDUCESCATTER: st = exec_ring_reducescatter(&ctx); break;
-        case TT_COLL_ALLGATHER: st = exec_ring_allgather(&ctx); break;
-        case TT_COLL_BROADCAST: st = exec_ring_broadcast(&ctx); break;
-        case TT_COLL_REDUCE: st = exec_ring_reduce(&ctx); break;
-        default: st = exec_fail(&ctx, TT_ERR_INTERNAL, "unknown collective"); break;
-        }
-    }
-    if (st == TT_OK) {
-        if (!op->count)
-            ctx.phase = "header exchange";
-        st = exec_hdr_finish(&ctx);
-    }
-    exec_hdr_end(comm);
-    return st;
-}
-
-/* Barrier of tt_comm_destroy, run directly (the worker is idle): a header
- * exchange with both ring neighbours (exec_hdr.c, waited for), then two token passes round the ring
- * started by rank 0.  When the second token reaches a rank, every rank has
- * entered the barrier, so no rank closes its connections while a peer still
- * runs a collective (peers' hang-ups are expected only inside this op). */
-tt_status exec_barrier(tt_comm *comm)
-{
-    exec_op op = {0};
-    op.coll = TT_COLL_ALLREDUCE;
-    op.dtype = TT_UINT8;
-    op.op = TT_SUM;
-    op.root = -1;
-    op.plan = TT_PLAN_DEFAULT;
-    op.plan.algo = TT_ALGO_RING;
-    op.plan.chunk_bytes = EXEC_DEFAULT_CHUNK;
-    op.count = 0;
-    op.seq = comm->issued + 1;
-    op.internal = 1;
-    exec_ctx ctx = {comm, &op, NULL, 0, 0};
-    tt_status st = TT_OK;
-    if (comm->nranks > 1) {
-        ctx.phase = "header exchange";
-        st = exec_hdr_begin(&ctx);
-        if (st == TT_OK)
-            st = exec_hdr_finish(&ctx);
-        exec_hdr_end(comm);
-    }
-    int n = comm->nranks, next = (comm->rank + 1) % n, prev = (comm->rank + n - 1) % n;
-    for (int pass = 0; st == TT_OK && pass < 2; pass++) {
-        unsigned char tok = 1;
-        ctx.phase = "destroy barrier";
-        ctx.step = pass + 1;
-        ctx.nsteps = 2;
-        if (comm->rank == 0) {
-            st = exec_send(&ctx, next, &tok, 1);
-            if (st == TT_OK)
-                st = exec_recv(&ctx, prev, &tok, 1);
-        } else {
-            st = exec_recv(&ctx, prev, &tok, 1);
-            if (st == TT_OK)
-                st = exec_send(&ctx, next, &tok, 1);
-        }
-    }
-    return st;
 }

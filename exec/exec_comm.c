@@ -1,6 +1,6 @@
 /* exec_comm.c - communicators: creation (threads / TCP rendezvous), the
- * per-rank worker thread that runs queued collectives in order, wait, group
- * batching and destroy. */
+ * per-rank worker thread that runs queued collectives in order (the queue,
+ * group batching and wait: exec_queue.c) and destroy. */
 #include "exec_internal.h"
 
 #include <stdio.h>
@@ -55,10 +55,6 @@ tt_status exec_comm_alloc(tt_comm **out, int rank, int nranks, const exec_transp
     *out = c;
     return TT_OK;
 }
-
-/* Back-pressure: at most this many queued operations per communicator
- * (engineering bound, keeps memory flat when a caller issues millions). */
-#define EXEC_MAX_QUEUED 1024
 
 static void world_fail(exec_world *w, int rank, const char *msg)
 {
@@ -128,7 +124,7 @@ static void *worker_main(void *arg)
 
 tt_status exec_comm_start(tt_comm *comm)
 {
-    tt_status st = comm->tp->connect_all(comm);
+    tt_status st = exec_transport_connect(comm);
     if (st != TT_OK)
         return st;
     exec_transport_describe(comm, comm->tp_desc, sizeof comm->tp_desc);
@@ -304,23 +300,6 @@ static tt_status env_int(const char *name, long long lo, long long hi, long long
     return TT_OK;
 }
 
-int tt_env_rank_vars(const char **rank_var, const char **size_var)
-{
-    /* torchrun's names, else what the launcher set (Open MPI's mpirun, MPICH/Hydra's PMI,
-     * Slurm's srun) - no MPI library needed */
-    static const char *const pairs[][2] = {{"RANK", "WORLD_SIZE"},
-                                           {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                           {"PMI_RANK", "PMI_SIZE"},
-                                           {"SLURM_PROCID", "SLURM_NTASKS"}};
-    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
-        if (tt_setting(pairs[i][0]) && tt_setting(pairs[i][1])) {
-            if (rank_var) *rank_var = pairs[i][0];
-            if (size_var) *size_var = pairs[i][1];
-            return 1;
-        }
-    return 0;
-}
-
 tt_status tt_comm_init_env(tt_comm **comm)
 {
     long long rank, size, port;
@@ -371,138 +350,11 @@ void tt_comm_set_plan(tt_comm *comm, const tt_plan *plan)
         comm->plan = plan ? *plan : TT_PLAN_DEFAULT;
 }
 
-/* ---- queue, group, wait ---------------------------------------------- */
-
-static __thread int group_depth;
-static __thread exec_op *group_head, *group_tail;
-
-
-static void submit(tt_comm *comm, exec_op *first, exec_op *last)
-{
-    size_t n = 0;
-    for (exec_op *o = first; o; o = o->next)
-        n++;
-    pthread_mutex_lock(&comm->mu);
-    while (comm->queued + n > EXEC_MAX_QUEUED && comm->queued > 0 && comm->err == TT_OK)
-        pthread_cond_wait(&comm->cv_idle, &comm->mu);
-    comm->queued += n;
-    if (comm->tail)
-        comm->tail->next = first;
-    else
-        comm->head = first;
-    comm->tail = last;
-    pthread_cond_signal(&comm->cv_work);
-    pthread_mutex_unlock(&comm->mu);
-}
-
-/* Ops queued inside a group, with their communicators (parallel arrays). */
-static __thread tt_comm **group_comms;
-static __thread size_t group_n, group_cap;
-
-/* Takes ownership of op (a heap copy).  Used by exec_coll.c. */
-tt_status exec_enqueue(tt_comm *comm, exec_op *op)
-{
-    op->next = NULL;
-    pthread_mutex_lock(&comm->mu);
-    tt_status failed = comm->err;
-    char msg[EXEC_ERRMSG_MAX];
-    memcpy(msg, comm->errmsg, sizeof msg);
-    pthread_mutex_unlock(&comm->mu);
-    if (failed != TT_OK) { /* the communicator already failed: say so now */
-        free(op);
-        return tt_error_set(failed, "%s", msg);
-    }
-    if (group_depth == 0) {
-        submit(comm, op, op);
-        return TT_OK;
-    }
-    if (group_n == group_cap) {
-        size_t nc = group_cap ? group_cap * 2 : 16;
-        tt_comm **p = realloc(group_comms, nc * sizeof *p);
-        if (!p) {
-            free(op);
-            return tt_error_set(TT_ERR_NOMEM, "group");
-        }
-        group_comms = p;
-        group_cap = nc;
-    }
-    group_comms[group_n++] = comm;
-    if (group_tail)
-        group_tail->next = op;
-    else
-        group_head = op;
-    group_tail = op;
-    return TT_OK;
-}
-
-
-void tt_group_start(void) { group_depth++; }
-
-tt_status tt_group_end(void)
-{
-    if (group_depth <= 0)
-        return tt_error_set(TT_ERR_INVALID, "tt_group_end without tt_group_start");
-    if (--group_depth > 0)
-        return TT_OK;
-    /* hand each communicator its ops in issue order, one batch per comm */
-    exec_op *op = group_head;
-    size_t i = 0;
-    group_head = group_tail = NULL;
-    while (op) {
-        tt_comm *c = group_comms[i];
-        exec_op *first = op, *last = op;
-        size_t j = i + 1;
-        exec_op *nx = op->next;
-        /* collect following ops of the same comm that are adjacent */
-        while (nx && group_comms[j] == c) {
-            last = nx;
-            nx = nx->next;
-            j++;
-        }
-        last->next = NULL;
-        submit(c, first, last);
-        op = nx;
-        i = j;
-    }
-    group_n = 0;
-    free(group_comms);
-    group_comms = NULL;
-    group_cap = 0;
-    return TT_OK;
-}
-
-tt_status tt_comm_wait(tt_comm *comm)
-{
-    if (!comm)
-        return tt_error_set(TT_ERR_INVALID, "tt_comm_wait: NULL communicator");
-    if (group_depth > 0)
-        return tt_error_set(TT_ERR_INVALID, "tt_comm_wait inside a group: call tt_group_end first");
-    pthread_mutex_lock(&comm->mu);
-    while (comm->head || comm->busy)
-        pthread_cond_wait(&comm->cv_idle, &comm->mu);
-    tt_status st = comm->err;
-    char msg[EXEC_ERRMSG_MAX];
-    memcpy(msg, comm->errmsg, sizeof msg);
-    pthread_mutex_unlock(&comm->mu);
-    if (st != TT_OK)
-        return tt_error_set(st, "%s", msg);
-    return TT_OK;
-}
-
-int tt_comm_idle(tt_comm *comm)
-{
-    pthread_mutex_lock(&comm->mu);
-    int idle = !comm->head && !comm->busy;
-    pthread_mutex_unlock(&comm->mu);
-    return idle;
-}
-
-
 tt_status tt_comm_destroy(tt_comm *comm)
 {
     if (!comm)
         return TT_OK;
-    if (group_depth > 0) /* queued group members would point at freed memory */
+    if (exec_in_group()) /* queued group members would point at freed memory */
         return tt_error_set(TT_ERR_INVALID, "tt_comm_destroy inside a group: call tt_group_end first");
     tt_status st = tt_comm_wait(comm);
     /* TCP: a barrier so that no process closes its sockets while a peer still

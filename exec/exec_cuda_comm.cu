@@ -23,10 +23,9 @@
 #include "tt_exec.h"
 
 #define SUBSYS "gpu"
-/* Model assumptions (docs/gpu-executor.md): protocol and algorithm switch
- * points, bytes per channel. */
-#define GPU_LL_MAX_BYTES (64u * 1024u)     /* LL up to 64 KiB, Simple above */
-#define GPU_TREE_MAX_BYTES (64u * 1024u)   /* tree up to 64 KiB on > 2 ranks, ring above */
+/* Model assumptions (docs/gpu-executor.md): bytes per channel.  The protocol and algorithm switch
+ * points of the default plan (LL and tree up to 64 KiB, tree on > 2 ranks) are the algorithm
+ * registry's rule (tt_algo_default / tt_proto_default, common/common_algos.c). */
 #define GPU_BYTES_PER_CHANNEL (256u * 1024u)
 
 const char *exec_gpu_link_name(int l)
@@ -536,12 +535,10 @@ static tt_status gpu_resolve_plain(const tt_gpu_comm *g, tt_coll coll, size_t co
     if (!tt_exec_supports(TT_EXEC_GPU, coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, why, sizeof why))
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
     size_t bytes = count * tt_dtype_size(t);
-    if (p.algo == TT_ALGO_DEFAULT)
-        p.algo = (coll == TT_COLL_ALLREDUCE && bytes <= GPU_TREE_MAX_BYTES && g->nranks > 2) ? TT_ALGO_TREE
-                                                                                             : TT_ALGO_RING;
+    if (p.algo == TT_ALGO_DEFAULT) p.algo = tt_algo_default(TT_RUN_GPU, coll, bytes, g->nranks);
     if (!tt_exec_supports(TT_EXEC_GPU, coll, p.algo, TT_PROTO_DEFAULT, g->nranks, why, sizeof why))
         return tt_error_set(TT_ERR_UNSUPPORTED, "%s", why);
-    if (p.proto == TT_PROTO_DEFAULT) p.proto = bytes <= GPU_LL_MAX_BYTES ? TT_PROTO_LL : TT_PROTO_SIMPLE;
+    if (p.proto == TT_PROTO_DEFAULT) p.proto = tt_proto_default(TT_RUN_GPU, bytes);
     if ((unsigned)p.proto >= TT_PROTO_COUNT)
         return tt_error_set(TT_ERR_INVALID, "protocol %d unknown", (int)p.proto);
     if (!tt_exec_supports(TT_EXEC_GPU, coll, p.algo, p.proto, g->nranks, why, sizeof why))

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "exec_internal.h"
@@ -89,8 +88,8 @@ void exec_fault_before_collective(tt_comm *comm, uint64_t seq)
     TT_WARN("exec", "fault injection: rank %d drops its TCP connections before collective #%llu",
             comm->rank, (unsigned long long)seq);
     for (int p = 0; p < comm->nranks; p++)
-        if (comm->conns[p] && comm->conns[p]->tp == &exec_transport_tcp)
-            shutdown(exec_tcp_conn_fd(comm->conns[p]), SHUT_RDWR);
+        if (comm->conns[p] && comm->conns[p]->tp->sever) /* tcp: shutdown(); shm, ib: none */
+            comm->conns[p]->tp->sever(comm->conns[p]);
     /* what this rank then sees (its own sockets broken) is its own doing: its report names itself,
      * not the peer it happened to write to first (exec_xfer.c, fail_lost) */
     comm->fault_dropped = 1;

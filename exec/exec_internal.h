@@ -14,8 +14,9 @@
 #define EXEC_DEFAULT_TIMEOUT_MS 30000      /* per-wait deadline without progress */
 #define EXEC_DEFAULT_CHUNK (512u * 1024u)  /* pipeline chunk */
 #define EXEC_SPIN_US 20                    /* idle wait: busy-poll this long before yielding */
-#define EXEC_TREE_MAX_BYTES (64u * 1024u)  /* default AllReduce up to 64 KiB: recursive doubling on a
-                                              power-of-two rank count, else tree (> 2 ranks); ring above */
+/* Back-pressure: at most this many queued operations per communicator
+ * (engineering bound, keeps memory flat when a caller issues millions). */
+#define EXEC_MAX_QUEUED 1024
 
 /* State shared by the ranks of one process-local (threads) communicator. */
 typedef struct exec_world {
@@ -44,6 +45,7 @@ typedef struct exec_op {
 } exec_op;
 
 /* The per-collective header (exec_hdr.c): what every rank called. */
+#define EXEC_HDR_MAGIC 0x54544843u
 typedef struct {
     uint32_t magic;
     int32_t coll, dtype, op, root, algo;
@@ -132,11 +134,11 @@ tt_status exec_sendrecv(exec_ctx *ctx, int speer, const void *sbuf, size_t slen,
                         void *rbuf, size_t rlen);
 tt_status exec_send(exec_ctx *ctx, int peer, const void *buf, size_t len);
 tt_status exec_recv(exec_ctx *ctx, int peer, void *buf, size_t len);
-/* Prefix "rank R: Coll #seq (algo) step s/n phase: " to the current message. */
+/* Prefix "rank R: Coll #seq (algo) step s/n phase: " to the current message (exec_fail.c). */
 tt_status exec_fail(exec_ctx *ctx, tt_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A peer's connection broke: prefer a failure report already on its way (the first cause, for up
- * to 100 ms), else fail with `mine` (exec_xfer.c). */
+ * to 100 ms), else fail with `mine` (exec_fail.c). */
 tt_status exec_fail_lost(exec_ctx *ctx, const char *mine);
 /* Scratch buffer of the running collective (grown on demand). */
 void *exec_scratch(tt_comm *comm, size_t bytes);
@@ -144,11 +146,15 @@ void *exec_scratch(tt_comm *comm, size_t bytes);
  * other rank counts naming `what`, copies the input into the receive buffer (they work in place)
  * and gives log2(ranks) and a scratch of `ce` elements. */
 tt_status exec_pow2_begin(exec_ctx *ctx, const char *what, size_t ce, int *levels, unsigned char **tmp);
+/* The monotonic clock (exec_clock.c). */
 int64_t exec_now_ms(void);
 int64_t exec_now_us(void);
 size_t exec_chunk_elems(const exec_op *op);
 
-/* Algorithms: run op on comm (inside the worker). */
+/* Algorithms: run op on comm (inside the worker); the dispatch table of exec_algos.c names the
+ * schedule of an (algorithm, collective), NULL when the host executor has none. */
+typedef tt_status (*exec_schedule)(exec_ctx *ctx);
+exec_schedule exec_algo_schedule(tt_algo algo, tt_coll coll);
 tt_status exec_ring_allreduce(exec_ctx *ctx);
 tt_status exec_ring_reducescatter(exec_ctx *ctx);
 tt_status exec_ring_allgather(exec_ctx *ctx);
@@ -177,7 +183,7 @@ tt_status exec_ctl_check(tt_comm *comm, int ignore_cause);
  * chain is written as "2 -> 1 -> 0 -> 3" into buf. */
 int exec_ctl_chain_end(tt_comm *comm, int from, char *buf, size_t cap);
 
-/* The per-collective header (exec_hdr.c).  begin: build it and push it to both
+/* The per-collective header (exec_hdr.c; begin, finish and end in exec_hdr_round.c).  begin: build it and push it to both
  * ring neighbours without waiting; pending/progress: a header is still owed on
  * (peer, direction) before its data / move some of it (a received one is
  * compared: TT_ERR_MISMATCH naming both calls); poll: move the neighbours'
@@ -200,11 +206,13 @@ int64_t exec_spin_budget_us(tt_comm *comm);
 tt_status exec_bind_plan(tt_comm *comm);
 tt_status exec_bind_attr(const tt_comm *comm, pthread_attr_t *attr);
 
-/* Run one op (header + algorithm); called by the worker. */
+/* Run one op (header + the schedule of exec_algos.c); called by the worker (exec_run.c). */
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);
-/* queue an operation on the communicator's worker (exec_comm.c) */
+/* queue an operation on the communicator's worker (exec_queue.c) */
 tt_status exec_enqueue(tt_comm *comm, exec_op *op);
-/* every rank of the communicator has reached this point (exec_coll.c) */
+/* 1 inside tt_group_start/tt_group_end on this thread (exec_queue.c) */
+int exec_in_group(void);
+/* every rank of the communicator has reached this point (exec_run.c) */
 tt_status exec_barrier(tt_comm *comm);
 /* a shared-memory ring of cap bytes for thread ranks (exec_transport_shm.c) */
 void *exec_shm_ring_new(size_t cap);
@@ -226,6 +234,10 @@ typedef struct {
 tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out);
 int exec_boot_take_listener(int port);  /* fd pre-bound by tt_get_unique_id, or -1 */
 tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id); /* id->nonce: the job's, after it */
+/* Open every connection of a communicator (exec_transport.c): its first transport's connect_all,
+ * or for the base transport (tcp, no connect_all) the rendezvous' TCP mesh and then the upgrade
+ * walk of exec_transport_table (shm, ib, ...). */
+tt_status exec_transport_connect(tt_comm *comm);
 exec_conn *exec_tcp_conn_new(int fd, int peer);
 int exec_tcp_conn_fd(exec_conn *c);
 /* Blocking-with-deadline transfer on a connection during a transport's setup (shm, ib): errors name
@@ -238,8 +250,9 @@ void exec_fault_before_collective(tt_comm *comm, uint64_t seq);
 void exec_fault_slow(const tt_comm *comm, tt_algo algo);
 int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq);
 /* After the TCP mesh: every rank sends its host identity (boot id, host
- * name, pid) on every pair; fills comm->node, nnodes and peer_pid.  Called by
- * exec_transport_upgrade_all before any can_connect hook. */
+ * name, pid) on every pair; fills comm->node, nnodes and peer_pid
+ * (exec_hostxchg.c).  Called by exec_transport_upgrade_all before any
+ * can_connect hook. */
 tt_status exec_host_exchange(tt_comm *comm);
 /* The ib transport's upgrade hook (exec_ib_setup.c; a refusal of forced use
  * without the verbs headers). */

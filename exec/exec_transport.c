@@ -1,6 +1,7 @@
 /* exec_transport.c - the transport registry: every transport in one table,
- * the one parser of TOPOTUNE_TRANSPORT, the upgrade walk of process
- * communicators and the name of the transports a communicator uses. */
+ * the one parser of TOPOTUNE_TRANSPORT, the connection of a communicator
+ * (rendezvous, then the upgrade walk of process communicators) and the name
+ * of the transports a communicator uses. */
 #include "exec_internal.h"
 
 #include <stdio.h>
@@ -44,6 +45,18 @@ tt_status exec_transport_mode(const exec_transport **forced)
     for (int i = 0; exec_transport_table[i] && n < sizeof valid; i++)
         n += (size_t)snprintf(valid + n, sizeof valid - n, ", %s", exec_transport_table[i]->name);
     return tt_error_set(TT_ERR_INVALID, "TOPOTUNE_TRANSPORT='%s' (valid: %s)", tr, valid);
+}
+
+tt_status exec_transport_connect(tt_comm *comm)
+{
+    if (comm->tp->connect_all)
+        return comm->tp->connect_all(comm);
+    if (!comm->boot)
+        return tt_error_set(TT_ERR_INTERNAL, "tcp transport without a rendezvous id");
+    tt_status st = exec_tcp_bootstrap(comm, comm->boot);
+    if (st == TT_OK)
+        st = exec_transport_upgrade_all(comm); /* shm, ib, ... from the table */
+    return st;
 }
 
 tt_status exec_transport_upgrade_all(tt_comm *comm)

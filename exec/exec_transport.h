@@ -40,9 +40,9 @@ typedef struct exec_conn {
 struct exec_transport {
     const char *name;   /* TOPOTUNE_TRANSPORT value and part of tt_comm_transport() ("shm+tcp") */
     /* A communicator that starts on this transport: open connections to every
-     * peer, filling comm->conns[p] for p != rank (threads: shm; processes:
-     * tcp, which then calls exec_transport_upgrade_all).  NULL: never a
-     * communicator's first transport. */
+     * peer, filling comm->conns[p] for p != rank (threads: shm).  NULL for the
+     * base transport (tcp): exec_transport_connect makes the rendezvous' mesh
+     * and then calls exec_transport_upgrade_all.  ib: an error (never first). */
     tt_status (*connect_all)(tt_comm *comm);
     /* May the pair (comm->rank, peer) move to this transport?  Asked after the
      * TCP mesh and the host exchange (comm->node[] filled), only for pairs
@@ -70,6 +70,9 @@ struct exec_transport {
      * deadline is the only check. */
     tt_status (*check_peer)(exec_conn *c);
     void (*close)(exec_conn *c);
+    /* Cut the connection as a failed network would, leaving it open (the
+     * fault injection drop-tcp, exec_fault.c).  NULL: not cut (shm, ib). */
+    void (*sever)(exec_conn *c);
 };
 
 extern const exec_transport exec_transport_shm;

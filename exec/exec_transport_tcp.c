@@ -75,20 +75,12 @@ static void tcp_close(exec_conn *c)
     free(t);
 }
 
-static tt_status tcp_connect_all(tt_comm *comm)
-{
-    if (!comm->boot)
-        return tt_error_set(TT_ERR_INTERNAL, "tcp transport without a rendezvous id");
-    exec_boot_id *id = comm->boot;
-    tt_status st = exec_tcp_bootstrap(comm, id);
-    if (st == TT_OK)
-        st = exec_transport_upgrade_all(comm); /* shm, ib, ... from the table */
-    return st;
-}
+/* a TCP connection is cut as a failed network cuts it (the fault injection drop-tcp) */
+static void tcp_sever(exec_conn *c) { shutdown(((tcp_conn *)c)->fd, SHUT_RDWR); }
 
 const exec_transport exec_transport_tcp = {
     .name = "tcp",
-    .connect_all = tcp_connect_all,
+    .connect_all = NULL, /* the base: the rendezvous makes its mesh (exec_transport_connect) */
     .can_connect = NULL, /* the base: pairs stay here when no upgrade takes them */
     .upgrade = NULL,
     .send_some = tcp_send_some,
@@ -96,6 +88,7 @@ const exec_transport exec_transport_tcp = {
     .poll_fd = tcp_poll_fd,
     .check_peer = NULL,
     .close = tcp_close,
+    .sever = tcp_sever,
 };
 
 tt_status exec_tcp_setup_io(exec_conn *c, void *buf, size_t len, int is_send, int64_t deadline, int me,

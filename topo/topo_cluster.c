@@ -365,6 +365,24 @@ void tt_hostset_differing(const tt_hostset *s, const tt_findings *diffs, int *fl
     }
 }
 
+tt_status tt_hostset_add_files(tt_hostset *s, const char *const *files, int n)
+{
+    tt_status st = TT_OK;
+    for (int i = 0; i < n && st == TT_OK; i++) st = tt_hostset_add_file(s, files[i]);
+    return st;
+}
+
+tt_status tt_hostset_count_differing(const tt_hostset *s, const tt_findings *diffs, int *ndiff)
+{
+    int *flags = calloc((size_t)s->n, sizeof *flags);
+    *ndiff = 0;
+    if (!flags) return tt_error_set(TT_ERR_NOMEM, "out of memory");
+    tt_hostset_differing(s, diffs, flags);
+    for (int i = 0; i < s->n; i++) *ndiff += flags[i];
+    free(flags);
+    return TT_OK;
+}
+
 /* ---------------------------------------------------------------- merge */
 
 tt_status tt_hostset_merge_files(const char *const *files, int nfiles, tt_xml_doc **out)

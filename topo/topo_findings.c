@@ -141,3 +141,10 @@ tt_status tt_findings_write_json(const tt_findings *f, const char *source, tt_st
     free(text);
     return tt_strbuf_status(out);
 }
+
+int tt_findings_count(const tt_findings *f, tt_severity sev)
+{
+    int n = 0;
+    for (int i = 0; i < f->n; i++) n += f->items[i].severity == sev;
+    return n;
+}

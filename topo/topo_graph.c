@@ -131,6 +131,18 @@ tt_status tt_topo__remove_nodes(tt_topo *t, const unsigned char *remove, int *ma
     return TT_OK;
 }
 
+/* The path matrix is one block per source row; each row's routes are one allocation hung on its
+ * diagonal entry (topo_paths.c). */
+void tt_topo__free_paths(tt_topo *t)
+{
+    if (!t || !t->paths)
+        return;
+    for (int s = 0; s < t->nnodes; s++)
+        free(t->paths[(size_t)s * (size_t)t->nnodes + (size_t)s].route);
+    free(t->paths);
+    t->paths = NULL;
+}
+
 void tt_topo_free(tt_topo *t)
 {
     if (!t)

@@ -38,7 +38,7 @@ int tt_topo__bcm_gen(const tt_node *n, int level);
  * every assumption is a finding in t->assumed. Before paths are computed. */
 tt_status tt_topo__infer_partial(tt_topo *t);
 
-/* Free every path (topo_paths.c). */
+/* Free every path (topo_graph.c; the graph owns t->paths, topo_paths.c fills it). */
 void tt_topo__free_paths(tt_topo *t);
 
 /* ---- typed attribute access (topo_schema.c): the one reader of the raw tree's

@@ -488,3 +488,14 @@ tt_status tt_topo__infer_partial(tt_topo *t)
         st = infer_nics(t);
     return st;
 }
+
+void tt_gpu_part_names(char *buf, size_t n)
+{
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < tt_gpu_part_count(); i++) {
+        const tt_gpu_part *p = tt_gpu_part_at(i);
+        if (i && !strcmp(p->name, tt_gpu_part_at(i - 1)->name)) continue;
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", l ? ", " : "", p->name);
+    }
+}

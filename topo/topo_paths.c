@@ -162,16 +162,6 @@ static tt_status search_from(tt_topo *t, int s, search_ws *w)
     return TT_OK;
 }
 
-void tt_topo__free_paths(tt_topo *t)
-{
-    if (!t || !t->paths)
-        return;
-    for (int s = 0; s < t->nnodes; s++)
-        free(t->paths[at(t, s, s)].route);
-    free(t->paths);
-    t->paths = NULL;
-}
-
 /* ---------- post-processing ---------- */
 
 typedef struct {

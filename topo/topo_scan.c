@@ -1,10 +1,11 @@
 /*
  * topo_scan.c - live scan orchestrator: runs the probes in order, keeps the
- * per-probe report, and holds the small helpers every probe shares.
+ * per-probe report, and finishes the doc after them (the small helpers every
+ * probe shares are in topo_scan_util.c).
  *
- * The probes and their order are scan_probe_table (topo_scan_probes.c);
- * tt_scan_options.exclude / $TOPOTUNE_SCAN_EXCLUDE turn some off.
- * Order: sysfs (tree, CPUs, NICs) -> gdr (peer-memory module) -> hwloc
+ * The probes are scan_probe_table (topo_scan_probes.c), run in the order their
+ * `after` fields set; tt_scan_options.exclude / $TOPOTUNE_SCAN_EXCLUDE turn some off.
+ * Order today: sysfs (tree, CPUs, NICs) -> gdr (peer-memory module) -> hwloc
  * (builds the tree when sysfs could not, else a cross-check) -> nvml (GPUs,
  * NVLinks, NVSwitches) -> cuda (SM, P2P matrix, GDR attribute) -> ibv (ports).
  * With opt->hwloc_xml only the hwloc probe runs (offline twin); with a fake
@@ -39,134 +40,6 @@ const char *tt_probe_state_name(tt_probe_state s)
     case TT_PROBE_FAILED: return "failed";
     }
     return "?";
-}
-
-/* ---------------- helpers ---------------- */
-
-void scan_path(const scan_ctx *c, char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    size_t n = (size_t)snprintf(buf, len, "%s", c->root);
-    if (n >= len)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(buf + n, len - n, fmt, ap);
-    va_end(ap);
-}
-
-int scan_fmt(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-    return (n < 0 || (size_t)n >= len) ? -1 : 0;
-}
-
-int scan_read_str(const char *path, char *buf, size_t len)
-{
-    FILE *f;
-    size_t n;
-    if (len == 0)
-        return -1;
-    buf[0] = '\0';
-    f = fopen(path, "r");
-    if (!f)
-        return -1;
-    if (!fgets(buf, (int)len, f)) {
-        /* an empty file reads as "" but counts as unreadable: nothing to see */
-        fclose(f);
-        buf[0] = '\0';
-        return -1;
-    }
-    fclose(f);
-    n = strlen(buf);
-    while (n > 0 && isspace((unsigned char)buf[n - 1]))
-        buf[--n] = '\0';
-    return 0;
-}
-
-int scan_read_ll(const char *path, long long *out)
-{
-    char b[64];
-    if (scan_read_str(path, b, sizeof b) || tt_parse_ll(b, out) != TT_OK) {
-        tt_error_clear();
-        return -1;
-    }
-    return 0;
-}
-
-void scan_note(scan_ctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    if (!c->probe)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(c->probe->note, sizeof c->probe->note, fmt, ap);
-    va_end(ap);
-}
-
-void scan_unknown(scan_ctx *c, tt_xml_node *node, const char *attr, const char *fmt, ...)
-{
-    char reason[400];
-    va_list ap;
-    tt_xml_node *u;
-    const char *who;
-
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    if (!node)
-        node = c->sys;
-    /* the same attr/reason twice on one element says nothing new */
-    for (u = tt_xml_first_child(node, "unknown"); u; u = tt_xml_next_sibling(u, "unknown")) {
-        const char *a = tt_xml_get(u, "attr"), *r = tt_xml_get(u, "reason");
-        if (a && r && !strcmp(a, attr) && !strcmp(r, reason))
-            return;
-    }
-    u = tt_xml_node_new("unknown");
-    if (!u || tt_xml_set(u, "attr", attr) || tt_xml_set(u, "reason", reason) ||
-        tt_xml_append(node, u)) {
-        tt_xml_node_free(u);
-        tt_error_clear();
-        return;
-    }
-    if (c->probe) {
-        tt_xml_set(u, "probe", c->probe->name);
-        c->probe->missed++;
-    }
-    who = tt_xml_get(node, "busid");
-    if (!who)
-        who = tt_xml_get(node, "name");
-    TT_INFO(SCAN_SUBSYS, "%s%s%s: %s unknown: %s", node->name, who ? " " : "", who ? who : "",
-            attr, reason);
-}
-
-int scan_is_bdf(const char *s)
-{
-    /* dddd:bb:dd.f, hex digits */
-    static const char shape[] = "xxxx:xx:xx.x";
-    size_t i;
-    if (strlen(s) != sizeof shape - 1)
-        return 0;
-    for (i = 0; i < sizeof shape - 1; i++) {
-        if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) : s[i] != shape[i])
-            return 0;
-    }
-    return 1;
-}
-
-int scan_busid_norm(const char *in, char *out, size_t len)
-{
-    unsigned dom, bus, dev, fn;
-    char tail;
-    /* NVML/CUDA write 00000000:18:00.0 (8-digit domain); sysfs 0000:18:00.0 */
-    if (sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 || dom > 0xffff ||
-        bus > 0xff || dev > 0x1f || fn > 7)
-        return -1;
-    snprintf(out, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-    return 0;
 }
 
 /* ---------------- after the probes ---------------- */
@@ -244,9 +117,7 @@ static void run_probe(scan_ctx *c, const char *name, int enabled, const char *of
 {
     tt_scan_probe *p;
     double t0;
-    if (c->rep->nprobes >= TT_SCAN_MAX_PROBES)
-        return;
-    p = &c->rep->probes[c->rep->nprobes++];
+    p = &c->rep->probes[c->rep->nprobes++]; /* room for every probe of the table (tt_topo_scan_report) */
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     if (!enabled) {
@@ -308,7 +179,6 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     const char *root;
     double t0 = now_ms();
     int fake, offline;
-    unsigned excluded;
     tt_status est;
 
     if (!out)
@@ -321,7 +191,10 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
     if (!rep)
         rep = &myrep;
     memset(rep, 0, sizeof *rep);
-    if ((est = scan_probe_exclusions(o->exclude, &excluded)) != TT_OK)
+    int nprobes = scan_probe_count();
+    unsigned char excluded[nprobes + 1];
+    int order[nprobes + 1];
+    if ((est = scan_probe_exclusions(o->exclude, excluded)) != TT_OK || (est = scan_probe_order(order)) != TT_OK)
         return est;
     memset(&c, 0, sizeof c);
     c.opt = o;
@@ -350,8 +223,12 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
                             strerror(errno));
 
     c.doc = tt_xml_doc_new("system", "scan");
-    if (!c.doc)
+    rep->probes = calloc((size_t)nprobes + 1, sizeof *rep->probes);
+    if (!c.doc || !rep->probes) {
+        tt_xml_doc_free(c.doc);
+        tt_scan_report_free(rep);
         return tt_error_set(TT_ERR_NOMEM, "scan: out of memory");
+    }
     c.sys = c.doc->root;
     tt_xml_set(c.sys, "version", "1");
     tt_xml_set(c.sys, "tt_version", "1"); /* native format version (docs/xml-schema.md) */
@@ -369,9 +246,9 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
 
     if (offline) {
         const char *why = "offline scan of an hwloc XML file";
-        const scan_probe_def *d;
         /* the probe that reads the file first, whatever the exclusions: the file is the input */
-        for (d = scan_probe_table; d->name; d++) {
+        for (int i = 0; i < nprobes; i++) {
+            const scan_probe_def *d = &scan_probe_table[order[i]];
             if (d->offline != SCAN_OFFLINE_READS)
                 continue;
             int at = rep->nprobes;
@@ -379,18 +256,22 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
             if (at < rep->nprobes && rep->probes[at].state == TT_PROBE_FAILED) {
                 /* the file is the whole input here: a bad file is an error, not a gap */
                 tt_xml_doc_free(c.doc);
-                return tt_error_set(TT_ERR_PARSE, "%s", rep->probes[at].note);
+                est = tt_error_set(TT_ERR_PARSE, "%s", rep->probes[at].note);
+                if (rep == &myrep)
+                    tt_scan_report_free(rep);
+                return est;
             }
         }
-        for (d = scan_probe_table; d->name; d++)
-            if (d->offline == SCAN_OFFLINE_OFF)
-                run_probe(&c, d->name, 0, why, d->run);
+        for (int i = 0; i < nprobes; i++)
+            if (scan_probe_table[order[i]].offline == SCAN_OFFLINE_OFF)
+                run_probe(&c, scan_probe_table[order[i]].name, 0, why, scan_probe_table[order[i]].run);
     } else {
         const char *why = "fake sysfs root: this probe would read the real machine";
         /* tests replay NVML/CUDA/ibverbs with stub libraries next to a fake root */
         const char *dp = tt_setting("TOPOTUNE_SCAN_DEVICE_PROBES");
         int dev_ok = c.live || (fake && dp && !strcmp(dp, "1"));
-        for (int k = 0; scan_probe_table[k].name; k++) {
+        for (int i = 0; i < nprobes; i++) {
+            int k = order[i];
             const scan_probe_def *d = &scan_probe_table[k];
             int can = d->needs == SCAN_NEEDS_ROOT      ? 1
                       : d->needs == SCAN_NEEDS_MACHINE ? c.live
@@ -398,7 +279,7 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
             if (!can)
                 run_probe(&c, d->name, 0, why, d->run);
             else
-                run_probe(&c, d->name, !(excluded & (1u << k)), "disabled by option", d->run);
+                run_probe(&c, d->name, !excluded[k], "disabled by option", d->run);
         }
     }
     scan_finish(&c);
@@ -413,9 +294,20 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
         TT_WARN(SCAN_SUBSYS, "%d value(s) could not be seen: see the <unknown> elements "
                              "(TOPOTUNE_DEBUG=INFO lists them as they are found)", rep->nunknown);
     rep->ms = now_ms() - t0;
+    if (rep == &myrep)
+        tt_scan_report_free(rep);
     tt_error_clear();
     *out = c.doc;
     return TT_OK;
+}
+
+void tt_scan_report_free(tt_scan_report *r)
+{
+    if (!r)
+        return;
+    free(r->probes);
+    r->probes = NULL;
+    r->nprobes = 0;
 }
 
 tt_status tt_topo_scan(const tt_scan_options *o, tt_xml_doc **out)

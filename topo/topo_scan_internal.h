@@ -61,7 +61,7 @@ typedef struct scan_pci_info {
     const char *why;          /* reason for every missing link/numa value (hwloc), NULL = sysfs wording */
 } scan_pci_info;
 
-/* ---- topo_scan.c: helpers every probe uses ---- */
+/* ---- topo_scan_util.c: helpers every probe uses ---- */
 /* Path under the scan root ("/sys/..." -> "<root>/sys/..."). */
 void scan_path(const scan_ctx *c, char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -76,6 +76,10 @@ void scan_unknown(scan_ctx *c, tt_xml_node *node, const char *attr, const char *
 /* Lowercase and check a dddd:bb:dd.f bus id; 0 when well formed. */
 int scan_busid_norm(const char *in, char *out, size_t len);
 int scan_is_bdf(const char *s);
+/* PCI class helpers. */
+int scan_class_is_gpu(long cls, long vendor);
+int scan_class_is_nic(long cls);
+int scan_class_is_nvswitch(long cls);
 
 /* ---- topo_scan_tree.c: the NCCL-shaped tree, shared by sysfs and hwloc ---- */
 /* cpu element for a NUMA node, created in numaid order when absent. */
@@ -97,10 +101,6 @@ tt_xml_node *scan_find_pci(scan_ctx *c, const char *busid);
 tt_status scan_insert_sorted(tt_xml_node *parent, tt_xml_node *child);
 /* Write the attributes of `in` on `pci` (ids, NCCL link_speed/width rule, ours). */
 void scan_pci_set_attrs(scan_ctx *c, tt_xml_node *pci, const scan_pci_info *in);
-/* PCI class helpers. */
-int scan_class_is_gpu(long cls, long vendor);
-int scan_class_is_nic(long cls);
-int scan_class_is_nvswitch(long cls);
 /* <nic> under `pci` (or under cpu when pci is a cpu element); one per parent. */
 tt_xml_node *scan_nic_get(scan_ctx *c, tt_xml_node *parent);
 /* <net> named `name` anywhere, or NULL. */
@@ -119,7 +119,7 @@ tt_probe_state scan_probe_nvml(scan_ctx *c);
 tt_probe_state scan_probe_cuda(scan_ctx *c);
 tt_probe_state scan_probe_ibv(scan_ctx *c);
 
-/* ---- the probe table (topo_scan_probes.c), walked in order by tt_topo_scan_report ---- */
+/* ---- the probe table (topo_scan_probes.c), walked in its run order by tt_topo_scan_report ---- */
 typedef enum {
     SCAN_NEEDS_ROOT,     /* files under the scan root: runs live and on a fake sysfs root */
     SCAN_NEEDS_MACHINE,  /* the real machine itself: live only (off with a fake root) */
@@ -137,11 +137,18 @@ typedef struct {
     tt_probe_state (*run)(scan_ctx *c); /* add to c->doc; never fails the scan */
     scan_needs needs;
     scan_offline offline;
+    const char *after;     /* comma-separated names of the probes that must run first ("" none) */
 } scan_probe_def;
-extern const scan_probe_def scan_probe_table[]; /* run order; {NULL} ends it */
-/* Bit k set = scan_probe_table[k] excluded, from `list` and $TOPOTUNE_SCAN_EXCLUDE
- * (comma-separated names); an unknown name is TT_ERR_INVALID listing the valid ones. */
-tt_status scan_probe_exclusions(const char *list, unsigned *mask);
+extern const scan_probe_def scan_probe_table[]; /* {NULL} ends it; independent probes report in this order */
+int scan_probe_count(void);
+/* The run order: order[i] = index into scan_probe_table of the i-th probe to run (order has
+ * scan_probe_count() entries); every probe after those its `after` names, ties in table order.
+ * TT_ERR_INTERNAL for an unknown name or a circle. */
+tt_status scan_probe_order(int *order);
+/* excluded[k] (scan_probe_count() entries) = 1 when scan_probe_table[k] is excluded, from `list`
+ * and $TOPOTUNE_SCAN_EXCLUDE (comma-separated names); an unknown name is TT_ERR_INVALID listing
+ * the valid ones. */
+tt_status scan_probe_exclusions(const char *list, unsigned char *excluded);
 
 /* Probe note (printf into c->probe->note). */
 void scan_note(scan_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

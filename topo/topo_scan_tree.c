@@ -14,17 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int scan_class_is_gpu(long cls, long vendor)
-{
-    /* 0x0300xx VGA and 0x0302xx 3D controllers from NVIDIA; a BMC's VGA
-     * (ASPEED 0x1a03, Matrox ...) is not a CUDA GPU. */
-    return cls >= 0 && ((cls >> 8) == 0x0300 || (cls >> 8) == 0x0302) && vendor == 0x10de;
-}
-
-int scan_class_is_nic(long cls) { return cls >= 0 && (cls >> 16) == 0x02; }
-
-int scan_class_is_nvswitch(long cls) { return cls == 0x068000; }
-
 static int numaid_of(const tt_xml_node *cpu)
 {
     const char *v = tt_xml_get(cpu, "numaid");

@@ -220,6 +220,8 @@ tt_status tt_findings_add(tt_findings *f, tt_severity sev, const char *code, int
     __attribute__((format(printf, 6, 7)));
 /* -1 when empty, else the highest severity. */
 int tt_findings_max_severity(const tt_findings *f);
+/* Number of findings of severity `sev`. */
+int tt_findings_count(const tt_findings *f, tt_severity sev);
 const char *tt_severity_name(tt_severity s);  /* "info", "warning", "error" */
 /* Text: "file:line: warning: [code] where: message" per finding. */
 tt_status tt_findings_write_text(const tt_findings *f, const char *source, tt_strbuf *out);
@@ -228,18 +230,26 @@ tt_status tt_findings_write_json(const tt_findings *f, const char *source, tt_st
 /* Lint a topology XML doc: names every problem (missing required attribute,
  * unknown version, duplicate bus id, implausible values, NCCL limits). */
 tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out);
+/* tt_topo_validate, then (no error found) the graph must build with `o` (else one error
+ * "build-failed"), and what the builder assumed for a partial vendor file is added
+ * (topo_lint.c; topo-dump --validate). */
+tt_status tt_topo_validate_build(const tt_xml_doc *doc, const tt_topo_options *o, tt_findings *out);
+/* TT_ERR_PARSE naming `label` (and the line) unless the root element is <system>. */
+tt_status tt_topo_require_system(const tt_xml_doc *doc, const char *label);
+/* 1 when the root is <cluster> (a topo-dump --merge file). */
+int tt_topo_doc_is_cluster(const tt_xml_doc *doc);
 
 /* ---- views ---- */
 /* The output formats, one table (topo_formats.c): tt_topo_format_at(i) for i = 0, 1, ... until
- * NULL ("native", "nccl", "json", "dot", "matrix", "svg", "png"), each with one line of help.
- * tt_topo_format_write writes the document `doc` and its graph `t` in the named format into a
- * malloc'ed buffer (*out, *len; free it); svg/png run Graphviz's dot. */
+ * NULL ("native", "nccl", "json", "dot", "matrix"), each with one line of help.
+ * tt_topo_format_write appends the document `doc` and its graph `t` in the named format to `out`
+ * (rendering the "dot" drawing as an image is the caller's: topo-dump -f svg/png runs Graphviz). */
 typedef struct {
     const char *name;
     const char *help;
 } tt_topo_format;
 const tt_topo_format *tt_topo_format_at(int i);
-tt_status tt_topo_format_write(const char *name, const tt_xml_doc *doc, const tt_topo *t, char **out, size_t *len);
+tt_status tt_topo_format_write(const char *name, const tt_xml_doc *doc, const tt_topo *t, tt_strbuf *out);
 /* The JSON view refuses (TT_ERR_LIMIT) a topology with more GPU/NIC paths than this (~360 GPUs; ~20 MB). */
 #define TT_TOPO_JSON_MAX_PATHS 131072
 tt_status tt_topo_write_json(const tt_topo *t, tt_strbuf *out);
@@ -282,9 +292,8 @@ typedef struct {
     char note[320];       /* why off/unavailable, or what it saw */
 } tt_scan_probe;
 
-#define TT_SCAN_MAX_PROBES 8
 typedef struct {
-    tt_scan_probe probes[TT_SCAN_MAX_PROBES];
+    tt_scan_probe *probes;  /* one per probe of the scan, in run order (tt_scan_report_free) */
     int nprobes;
     int nunknown;         /* <unknown> elements in the doc */
     double ms;            /* whole scan */
@@ -302,8 +311,9 @@ void tt_scan_options_default(tt_scan_options *o);
  * "ibv"), NULL past the last: the names tt_scan_options.exclude accepts. */
 const char *tt_scan_probe_name(int i);
 tt_status tt_topo_scan(const tt_scan_options *o, tt_xml_doc **out);
-/* Same, filling `rep` (may be NULL). */
+/* Same, filling `rep` (may be NULL; free it with tt_scan_report_free, also after an error). */
 tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_scan_report *rep);
+void tt_scan_report_free(tt_scan_report *r);
 const char *tt_probe_state_name(tt_probe_state s); /* "off", "ok", "partial", ... */
 /* One line per probe: "scan: nvml: unavailable: libnvidia-ml.so.1 not found". */
 tt_status tt_scan_report_write_text(const tt_scan_report *r, tt_strbuf *out);
@@ -372,6 +382,10 @@ tt_status tt_hostset_compare(const tt_hostset *s, tt_findings *out);
 /* Hosts whose signature differs from the majority's in at least one item (1/0 per host,
  * `flags` has s->n entries).  Call after tt_hostset_compare with its findings. */
 void tt_hostset_differing(const tt_hostset *s, const tt_findings *diffs, int *flags);
+/* tt_hostset_add_file for each of `n` files, stopping at the first error. */
+tt_status tt_hostset_add_files(tt_hostset *s, const char *const *files, int n);
+/* How many hosts differ from the majority (tt_hostset_differing). */
+tt_status tt_hostset_count_differing(const tt_hostset *s, const tt_findings *diffs, int *ndiff);
 
 /* One merged cluster doc from per-host files: <cluster version="1"> holding each file's
  * <system> with host="<file base name without .xml>" (or its own host attribute, or the
@@ -410,6 +424,8 @@ const tt_gpu_part *tt_gpu_part_by_id(unsigned device_id);
 /* Row for a part name ("H100-SXM", "h100_sxm", "H100 SXM" all match), or NULL. */
 const tt_gpu_part *tt_gpu_part_by_name(const char *name);
 const char *tt_board_kind_name(tt_board_kind b); /* "none", "nvswitch", "bridge", "mesh" */
+/* The part names --gpu-part takes, "A100-SXM, A100-PCIe, ..." (table order, each once), into buf. */
+void tt_gpu_part_names(char *buf, size_t n);
 
 /* Fuse a vendor topology file with a scan of this machine, as NCCL does with
  * NCCL_TOPO_FILE: the vendor file comes first (its PCIe tree and attributes
@@ -420,6 +436,8 @@ const char *tt_board_kind_name(tt_board_kind b); /* "none", "nvswitch", "bridge"
  * The result is a new doc; neither input is changed. */
 tt_status tt_topo_fuse(const tt_xml_doc *vendor, const tt_xml_doc *scan, tt_xml_doc **out,
                        int *nmatched);
+/* tt_topo_fuse with the vendor file read from `vendor_file` (topo_lint.c). */
+tt_status tt_topo_fuse_file(const char *vendor_file, const tt_xml_doc *scan, tt_xml_doc **out, int *nmatched);
 
 #ifdef __cplusplus
 }

@@ -379,6 +379,9 @@ void tt_tune_set_free(tt_tune_set *s);
 tt_status tt_tune_set_write_json(const tt_tune_set *s, tt_strbuf *out);
 tt_status tt_tune_set_write_csv(const tt_tune_set *s, tt_strbuf *out);
 tt_status tt_tune_set_write_text(const tt_tune_set *s, tt_strbuf *out);
+/* Parse "2x1,4x1,8x1,16x2" (ranks x nodes; *out: free() it); TT_ERR_INVALID "'S': want a
+ * comma-separated list of RANKSxNODES, ..." for anything else. */
+tt_status tt_tune_shapes_parse(const char *s, tt_tune_shape **out, int *n);
 /* Human table with crossover sizes. */
 tt_status tt_tune_write_text(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_strbuf *out);
 /* Every candidate at `bytes` for the collectives in `colls`, time or reason. */
@@ -453,6 +456,8 @@ typedef struct {
 /* Append the rows of one file (format detected from the content).  Malformed input gives
  * TT_ERR_PARSE naming file:line (text) or the JSON member; nothing is appended then. */
 tt_status tt_measure_load(const char *path, const tt_measure_opts *opts, tt_measure_set *set);
+/* tt_measure_load of each of `n` files (n 0: TT_ERR_INVALID "no measurement file given"). */
+tt_status tt_measure_load_files(const char *const *files, int n, const tt_measure_opts *o, tt_measure_set *ms);
 tt_status tt_measure_parse(const char *text, size_t len, const char *name, const tt_measure_opts *opts,
                            tt_measure_set *set);
 void tt_measure_set_free(tt_measure_set *set);
@@ -611,6 +616,11 @@ typedef struct {
 } tt_calib_cv;
 tt_status tt_calib_cross_validate(const tt_measure_set *ms, const tt_model_params *start, tt_calib_cv *out);
 void tt_calib_cv_free(tt_calib_cv *cv);
+/* topo-tune --calibrate's report (tune_calib_text.c): the constants before and after (start =
+ * the constants the fit started from), the executor-shaped ones with their spread, per row the
+ * error before and after, cross-validation and a robust straight line per group. */
+tt_status tt_calib_write_text(const tt_calib_report *rep, const tt_measure_set *ms, const tt_model_params *start,
+                              tt_strbuf *out);
 
 /* A complete calibration file (every member), readable by tt_model_params_parse. */
 tt_status tt_model_params_write_json(const tt_model_params *p, const char *comment, tt_strbuf *out);
@@ -674,6 +684,23 @@ tt_status tt_tune_judge_model_kind(const tt_topo *t, const tt_cluster *base, tt_
                                    tt_judge_report *out);
 void tt_judge_report_free(tt_judge_report *r);
 tt_status tt_judge_write_text(const tt_judge_report *r, double tol, tt_strbuf *out);
+/* topo-tune --judge-choices as one call: the choices judged are the table file `table` (its ranks
+ * must be the measurements': TT_ERR_INVALID naming the row otherwise), the model's among the
+ * measured candidates (among_measured), or else a table the model builds on (topo, base) with
+ * the measured ranks per node unless gpn_given. */
+typedef struct {
+    const tt_topo *topo;            /* NULL with a table file */
+    const tt_cluster *base;
+    int gpn_given;
+    tt_model_kind model;
+    const tt_model_params *params;
+    const char *table;
+    int among_measured;
+    double tol;
+    uint64_t min_size, max_size;    /* the model's table */
+    int nccl_only;
+} tt_judge_opts;
+tt_status tt_tune_judge_choices(const tt_judge_opts *o, const tt_measure_set *ms, tt_judge_report *out);
 
 /* ---- how far the default model is from real clusters (tune_trust.c) ----
  * Per regime (size class, nodes 1 / 2 / >= 3, fabric) the model's time error on NCCL's own choice,
@@ -741,6 +768,34 @@ tt_status tt_expect_judge(const tt_tune_ctx *ctx, const tt_measurement *m, const
  * pred_us,pred_busbw,pass_busbw,fail_busbw,above_busbw,regime,measured_regime[,meas_us,meas_busbw,ratio,
  * verdict,note,where]}][,summary:{pass,warn,fail,verdict}]} */
 tt_status tt_expect_write_json(const tt_tune_ctx *ctx, const tt_expect_row *rows, int n, int judged, tt_strbuf *out);
+/* The rest of --expect (tune_calib_text.c).  tt_expect_cluster: ranks (and nodes, when c has one)
+ * of the measured run's first row; TT_ERR_INVALID when its ranks do not split over the nodes.
+ * Rows (*rows: free() it, also after an error): every collective in `colls` at every power-of-two
+ * size of the sweep, or one judged row per measurement.  tt_expect_rows_verdict: the worst
+ * verdict, counts[] per verdict.  Text: a header line naming the cluster and the model, then the
+ * rows (judged: with the verdict summary). */
+tt_status tt_expect_cluster(const tt_measure_set *ms, tt_cluster *c);
+tt_status tt_expect_rows_sweep(const tt_tune_ctx *ctx, unsigned colls, uint64_t min_size, uint64_t max_size,
+                               tt_expect_row **rows, int *n);
+tt_status tt_expect_rows_judge(const tt_tune_ctx *ctx, const tt_measure_set *ms, tt_expect_row **rows, int *n);
+tt_expect_verdict tt_expect_rows_verdict(const tt_expect_row *rows, int n, int counts[3]);
+tt_status tt_expect_write_text(const tt_tune_ctx *ctx, const tt_cluster *c, tt_model_kind model,
+                               const tt_model_params *params, const tt_expect_row *rows, int n, int judged,
+                               tt_strbuf *out);
+/* topo-tune --expect as one call: the sweep's rows (ms NULL) or one judged row per measurement
+ * (on the measured run's ranks unless gpn_given), as JSON or text; *worst: the worst verdict
+ * (PASS without measurements). */
+typedef struct {
+    const tt_topo *topo;
+    const tt_cluster *base;
+    int gpn_given;
+    tt_model_kind model;
+    const tt_model_params *params;
+    unsigned colls;
+    uint64_t min_size, max_size;
+    int json;
+} tt_expect_opts;
+tt_status tt_expect_report(const tt_expect_opts *o, const tt_measure_set *ms, tt_strbuf *out, tt_expect_verdict *worst);
 
 /* ---- validating a table on this machine (tune_validate.c: the plan; tune_verdict.c: verdicts) ----
  * topo-exec --validate (docs/calibration.md section 7): for every size of a sweep the table's
@@ -930,6 +985,33 @@ typedef struct {
 } tt_tune_json_extra;
 tt_status tt_tune_write_json_ex(const tt_tune_ctx *ctx, const tt_tune_table *tab, const tt_tune_json_extra *x,
                                 tt_strbuf *out);
+
+/* ---- what topo-tune writes for a context (tune_write.c) ---- */
+typedef enum { TT_TUNE_FMT_TABLE = 0, TT_TUNE_FMT_JSON = 1, TT_TUNE_FMT_CSV = 2, TT_TUNE_FMT_ENV = 3 } tt_tune_format;
+typedef struct {
+    tt_tune_format format;
+    unsigned colls;
+    uint64_t min_size, max_size;
+    int nccl_only;
+    double keep_margin;      /* >= 0: tt_tune_table_build_keep_nccl with this margin; < 0: full tables */
+    int explain;             /* 1: every candidate at explain_bytes instead of a table */
+    uint64_t explain_bytes;
+} tt_tune_write_opts;
+/* The table in o->format (JSON with `x`, may be NULL), the env hints, or with o->explain the
+ * candidates at one size followed by the cluster's reason (x->slowest) and x->warnings. */
+tt_status tt_tune_write_output(const tt_topo *topo, const tt_tune_ctx *ctx, const tt_tune_write_opts *o,
+                               const tt_tune_json_extra *x, tt_strbuf *out);
+/* A table set as text, JSON or CSV (not env). */
+tt_status tt_tune_set_write(const tt_tune_set *s, tt_tune_format f, tt_strbuf *out);
+
+/* Time to build every collective's table over the default sweep on `nodes` nodes of `t` (a box
+ * without NICs gets one 400 Gb/s NIC per GPU), best and worst of `reps` builds (tune_bench.c;
+ * topo-tune --bench). */
+typedef struct {
+    double best_s, worst_s;
+    int rows, ranks;
+} tt_tune_bench;
+tt_status tt_tune_bench_tables(const tt_topo *t, int nodes, tt_model_kind m, int reps, tt_tune_bench *out);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,43 @@ tt_status tune_cluster_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo
 tt_status tune_topotune_eval(const struct tt_tune_ctx *ctx, tt_coll coll, tt_algo algo,
                              tt_proto proto, uint64_t bytes, tt_tune_estimate *out);
 
+/* ---- The models' cost hooks per algorithm (tune_algos.c), keyed by the registry's id ---- */
+/* One evaluation of topotune's model (tune_model_topotune.c); c and the rates below it are set per
+ * channel count before each cost call. */
+typedef struct {
+    const struct tt_tune_ctx *ctx;
+    const tt_proto_params *pp;
+    tt_coll coll;
+    tt_algo algo;
+    tt_proto proto;
+    int n, N, g, is_ar, bcred;  /* ranks, nodes, ranks per node; AllReduce; Broadcast or Reduce */
+    double S;                   /* bytes */
+    double a_in, a_net;         /* step latency, us */
+    double bin, bnet;           /* GB/s: per GPU inside the node, per node on the network */
+    double chunk;
+    int c;                      /* channels */
+    double cap;                 /* c * per-channel cap, GB/s */
+    double Bin, Bnet, Bgnet;    /* bytes/us: inside the node, per node, per GPU on the network */
+} tune_topo_eval;
+/* An AllReduce of host ranks in the executor-shaped model (tune_model_exec_host.c): n ranks, L =
+ * ceil(log2 n), S bytes, P = min(S, chunk); the hook sets its f[] terms and the accesses below. */
+typedef struct { int n, L, pow2; double S, P; } tune_host_in;
+typedef struct { double Wb, X, Bb, Bt; } tune_host_acc; /* busiest, cross-core, own buffer busiest/all */
+typedef struct {
+    tt_algo algo;
+    /* topotune's model: 1 with why when the algorithm does not apply (NULL: it always does) */
+    int (*topo_off)(const tune_topo_eval *e, char *why, size_t wl);
+    /* topotune's model: add the latency part to *lat and the bandwidth part to *tb (us) at e->c
+     * channels (NULL: not modelled) */
+    void (*topo_cost)(const tune_topo_eval *e, double *lat, double *tb);
+    /* executor-shaped model: an AllReduce of host ranks, 0 or -1 with why (NULL: host ranks do not
+     * run it) */
+    int (*host_allreduce)(const tune_host_in *in, double f[TT_EXEC_NPARAM], tune_host_acc *acc, char *why,
+                          size_t wl);
+} tune_algo_cost;
+/* The hooks of `a`, NULL when the table has no line for it. */
+const tune_algo_cost *tune_algo_cost_of(tt_algo a);
+
 /* executor-shaped model (tune_model_exec.c): the coefficients of a row (tt_exec_params column
  * order: launch, steps, tree hops, busiest accesses, shared accesses, peers, first-page bytes,
  * missing accesses) with the protocol/algorithm it resolves to; 0 = ok, else why */
@@ -117,9 +154,13 @@ double tune_exec_coef(const tt_exec_params *e, int j);
 void tune_exec_param_range(int j, double *lo, double *hi);
 /* pipeline chunks of `bytes` in pieces of `chunk`: ceil, at least 1 */
 double tune_exec_chunks(double bytes, double chunk);
-/* tune_model_exec_host.c: the host executor's default AllReduce algorithm at a size, and the terms
- * of a host row run with `algo` (0 = ok, else why) */
-int tune_exec_host_default_algo(int nranks, double bytes);
+/* tune_model_exec_host.c: the terms of a host row run with `algo` (0 = ok, else why) */
+/* executor facts of host ranks (exec/exec_internal.h, exec/exec_transport_shm.c) and the host model's
+ * assumptions, shared by tune_model_exec_host.c and the host hooks of tune_algos.c */
+#define HOST_CHUNK (512.0 * 1024)    /* EXEC_DEFAULT_CHUNK */
+#define HOST_RING (1024.0 * 1024)    /* TOPOTUNE_SHM_RING_BYTES default */
+#define XFER_PAGE 4096.0             /* MODEL ASSUMPTION: first page of a step's piece */
+#define HIER_MSG_PER_STEP 0.25       /* MODEL ASSUMPTION: an arrived message / a synchronised step */
 int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int algo, double f[TT_EXEC_NPARAM],
                          char *why, size_t wl);
 /* tune_exec_fit.c: robust non-negative fit of p->exec[kind][proto] to the rows of that kind and

@@ -261,3 +261,31 @@ out:
     free(ent);
     return st;
 }
+
+tt_status tt_tune_judge_choices(const tt_judge_opts *o, const tt_measure_set *ms, tt_judge_report *out)
+{
+    tt_tune_table tab = {0};
+    tt_tune_ctx *ctx = NULL;
+    tt_status st = TT_OK;
+    if (o->table) {
+        st = tt_tune_table_load(o->table, &tab);
+        for (int i = 0; st == TT_OK && i < ms->n; i++)
+            if (ms->m[i].nranks > 0 && tab.ranks > 0 && ms->m[i].nranks != tab.ranks)
+                st = tt_error_set(TT_ERR_INVALID, "%s: measured with %d ranks, the table %s is for %d", ms->m[i].where,
+                                  ms->m[i].nranks, o->table, tab.ranks);
+    } else if (!o->among_measured) { /* the model's table, with the measured ranks per node */
+        tt_cluster c = *o->base;
+        if (!o->gpn_given && ms->m[0].nranks > 0 && ms->m[0].nranks % c.nodes == 0)
+            c.gpus_per_node = ms->m[0].nranks / c.nodes;
+        st = tt_tune_ctx_new(o->topo, &c, o->model, o->params, &ctx);
+        if (st == TT_OK)
+            st = tt_tune_table_build(ctx, (1u << TT_COLL_COUNT) - 1, o->min_size, o->max_size, o->nccl_only, &tab);
+    }
+    if (st == TT_OK)
+        st = o->among_measured
+                 ? tt_tune_judge_model_kind(o->topo, o->base, o->model, o->params, ms, o->tol, out)
+                 : tt_tune_judge(tab.entries, tab.n, ms, o->tol, out);
+    tt_tune_table_free(&tab);
+    tt_tune_ctx_free(ctx);
+    return st;
+}

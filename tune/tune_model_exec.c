@@ -31,7 +31,6 @@
 #define GPU_LL_CHUNK (16.0 * 1024)        /* GPU_LL_SLOT_DATA */
 #define GPU_LL128_CHUNK (1024.0 * 120)    /* GPU_LL128_SLOT_DATA: 1024 lines of 120 payload bytes */
 #define GPU_CHANNEL_BYTES (256.0 * 1024)  /* default plan: one channel per 256 KiB */
-#define DEFAULT_PLAN_MAX (64.0 * 1024)    /* default plan: tree/LL up to 64 KiB */
 /* MODEL ASSUMPTION: resident blocks = 132 SMs x 1 block of 512 threads (H100/H200); the channel
  * maximum is min(64, 132 / ranks per GPU) - what the recorded runs used (64, 33, 16). */
 #define GPU_BLOCKS 132
@@ -87,13 +86,9 @@ int tune_exec_terms(const tt_model_params *p, const tt_measurement *m, double f[
     }
     int algo = m->algo, proto = m->proto;
     int ar = m->coll == TT_COLL_ALLREDUCE;
-    /* the executor's default plan (exec/exec_plan_table.c, docs/gpu-executor.md) */
-    if (proto < 0) proto = host ? TT_PROTO_SIMPLE : (S <= DEFAULT_PLAN_MAX ? TT_PROTO_LL : TT_PROTO_SIMPLE);
-    if (algo < 0) {
-        if (!ar) algo = TT_ALGO_RING;
-        else if (host) algo = tune_exec_host_default_algo(n, S); /* tune_model_exec_host.c */
-        else algo = S <= DEFAULT_PLAN_MAX && n > 2 ? TT_ALGO_TREE : TT_ALGO_RING;
-    }
+    /* the executor's default plan: the one rule of the algorithm registry (common_algos.c) */
+    if (proto < 0) proto = tt_proto_default(host ? TT_RUN_HOST : TT_RUN_GPU, m->bytes);
+    if (algo < 0) algo = tt_algo_default(host ? TT_RUN_HOST : TT_RUN_GPU, m->coll, m->bytes, n);
     *proto_out = proto;
     *algo_out = algo;
     if (host && proto != TT_PROTO_SIMPLE) {

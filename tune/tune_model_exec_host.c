@@ -1,8 +1,8 @@
 /*
  * tune_model_exec_host.c - the executor-shaped model's terms for HOST ranks (threads or processes
  * over the shared-memory transport), following exec/exec_algo_*.c and exec/exec_transport_shm.c:
- * the host executor's default AllReduce choice and, per algorithm, what lies on the critical path
- * of one call (docs/model.md, "Host ranks").
+ * per algorithm, what lies on the critical path of one call (docs/model.md, "Host ranks"; the
+ * host executor's default AllReduce choice is the registry's rule, common_algos.c).
  *
  * Executor facts counted here:
  *  - a send copies its piece into the pair's 1 MiB ring and publishes it when the copy is done; a
@@ -30,58 +30,13 @@
 
 #include "tune_internal.h"
 
-#define HOST_CHUNK (512.0 * 1024)    /* EXEC_DEFAULT_CHUNK */
-#define HOST_RING (1024.0 * 1024)    /* TOPOTUNE_SHM_RING_BYTES default */
-#define SMALL_MAX (64.0 * 1024)      /* EXEC_TREE_MAX_BYTES */
-#define XFER_PAGE 4096.0             /* MODEL ASSUMPTION: first page of a step's piece */
-#define HIER_MSG_PER_STEP 0.25       /* MODEL ASSUMPTION: an arrived message / a synchronised step */
+/* HOST_CHUNK, HOST_RING, XFER_PAGE, HIER_MSG_PER_STEP: tune_internal.h (the AllReduce hooks of
+ * tune_algos.c use them too) */
 /* MODEL ASSUMPTION: a second per-rank capacity; a rank's buffer beyond it sends the accesses of every
  * rank to DRAM (the shared term).  The GPU machine's CPU has 300 MiB of L3 over 16 vCPUs (18.75 MiB a
  * core) and its measured knee lies between 16 and 32 MiB a rank at 2, 4 and 8 ranks alike (per-rank,
  * so a share or the TLB's reach, not the whole L3); 16 MiB, not fitted (docs/model.md) */
 #define HOST_SHARE (16.0 * 1048576)
-
-int tune_exec_host_default_algo(int nranks, double bytes)
-{
-    if (bytes > SMALL_MAX) return TT_ALGO_RING;
-    if (nranks > 0 && !(nranks & (nranks - 1))) return TT_ALGO_RD;
-    return nranks > 2 ? TT_ALGO_TREE : TT_ALGO_RING;
-}
-
-static int kids(int n, int r) { return (2 * r + 1 < n) + (2 * r + 2 < n); }
-
-/* The host tree (exec_algo_tree.c: heap order, reduce phase then broadcast phase, each pipelined
- * over chunks), per byte: the busiest rank's work in each phase, the work along the deepest path
- * (leaf n-1 up to the root: a piece is published only when copied, so every level waits for the
- * one below), and the accesses to the ranks' own buffers (busiest, all).
- * Reduce phase: a rank drains c children (copy out 2 + reduce 3 each), copies its sum up (2);
- * broadcast phase: copies out from the parent (2), copies into c children (2 each). */
-typedef struct { double bu, bd, chain, buf_b, buf_t, xu, xd, xchain; } tree_costs;
-
-static tree_costs host_tree(int n)
-{
-    tree_costs t = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int r = 0; r < n; r++) {
-        int c = kids(n, r), up = 5 * c + (r ? 2 : 0), dn = (r ? 2 : 0) + 2 * c;
-        /* own buffer: the reduce reads and writes it (2 per child), the sends up and down read
-         * it (1 + c), the receive from the parent writes it (1) */
-        double buf = 2.0 * c + c + (r ? 2 : 0);
-        if (up > t.bu) t.bu = up;
-        if (dn > t.bd) t.bd = dn;
-        int xu = c + (r ? 1 : 0), xd = (r ? 1 : 0) + c; /* ring lines: drained / copied up, copied out / in */
-        if (xu > t.xu) t.xu = xu;
-        if (xd > t.xd) t.xd = xd;
-        if (buf > t.buf_b) t.buf_b = buf;
-        t.buf_t += buf;
-    }
-    for (int r = n - 1;; r = (r - 1) / 2) {
-        int c = kids(n, r);
-        t.chain += 5 * c + (r ? 2 : 0) + (r ? 2 : 0) + 2 * c;
-        t.xchain += 2.0 * c + (r ? 2 : 0);
-        if (!r) break;
-    }
-    return t;
-}
 
 int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int algo, double f[TT_EXEC_NPARAM],
                          char *why, size_t wl)
@@ -102,84 +57,23 @@ int tune_exec_terms_host(const tt_model_params *p, const tt_measurement *m, int 
     int pow2 = !(n & (n - 1)), L = 0;
     while ((1 << L) < n) L++;
     switch (m->coll) {
-    case TT_COLL_ALLREDUCE:
-        if (algo == TT_ALGO_RING) {
-            /* reduce-scatter n-1 steps (send 2, receive 2, reduce 3), all-gather n-1 (send 2, receive
-             * 2), one segment S/n per step in chunks; own buffer: the reduce reads and writes it and
-             * the send reads it (3), all-gather send reads, receive writes (2) */
-            double seg = S / n, k = tune_exec_chunks(seg, HOST_CHUNK);
-            f[EXEC_STEP] = 2.0 * (n - 1) * k;
-            f[EXEC_XFER] = f[EXEC_STEP] * fmin(fmin(seg, HOST_CHUNK), XFER_PAGE);
-            f[EXEC_PEER] = 1;
-            Wb = 11.0 * (n - 1) / n * S;
-            X = 4.0 * (n - 1) / n * S;
-            Bb = 5.0 * (n - 1) / n * S;
-            Bt = n * Bb;
-        } else if (algo == TT_ALGO_RHD || algo == TT_ALGO_RD) {
-            if (!pow2) {
-                snprintf(why, wl, "%s needs a power-of-two rank count",
-                         algo == TT_ALGO_RHD ? "halving-doubling" : "recursive doubling");
-                return -1;
-            }
-            f[EXEC_PEER] = L; /* a new partner every level */
-            if (algo == TT_ALGO_RHD) {
-                /* halving: level l exchanges S/2^l (7 accesses, own buffer 3), doubling the same blocks
-                 * back (4, own buffer 2) */
-                double d = S;
-                for (int l = 0; l < L; l++) {
-                    d /= 2;
-                    double k = tune_exec_chunks(d, HOST_CHUNK);
-                    f[EXEC_STEP] += 2 * k;
-                    f[EXEC_XFER] += 2 * k * fmin(fmin(d, HOST_CHUNK), XFER_PAGE);
-                }
-                Wb = 11.0 * (n - 1) / n * S;
-                X = 4.0 * (n - 1) / n * S;
-                Bb = 5.0 * (n - 1) / n * S;
-            } else {
-                /* log2(n) levels, each swapping the whole vector with one partner in chunks: send 2,
-                 * receive 2, reduce 3 (own buffer: send reads, reduce reads and writes: 3) */
-                double k = tune_exec_chunks(S, HOST_CHUNK);
-                f[EXEC_STEP] = L * k;
-                f[EXEC_XFER] = f[EXEC_STEP] * fmin(P, XFER_PAGE);
-                Wb = 7.0 * L * S;
-                X = 2.0 * L * S;
-                Bb = 3.0 * L * S;
-            }
-            Bt = n * Bb;
-        } else if (algo == TT_ALGO_TREE) {
-            /* reduce phase then broadcast phase (not overlapped), each pipelined over k chunks through
-             * D levels: 2(D + k - 1) hops; the busiest rank's work for all but the first piece, the
-             * deepest path's work for the first; a parent drains two children per reduce hop and
-             * receives one piece per broadcast hop (1.5 pieces between cores per hop) */
-            double k = tune_exec_chunks(S, HOST_CHUNK);
-            int D = tune_log2i(n);
-            tree_costs t = host_tree(n);
-            f[EXEC_HOP] = 2.0 * (D + k - 1);
-            f[EXEC_XFER] = 1.5 * f[EXEC_HOP] * fmin(P, XFER_PAGE);
-            f[EXEC_PEER] = 2.0 * D;
-            Wb = (t.bu + t.bd) * (S - P) + t.chain * P;
-            X = (t.xu + t.xd) * (S - P) + t.xchain * P;
-            Bb = t.buf_b * S;
-            Bt = t.buf_t * S;
-        } else if (algo == TT_ALGO_HIER) {
-            /* one node: every rank sends to the leader, which drains and reduces the n-1 streams in
-             * turn, then copies the result to n-1 rings.  Per chunk one synchronised wait for the
-             * data, and 2(n-1) messages the leader handles with the data already there; the leader's
-             * work (5 per byte and stream in, 2 per byte and stream out) plus the first sender's copy
-             * in and the last receiver's copy out (pieces up to the ring) lie on the critical path */
-            double k = tune_exec_chunks(S, HOST_CHUNK);
-            f[EXEC_STEP] = k + HIER_MSG_PER_STEP * 2.0 * (n - 1) * k;
-            f[EXEC_XFER] = n * k * fmin(P, XFER_PAGE);
-            f[EXEC_PEER] = 2;
-            Wb = 7.0 * (n - 1) * S + 4.0 * (n == 2 ? S : fmin(S, HOST_RING));
-            X = 2.0 * (n - 1) * S + 2.0 * (n == 2 ? S : fmin(S, HOST_RING));
-            Bb = 3.0 * (n - 1) * S;
-            Bt = Bb + 2.0 * (n - 1) * S;
-        } else {
+    case TT_COLL_ALLREDUCE: {
+        /* the algorithm's terms: its hook in tune_algos.c */
+        const tune_algo_cost *hooks = tune_algo_cost_of((tt_algo)algo);
+        if (!hooks || !hooks->host_allreduce) {
             snprintf(why, wl, "host ranks run ring, tree, halving-doubling, recursive-doubling, hierarchical");
             return -1;
         }
+        tune_host_in in = {n, L, pow2, S, P};
+        tune_host_acc acc = {0, 0, 0, 0};
+        if (hooks->host_allreduce(&in, f, &acc, why, wl))
+            return -1;
+        Wb = acc.Wb;
+        X = acc.X;
+        Bb = acc.Bb;
+        Bt = acc.Bt;
         break;
+    }
     case TT_COLL_ALLGATHER:
     case TT_COLL_REDUCESCATTER: {
         /* ring, n-1 steps of one block S/n in chunks: AllGather send 2 + receive 2 (own buffer 2),

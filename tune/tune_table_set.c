@@ -97,3 +97,39 @@ tt_status tt_tune_set_write_text(const tt_tune_set *s, tt_strbuf *out)
     }
     return tt_strbuf_status(out);
 }
+
+tt_status tt_tune_shapes_parse(const char *s, tt_tune_shape **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t len = strlen(s);
+    char *copy = malloc(len + 1);
+    tt_tune_shape *sh = calloc(len / 2 + 1, sizeof *sh);
+    if (!copy || !sh) {
+        free(copy);
+        free(sh);
+        return tt_error_set(TT_ERR_NOMEM, "out of memory");
+    }
+    memcpy(copy, s, len + 1);
+    int k = 0, bad = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && !bad; tok = strtok_r(NULL, ",", &save)) {
+        char *x = strchr(tok, 'x');
+        long long r = 0, nd = 0;
+        if (!x) { bad = 1; break; }
+        *x = 0;
+        bad = tt_parse_ll(tok, &r) != TT_OK || tt_parse_ll(x + 1, &nd) != TT_OK || r < 1 || nd < 1 || r > 1000000 ||
+              nd > 65536;
+        sh[k].nranks = (int)r;
+        sh[k].nnodes = (int)nd;
+        k += !bad;
+    }
+    free(copy);
+    if (bad || k == 0 || s[0] == ',' || (len && s[len - 1] == ',') || strstr(s, ",,")) {
+        free(sh);
+        return tt_error_set(TT_ERR_INVALID, "'%s': want a comma-separated list of RANKSxNODES, e.g. 2x1,4x1,8x1,16x2", s);
+    }
+    *out = sh;
+    *n = k;
+    return TT_OK;
+}

@@ -66,9 +66,8 @@ tt_status tt_validate_model_load(tt_validate_model *m, const char *topo, int gpu
         what = topo;
     } else if (gpu) {
         tt_scan_options so;
-        tt_scan_report rep;
         tt_scan_options_default(&so);
-        if ((st = tt_topo_scan_report(&so, &m->doc, &rep)) != TT_OK) return tt_error_prefix(st, "live scan");
+        if ((st = tt_topo_scan_report(&so, &m->doc, NULL)) != TT_OK) return tt_error_prefix(st, "live scan");
         what = "live scan";
     } else {
         /* MODEL ASSUMPTION: host ranks move data through host memory, which the topotune model

@@ -3,6 +3,7 @@
 # compare what they print, write and exit with.  For refactors that must not change behaviour.
 #
 #   scripts/dev/same-outputs.sh OLD_BIN_DIR NEW_BIN_DIR [WORK_DIR]
+#   GPU=1 scripts/dev/same-outputs.sh ...     on the GPU machine: the GPU executor's runs as well
 #
 # Each command's stdout, stderr, written files and exit code are kept under WORK_DIR/{old,new}/NN.*
 # and compared.  Measured times differ between two runs of the same binary, so topo-exec's output
@@ -76,6 +77,90 @@ CMDS=$(cat <<'EOF'
 @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 0
 @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --fabric warp
 @/topo-tune --bogus-option
+@/topo-dump --help
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml -f svg
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --validate
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --validate -o %val.txt
+@/topo-dump -i tests/fixtures/nccl-dump-h200-vm.xml --check -o %check.txt
+@/topo-dump -i tests/fixtures/nccl-dump-h100-vm.xml
+@/topo-dump -i tests/fixtures/vendor-partial.xml --gpu-part H100-SXM -f matrix
+@/topo-dump -i tests/fixtures/vendor-partial.xml --gpu-part warp
+@/topo-dump -i tests/fixtures/vendor-partial.xml --validate --gpu-part A100-SXM
+@/topo-dump -i tests/fixtures/bad/empty.xml
+@/topo-dump -i tests/fixtures/bad/not-xml.txt --validate
+@/topo-dump -i %cluster.xml
+@/topo-dump -i tests/fixtures/hwloc/hgx8.xml -f matrix
+X @/topo-dump --hwloc-xml tests/fixtures/hwloc/hgx8.xml --no-nvml --no-cuda --no-ibv --scan-report -f json
+@/topo-dump --hwloc-xml tests/fixtures/hwloc/pcie4.xml --no-nvml --no-cuda --no-ibv --vendor-file tests/fixtures/vendor/a100-sxm4-eth-partial.xml --check
+@/topo-dump --hwloc-xml tests/fixtures/hwloc/vm.xml --no-nvml --no-cuda --no-ibv --validate -f json
+@/topo-dump --merge
+@/topo-dump --merge tests/fixtures/hgx-h100-8gpu.xml -f json
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml extra
+@/topo-dump -i ""
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --sysfs-root /x
+@/topo-dump --hwloc-xml a --sysfs-root b
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --vendor-file x
+@/topo-dump -i tests/fixtures/hgx-h100-8gpu.xml --check --validate
+@/topo-tune --help
+@/topo-tune -i %cluster.xml
+@/topo-tune -i %cluster.xml -f json
+@/topo-tune -i %cluster.xml -e 1M
+@/topo-tune -i %cluster.xml -N 3
+@/topo-tune -i %cluster.xml --shapes 8x1
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml tests/fixtures/hgx-a100-8gpu.xml tests/fixtures/hgx-h100-8gpu.xml -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -i tests/fixtures/pcie-4gpu.xml -e 64K
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 2x1,4x1,8x1,16x2
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 2x1,16x2 -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 2x1,,4x1
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --shapes 8x1 -N 2
+@/topo-tune -i tests/fixtures/vendor-partial.xml --strict
+@/topo-tune -i tests/fixtures/vendor-partial.xml --shapes 2x1,4x1 --strict
+@/topo-tune -i tests/fixtures/vendor-partial.xml -e 1M
+@/topo-tune -i tests/fixtures/vendor-partial.xml -f json
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -m nccl --keep-nccl 0.1 -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --keep-nccl 0.3 -f nccl-csv
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --min-size 1M --max-size 1K
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -C warp
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -C broadcast --min-size 1K --max-size 1M -e 64K
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -e 0
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -m bogus
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --tolerance 11
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --margin 0.1
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --measured
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --gpu-part warp
+@/topo-tune --calibrate --judge-choices
+@/topo-tune --from-measured
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -i x
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -f env
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -C allreduce --margin 0.1
+@/topo-tune --from-measured tests/fixtures/measurements/exec-ar-default-8.json -C warp
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json --table %table.json
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json --table %table.json --tolerance 0.5 -C allreduce
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-4.json --table %table.json
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json -i tests/fixtures/measurements/host-pcie-8gpu.xml --among-measured
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json --among-measured --table %table.json
+@/topo-tune --judge-choices tests/fixtures/measurements/exec-*-8.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl
+@/topo-tune --judge-choices -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl -o %x.json
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -m nccl -c x
+@/topo-tune --calibrate tests/fixtures/measurements/exec-ar-*-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -e 1M
+@/topo-tune --calibrate tests/fixtures/measurements/nope.json -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --expect tests/fixtures/measurements/exec-ar-default-8.json -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --expect --measured -i tests/fixtures/measurements/host-pcie-8gpu.xml
+@/topo-tune --expect --measured tests/fixtures/measurements/exec-ar-default-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -f json
+@/topo-tune --expect --measured tests/fixtures/measurements/exec-ar-default-4.json -i tests/fixtures/measurements/host-pcie-8gpu.xml -N 3
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml -N 2 -C allgather --min-size 1K --max-size 1M
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml -m nccl -f json -o %exp.json
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml --strict
+@/topo-tune --expect -i tests/fixtures/hgx-h100-8gpu.xml -i tests/fixtures/pcie-4gpu.xml
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml unexpected
+@/topo-tune
+@/topo-tune --gen-nvswitch-domain 4
+@/topo-tune --gen-nvswitch-domain 0
+X @/topo-tune --bench
+TOPOTUNE_FABRIC=warp @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml
+TOPOTUNE_FABRIC=roce @/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml -N 2 -e 1M
 X @/topo-exec --host 4 -b 1K -e 64K -f 4 -n 2 -w 1 -c 1
 X @/topo-exec --host 3 -t all_gather -b 1K -e 16K -f 4 -n 2 -w 1 -c 1 -d int32
 X @/topo-exec --host 4 -t reduce_scatter -b 4K -e 16K -f 2 -n 2 -w 1 -c 1 -o max
@@ -187,8 +272,44 @@ X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/all_reduce_perf -t 2 -b 1
 X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/all_reduce_perf -t 2 -b 1K -e 4K -f 2 -n 2 -w 1 --predict tests/fixtures/pcie-4gpu.xml -J %perfpredrun.json
 X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/topo-exec --host 2 -b 1K -e 4K -f 2 -n 2 -w 1
 X @/topo-exec
+X @/topo-exec --host 3 -b 1K -e 256K -f 4 -n 2 -w 1 -c 1 -J %ranks3-run.json
+X @/topo-exec --host 2 -b 16K -e 256K -f 4 -n 2 -w 1 -c 1
+X @/topo-exec --host 8 --algo rd -b 1K -e 64K -f 8 -n 2 -w 1 -c 1
+X @/topo-exec --host 3 --algo hier -b 1K -e 64K -f 8 -n 2 -w 1 -c 1
+@/topo-exec --host 3 --algo rd
+@/topo-exec --host 6 --algo halving-doubling
+@/topo-exec --host 4 -t all_gather --algo tree
+@/topo-exec --host 4 --algo nvls
+@/topo-exec --host 4 --proto ll128
+@/topo-tune --help
+@/topo-tune -i tests/fixtures/hgx-h100-8gpu.xml --algo warp
+X env RANK=0 WORLD_SIZE=x @/topo-exec -b 1K -e 1K
+X env SLURM_PROCID=0 SLURM_NTASKS=2 @/topo-exec -b 1K -e 1K
+X env OMPI_COMM_WORLD_RANK=5 OMPI_COMM_WORLD_SIZE=2 @/topo-exec -b 1K -e 1K
 EOF
 )
+
+# GPU=1 (on a machine with an NVIDIA GPU): the GPU executor's runs too (virtual ranks on one GPU)
+GPU_CMDS=$(cat <<'EOF'
+X @/topo-exec -g 1 -b 8 -e 64M -f 8 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -b 8 -e 256M -f 8 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --algo tree -b 1K -e 16M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --algo ring --proto ll -b 1K -e 1M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --proto ll128 -b 1K -e 16M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 3 -t all_gather -b 1K -e 4M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -t reduce_scatter -b 4K -e 4M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -t broadcast -r 1 -b 1K -e 4M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 -t reduce -r 2 -b 1K -e 4M -f 16 -n 5 -w 2 -c 1 -d float
+X @/topo-exec -g 4 --table %table4.json -b 1K -e 16M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 2 --predict tests/fixtures/pcie-4gpu.xml -b 1K -e 1M -f 16 -n 5 -w 2 -c 1
+X @/all_reduce_perf -g 4 -b 8 -e 16M -f 16 -n 5 -w 2 -c 1
+X @/all_gather_perf -g 2 -b 8 -e 1M -f 16 -n 5 -w 2 -c 1
+X @/topo-exec -g 4 --validate --table %table4.json -b 1K -e 1M -f 32 --validate-rounds 1
+@/topo-exec -g 4 --algo warp
+@/topo-exec -g 4 --proto warp
+EOF
+)
+[ "${GPU:-0}" = 1 ] && CMDS+=$'\n'"$GPU_CMDS"
 
 run_set() { # BIN_DIR OUT_DIR
     local bin=$1 out=$2 n=0 line mask cmd

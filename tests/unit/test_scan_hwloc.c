@@ -123,6 +123,7 @@ static void test_twin_hgx8(void **st)
     assert_int_equal(r.probes[0].state, TT_PROBE_PARTIAL);
     tt_xml_doc_free(s);
     tt_xml_doc_free(h);
+    tt_scan_report_free(&r);
 }
 
 static void test_hgx8_nvlinks(void **st)

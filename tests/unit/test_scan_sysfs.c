@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "topo_scan_internal.h"
 #include "tt_topo.h"
 
 static char g_tmp[256];
@@ -176,6 +177,7 @@ static void test_hgx8_tree(void **st)
     assert_int_equal(probe(&r, "ibv")->state, TT_PROBE_OFF);
     assert_int_equal(r.nunknown, count(d->root, "unknown", NULL, NULL));
     tt_xml_doc_free(d);
+    tt_scan_report_free(&r);
 }
 
 static void test_hgx8_nccl_dialect(void **st)
@@ -282,6 +284,7 @@ static void test_nogpu(void **st)
     assert_null(tt_xml_find(d->root, "net", "name", "lo"));
     assert_int_equal(probe(&r, "sysfs")->state, TT_PROBE_OK);
     tt_xml_doc_free(d);
+    tt_scan_report_free(&r);
 }
 
 /* the exclusion list: names from the probe table, unknown names refused */
@@ -294,8 +297,15 @@ static void test_exclude(void **st)
     (void)st;
     for (i = 0; tt_scan_probe_name(i); i++)
         ;
-    assert_int_equal(i, 6);
-    assert_string_equal(tt_scan_probe_name(0), "sysfs");
+    assert_int_equal(i, scan_probe_count());
+    /* the run order: every probe after the probes its `after` names; independent ones in table order */
+    const char *want[] = {"sysfs", "gdr", "hwloc", "nvml", "cuda", "ibv"};
+    for (i = 0; i < 6; i++) assert_string_equal(tt_scan_probe_name(i), want[i]);
+    int order[16];
+    assert_int_equal(scan_probe_order(order), TT_OK);
+    for (i = 0; i < scan_probe_count(); i++)
+        for (int j = i + 1; j < scan_probe_count(); j++) /* nothing later is one it needs */
+            assert_null(strstr(scan_probe_table[order[i]].after, scan_probe_table[order[j]].name));
     tt_scan_options_default(&o);
     o.sysfs_root = machine("nogpu");
     o.exclude = " gdr ,sysfs";
@@ -304,6 +314,7 @@ static void test_exclude(void **st)
     assert_string_equal(probe(&r, "gdr")->note, "disabled by option");
     assert_int_equal(count(d->root, "cpu", NULL, NULL), 0);
     tt_xml_doc_free(d);
+    tt_scan_report_free(&r);
     d = NULL;
     o.exclude = "sysfs,lspci";
     assert_int_equal(tt_topo_scan_report(&o, &d, &r), TT_ERR_INVALID);
@@ -335,6 +346,7 @@ static void test_bad_and_empty_roots(void **st)
     assert_true(has_unknown(d->root, "numa"));
     assert_null(tt_xml_get(tt_xml_first_child(d->root, "cpu"), "arch"));
     tt_xml_doc_free(d);
+    tt_scan_report_free(&r);
 
     /* env variable selects the root when the option does not */
     setenv("TOPOTUNE_SYSFS_ROOT", machine("nogpu"), 1);
@@ -390,6 +402,7 @@ static void test_live_scan(void **st)
     assert_int_equal(tt_scan_report_write_json(&r, &sb), TT_OK);
     assert_non_null(strstr(sb.data, "\"name\": \"nvml\""));
     tt_strbuf_free(&sb);
+    tt_scan_report_free(&r);
     {
         /* the same machine through hwloc alone (sysfs probe off): the tree
          * hwloc builds has the devices the sysfs walk found */
@@ -406,6 +419,7 @@ static void test_live_scan(void **st)
             if (!strcmp(x->name, "pci") && tt_xml_first_child(x, "nic"))
                 assert_non_null(tt_xml_find(h->root, "pci", "busid", tt_xml_get(x, "busid")));
         tt_xml_doc_free(h);
+        tt_scan_report_free(&r);
     }
     tt_xml_doc_free(d);
 }

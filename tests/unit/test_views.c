@@ -365,30 +365,32 @@ static void test_format_table(void **state)
         for (int i = 0; tt_topo_format_at(i); i++)
             if (!strcmp(tt_topo_format_at(i)->name, want[k])) found = 1;
         assert_true(found);
-        char *out = NULL;
-        size_t len = 0;
-        assert_int_equal(tt_topo_format_write(want[k], fx->doc, fx->t, &out, &len), TT_OK);
-        assert_non_null(out);
-        assert_true(len > 0 && strlen(out) == len);
-        free(out);
+        tt_strbuf out;
+        tt_strbuf_init(&out);
+        assert_int_equal(tt_topo_format_write(want[k], fx->doc, fx->t, &out), TT_OK);
+        assert_non_null(out.data);
+        assert_true(out.len > 0 && strlen(out.data) == out.len);
+        tt_strbuf_free(&out);
     }
-    char *m = NULL, *d = NULL;
-    size_t ml, dl;
-    tt_strbuf sb;
+    tt_strbuf m, d, sb;
+    tt_strbuf_init(&m);
+    tt_strbuf_init(&d);
     tt_strbuf_init(&sb);
-    assert_int_equal(tt_topo_format_write("matrix", fx->doc, fx->t, &m, &ml), TT_OK);
+    assert_int_equal(tt_topo_format_write("matrix", fx->doc, fx->t, &m), TT_OK);
     assert_int_equal(tt_topo_write_matrix(fx->t, &sb), TT_OK);
-    assert_string_equal(m, sb.data);
-    assert_int_equal(tt_topo_format_write("nccl", fx->doc, fx->t, &d, &dl), TT_OK);
-    assert_non_null(strstr(d, "<system"));
-    free(m);
-    free(d);
+    assert_string_equal(m.data, sb.data);
+    assert_int_equal(tt_topo_format_write("nccl", fx->doc, fx->t, &d), TT_OK);
+    assert_non_null(strstr(d.data, "<system"));
+    tt_strbuf_free(&m);
+    tt_strbuf_free(&d);
     tt_strbuf_free(&sb);
-    char *x = (char *)1;
-    size_t xl = 1;
-    assert_int_equal(tt_topo_format_write("pdf", fx->doc, fx->t, &x, &xl), TT_ERR_INVALID);
-    assert_null(x);
+    tt_strbuf x;
+    tt_strbuf_init(&x);
+    assert_int_equal(tt_topo_format_write("pdf", fx->doc, fx->t, &x), TT_ERR_INVALID);
+    assert_int_equal(x.len, 0);
+    tt_strbuf_free(&x);
     assert_non_null(strstr(tt_error_message(), "one of: native, nccl"));
+    assert_null(tt_topo_format_at(5));
     assert_null(tt_topo_format_at(-1));
 }
 
