@@ -1,6 +1,5 @@
 /* cli_scan.c - topo-dump's live-scan source. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli_scan.h"
@@ -13,10 +12,8 @@ tt_status tt_cli_scan_load(const tt_cli_scan_opts *o, tt_xml_doc **doc, const ch
     tt_scan_report rep;
     tt_status st;
 
-    if (o->quiet && !getenv("TOPOTUNE_DEBUG")) {
-        setenv("TOPOTUNE_DEBUG", "NONE", 1);
-        tt_log_reinit();
-    }
+    if (o->quiet)
+        tt_log_quiet();
     tt_scan_options_default(&so);
     so.hwloc_xml = o->hwloc_xml;
     so.sysfs_root = o->sysfs_root;

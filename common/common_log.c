@@ -50,6 +50,14 @@ static void tt_log_read_env(void)
     }
 }
 
+void tt_log_quiet(void)
+{
+    if (tt_setting("TOPOTUNE_DEBUG"))
+        return;
+    tt_setting_set("TOPOTUNE_DEBUG", "NONE");
+    tt_log_reinit();
+}
+
 void tt_log_reinit(void)
 {
     pthread_once(&tt_log_once, tt_log_read_env);

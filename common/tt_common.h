@@ -64,6 +64,9 @@ void tt_log(tt_log_level level, const char *subsys, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Re-read the TOPOTUNE_DEBUG* variables (tests use this). */
 void tt_log_reinit(void);
+/* No log lines for the rest of this process unless the user set TOPOTUNE_DEBUG (a front end's quiet
+ * mode: the offline hwloc scan logs per probe). */
+void tt_log_quiet(void);
 
 #define TT_WARN(subsys, ...) tt_log(TT_LOG_WARN, subsys, __VA_ARGS__)
 #define TT_INFO(subsys, ...) tt_log(TT_LOG_INFO, subsys, __VA_ARGS__)
