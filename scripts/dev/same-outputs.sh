@@ -307,6 +307,24 @@ X @/all_gather_perf -g 2 -b 8 -e 1M -f 16 -n 5 -w 2 -c 1
 X @/topo-exec -g 4 --validate --table %table4.json -b 1K -e 1M -f 32 --validate-rounds 1
 @/topo-exec -g 4 --algo warp
 @/topo-exec -g 4 --proto warp
+X @/topo-exec -g 2 -b 1K -e 64K -f 4 -n 2 -w 1 -t all_gather -J %g2.json
+X @/topo-exec -g 2 --algo ring --proto ll -b 1K -e 16K -f 4 -n 2 -w 1 -T 5 -J %g3.json
+X @/topo-exec -g 1 --table %table4.json -b 1K -e 1M -f 8 -n 2 -w 1
+X @/topo-exec -g 2 --table %table.json -b 1K -e 1M -f 8 -n 2 -w 1 -t reduce_scatter
+X @/topo-exec
+X @/all_reduce_perf -b 1K -e 64K -f 4 -n 2 -w 1 -J %g8.json
+X @/all_gather_perf -b 1K -e 64K -f 4 -n 2 -w 1 -g 2 --topotune
+X @/topo-exec --gpu-copy-bench 1M -n 3
+X @/topo-exec -g 2 --engine nccl -b 1K -e 4K -n 2
+X @/topo-exec -g 1 --engine nccl -b 1K -e 4K -n 2 --algo tree
+X @/topo-exec -g 2 -t broadcast -r 3
+X @/topo-exec -g 2 --channels 2 -b 1K -e 4K -n 2 -d half -o max
+X @/topo-exec -g 2 --gpu-transport host -b 1K -e 4K -n 2
+X @/topo-exec -g 1 --rank 0 --nranks 1 --master 127.0.0.1:29555 -b 1K -e 4K -n 2 -J %g17.json
+X @/topo-exec --validate -g 1 -b 1K -e 64K -f 4 -n 2
+X @/topo-exec --validate -g 2 -b 1K -e 64K -f 4 -n 2 -J %g20.json
+X @/topo-exec -g 2 --check-max 2K -b 1K -e 8K -f 2 -n 2
+X @/topo-exec --ngpus=2 --no-progress -b 1K -e 4K -n 2
 EOF
 )
 [ "${GPU:-0}" = 1 ] && CMDS+=$'\n'"$GPU_CMDS"
@@ -326,13 +344,13 @@ run_set() { # BIN_DIR OUT_DIR
                 -e 's/"tt_version":[[:space:]]*"[^"]*"/"tt_version": "V"/g' -e 's/tt_git="[^"]*"/tt_git="G"/g' \
                 -e 's/"\(created\|date\|git\|commit\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
                 -e 's/Pid  *[0-9][0-9]*/Pid P/g' -e 's/pid [0-9][0-9]*/pid P/g' "$f"
-            [ $mask = 1 ] && sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/ +/ /g' "$f"
+            [ $mask = 1 ] && sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/ +/ /g' -e 's/port [0-9]+/port N/g' "$f"
         done
     done <<<"$CMDS"
     # files written by the commands (the topo-exec JSON is masked like its stdout)
     for f in "$out"/shared.*; do
         [ -f "$f" ] || continue
-        case $f in *run.json) sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/"pid":\s*[0-9]+/"pid": P/' "$f" ;; esac
+        case $f in *run.json|*/shared.g*.json) sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/"pid":\s*[0-9]+/"pid": P/' "$f" ;; esac
         sed -i -e 's/"\(created\|date\|git\|commit\|tt_version\|start_time\|end_time\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
             -e "s#$out/shared\.#%#g" -e "s#$bin#@#g" "$f"
     done
