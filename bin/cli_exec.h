@@ -72,18 +72,15 @@ void tt_cli_exec_set(const char *name, const char *value);
 /* NCCL's own variables for the real NCCL of --engine nccl (NCCL_ALGO, ...): its interface, setenv. */
 void tt_cli_exec_setenv_nccl(const char *name, const char *value);
 
-/* ---- output (cli_exec_print.c) ---- */
-const char *tt_cli_coll_name(tt_coll c);   /* topo-exec's -t names: "all_reduce", ... */
-/* nccl-tests' number fitting: %.2f, then fewer decimals, then exponent. */
-void tt_cli_fnum(char *b, size_t n, int w, double v);
+/* ---- output (cli_exec_print.c; the text itself is the library's tt_sweep_text_*) ---- */
+const char *tt_cli_coll_name(tt_coll c);   /* topo-exec's -t names: "all_reduce", ... (tt_sweep_coll_name) */
+/* Print sb on stdout (flushed) and free it. */
+void tt_cli_exec_out(tt_strbuf *sb);
 /* Whether the prediction source is configured (cached). */
 int tt_cli_exec_has_pred(void);
 /* The host sweep's header; pids/hosts per rank (pid -1 and "-" when unknown). */
 void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
                               const char *const *hosts);
-/* One table row (host and GPU modes): pred adds the pred/err% columns, tail (may be NULL) ends the line. */
-void tt_cli_exec_print_row(tt_coll coll, tt_dtype dtype, tt_redop op, int root, const tt_cli_exec_row *r, int pred,
-                           const char *tail);
 /* The host sweep's closing lines: out of bounds, average busbw, the table's fallbacks (< 0: no
  * table), or the failure (err) after nrows sizes. */
 void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
@@ -99,11 +96,8 @@ int tt_cli_perf_translate(int *argc, char ***argv);
 const char *tt_cli_perf_prog(void); /* "all_reduce_perf", ...; NULL as topo-exec */
 int tt_cli_perf_extra(void);        /* --topotune: topotune's own lines and columns too */
 const char *tt_cli_perf_note(void); /* a header comment line, or NULL */
-/* The rank lines and the JSON "devices" of the run (kept by tt_cli_exec_note_device). */
+/* The JSON "devices" of the run (kept by tt_cli_exec_note_device). */
 void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, const char *info);
-/* nccl-tests' preamble: "# Collective test starting: X_perf", "# nThread ..." (drop-in only). */
-void tt_cli_perf_print_preamble(int nthreads, int ngpus, uint64_t minb, uint64_t maxb, uint64_t step, int factor,
-                                int warmup, int iters, int agg, int check);
 /* -J: whether PATH can be written (a temporary file created and removed beside it), checked before
  * anything is measured; 0 or EXIT_USAGE after a message. */
 int tt_cli_exec_json_probe(const char *path);

@@ -1,7 +1,6 @@
 /*
- * cli_exec_print.c - topo-exec's output: nccl-tests' table (header, rows with time, algbw, busbw,
- * #wrong out of place and in place, the prediction columns), the summary and the -J JSON file.
- * Host and GPU modes print their rows here.
+ * cli_exec_print.c - topo-exec's output: the host sweep's header and closing lines (nccl-tests' text
+ * of the library, tt_sweep_text_*, with topo-exec's plan lines) and the -J JSON file.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -16,29 +15,14 @@
 #include "cli_exec.h"
 #include "cli_predict.h"
 
-const char *tt_cli_coll_name(tt_coll c)
-{
-    static const char *const n[TT_COLL_COUNT] = {
-        [TT_COLL_ALLREDUCE] = "all_reduce", [TT_COLL_REDUCESCATTER] = "reduce_scatter",
-        [TT_COLL_ALLGATHER] = "all_gather", [TT_COLL_BROADCAST] = "broadcast", [TT_COLL_REDUCE] = "reduce"};
-    return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
-}
+const char *tt_cli_coll_name(tt_coll c) { return tt_sweep_coll_name(c); }
 
-/* nccl-tests' number fitting: %.2f, then fewer decimals, then exponent. */
-void tt_cli_fnum(char *b, size_t n, int w, double v)
+void tt_cli_exec_out(tt_strbuf *sb)
 {
-    char t[64];
-    for (int prec = 2; prec >= 0; prec--) {
-        snprintf(t, sizeof t, "%*.*f", w, prec, v);
-        if ((int)strlen(t) <= w) {
-            snprintf(b, n, "%s", t);
-            return;
-        }
-    }
-    snprintf(t, sizeof t, "%*.1e", w, v);
-    if ((int)strlen(t) > w)
-        snprintf(t, sizeof t, "%*.0e", w, v);
-    snprintf(b, n, "%s", t);
+    if (sb->data)
+        fwrite(sb->data, 1, sb->len, stdout);
+    fflush(stdout);
+    tt_strbuf_free(sb);
 }
 
 int tt_cli_exec_has_pred(void)
@@ -49,7 +33,7 @@ int tt_cli_exec_has_pred(void)
     return cached;
 }
 
-/* the ranks of the run, for the "# Rank" lines and -J's config.devices */
+/* the ranks of the run, for -J's config.devices */
 #define MAX_DEV 1024
 static tt_sweep_device devs[MAX_DEV];
 static int ndevs;
@@ -64,127 +48,50 @@ void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, co
     if (rank >= ndevs) ndevs = rank + 1;
 }
 
-void tt_cli_perf_print_preamble(int nthreads, int ngpus, uint64_t minb, uint64_t maxb, uint64_t step, int factor,
-                                int warmup, int iters, int agg, int check)
-{
-    /* nccl-tests' preamble, line for line, after one line saying what this is */
-    printf("# topotune %s: %s with nccl-tests' options and output (topo-exec)\n", TT_VERSION_STRING,
-           tt_cli_perf_prog());
-    printf("# Collective test starting: %s\n", tt_cli_perf_prog());
-    printf("# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d agg iters: "
-           "%d validation: %d graph: 0 unalign: 0\n",
-           nthreads, ngpus, (unsigned long long)minb, (unsigned long long)maxb, (unsigned long long)step,
-           factor ? "factor" : "bytes", warmup, iters, agg, check);
-    if (tt_cli_perf_note()) printf("%s\n", tt_cli_perf_note());
-}
-
 void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
                               const char *const *hosts)
 {
     const char *perf = tt_cli_perf_prog();
     char info[96];
     snprintf(info, sizeof info, "host rank (%s)", transport);
-    for (int r = 0; r < n; r++)
+    tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    tt_sweep_text_run run = {perf, tt_cli_perf_note(), NULL, perf && !o->mp ? o->host_ranks : 1, 0};
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_sweep_text_preamble(&sb, &run, &so);
+    tt_sweep_text_devices(&sb);
+    for (int r = 0; r < n; r++) { /* nccl-tests' layout; a host rank has no device and no PCI address */
         tt_cli_exec_note_device(r, pids[r], hosts[r], -1, info);
-    if (perf) {
-        tt_cli_perf_print_preamble(o->mp ? 1 : o->host_ranks, 0, o->minb, o->maxb,
-                                   o->factor > 1 ? (uint64_t)o->factor : o->stepb, o->factor > 1, o->warmup, o->iters,
-                                   o->agg, o->check);
-    } else {
-        printf("# topo-exec (topotune %s) collective: %s\n", TT_VERSION_STRING, tt_cli_coll_name(o->coll));
-        printf("# nThread 1 nGpus 0 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
-               "agg iters: %d validation: %d graph: 0\n",
-               (unsigned long long)o->minb, (unsigned long long)o->maxb,
-               (unsigned long long)(o->factor > 1 ? (uint64_t)o->factor : o->stepb), o->factor > 1 ? "factor" : "bytes",
-               o->warmup, o->iters, o->agg, o->check);
-    }
-    printf("#\n# Using devices\n");
-    for (int r = 0; r < n; r++) {
-        if (perf) /* nccl-tests' layout; a host rank has no device and no PCI address */
-            printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0000:00:00] %s\n", r, pids[r], hosts[r], -1, info);
-        else
-            printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] %s\n", r, pids[r], hosts[r], -1, transport);
+        tt_sweep_text_rank(&sb, r, pids[r], hosts[r], -1, perf ? "0000:00:00" : "host", perf ? info : transport);
     }
     if (!perf || tt_cli_perf_extra())
-    printf("# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
-           o->plan.algo == TT_ALGO_DEFAULT ? "default (AllReduce up to 64 KiB: recursive doubling on a power-of-two "
-                                             "rank count, else tree; ring above)"
-                                           : tt_algo_label(o->plan.algo),
-           o->algo_src ? " from " : "", o->algo_src ? o->algo_src : "",
-           o->plan.proto == TT_PROTO_DEFAULT ? "simple" : tt_proto_name(o->plan.proto),
-           o->proto_src ? " from " : "", o->proto_src ? o->proto_src : "", o->plan.chunk_bytes);
+        tt_strbuf_printf(&sb, "# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
+                         o->plan.algo == TT_ALGO_DEFAULT ? "default (AllReduce up to 64 KiB: recursive doubling on a "
+                                                           "power-of-two rank count, else tree; ring above)"
+                                                         : tt_algo_label(o->plan.algo),
+                         o->algo_src ? " from " : "", o->algo_src ? o->algo_src : "",
+                         o->plan.proto == TT_PROTO_DEFAULT ? "simple" : tt_proto_name(o->plan.proto),
+                         o->proto_src ? " from " : "", o->proto_src ? o->proto_src : "", o->plan.chunk_bytes);
     if (o->table)
-        printf("# plan table: %s; per size it fills what --algo/--proto leave open\n", o->table_desc);
-    /* the three header lines of nccl-tests, column for column; with a
-     * prediction source each placement gains "pred" and "err%" columns */
-    int pw = tt_cli_exec_has_pred() ? 17 : 0; /* width of the prediction columns */
-    char l1[256], l2[256], l3[256];
-    memset(l1, ' ', sizeof l1);
-    l1[0] = '#';
-    memcpy(l1 + 63, "out-of-place", 12);
-    memcpy(l1 + 98 + pw, "in-place", 8);
-    l1[106 + pw] = '\0';
-    snprintf(l2, sizeof l2, "#       size         count      type   redop    root");
-    snprintf(l3, sizeof l3, "#        (B)    (elements)                          ");
-    for (int p = 0; p < 2; p++) {
-        strcat(l2, "     time   algbw   busbw  #wrong");
-        strcat(l3, "     (us)  (GB/s)  (GB/s)        ");
-        if (pw) {
-            strcat(l2, "     pred    err%");
-            strcat(l3, "     (us)        ");
-        }
-    }
-    for (char *l = l3 + strlen(l3); l > l3 && l[-1] == ' ';)
-        *--l = '\0';
-    printf("#\n%s\n%s\n%s\n", l1, l2, l3);
-    fflush(stdout);
-}
-
-void tt_cli_exec_print_row(tt_coll coll, tt_dtype dtype, tt_redop op, int root, const tt_cli_exec_row *r, int pred,
-                           const char *tail)
-{
-    char t[32], a[32], b[32];
-    const char *redop = (coll == TT_COLL_ALLGATHER || coll == TT_COLL_BROADCAST) ? "none" : tt_redop_name(op);
-    root = (coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) ? root : -1;
-    printf("%12llu  %12zu  %8s  %6s  %6d", (unsigned long long)r->m.bytes, r->m.count, tt_dtype_name(dtype), redop,
-           root);
-    for (int p = 0; p < 2; p++) {
-        tt_cli_fnum(t, sizeof t, 7, r->m.time_us[p]);
-        tt_cli_fnum(a, sizeof a, 6, r->m.algbw[p]);
-        tt_cli_fnum(b, sizeof b, 6, r->m.busbw[p]);
-        if (r->m.wrong[p] < 0)
-            printf("  %7s  %6s  %6s  %6s", t, a, b, "N/A");
-        else
-            printf("  %7s  %6s  %6s  %6lld", t, a, b, r->m.wrong[p]);
-        if (pred) {
-            if (r->pred_us[p] > 0 && r->m.time_us[p] > 0) {
-                char pu[32], pe[32];
-                tt_cli_fnum(pu, sizeof pu, 7, r->pred_us[p]);
-                tt_cli_fnum(pe, sizeof pe, 6, 100.0 * (r->pred_us[p] - r->m.time_us[p]) / r->m.time_us[p]);
-                printf("  %7s  %6s", pu, pe);
-            } else {
-                printf("  %7s  %6s", "N/A", "N/A");
-            }
-        }
-    }
-    printf("%s\n", tail ? tail : "");
-    fflush(stdout);
+        tt_strbuf_printf(&sb, "# plan table: %s; per size it fills what --algo/--proto leave open\n", o->table_desc);
+    tt_sweep_text_header(&sb, tt_cli_exec_has_pred() ? TT_SWEEP_TEXT_PRED : 0);
+    tt_cli_exec_out(&sb);
 }
 
 void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
                               const char *err, int nrows)
 {
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
     if (!err) {
-        printf("# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
-        printf("# Avg bus bandwidth    : %g \n", avg_busbw);
+        tt_sweep_text_footer(&sb, oob, avg_busbw, NULL);
         if (table_fallbacks >= 0)
-            printf("# plan table: %lu call(s) on this process ran a fallback (rules the host transports cannot "
-                   "run: LL/LL128, several channels, an algorithm not possible here)\n", (unsigned long)table_fallbacks);
-        printf("#\n# Collective test concluded: %s\n", tt_cli_perf_prog() ? tt_cli_perf_prog() : tt_cli_coll_name(o->coll));
-    } else {
-        printf("# Collective test FAILED after %d size(s): %s\n", nrows, err);
+            tt_strbuf_printf(&sb, "# plan table: %lu call(s) on this process ran a fallback (rules the host "
+                             "transports cannot run: LL/LL128, several channels, an algorithm not possible here)\n",
+                             (unsigned long)table_fallbacks);
     }
-    fflush(stdout);
+    tt_sweep_text_end(&sb, tt_cli_perf_prog() ? tt_cli_perf_prog() : tt_cli_coll_name(o->coll), err, nrows);
+    tt_cli_exec_out(&sb);
 }
 
 /* What topo-exec set itself, in order: options that are settings (tt_setting_set) and NCCL's

@@ -2,7 +2,7 @@
  * cli_gpu.c - topo-exec's GPU mode: its run and its table (bin/cli_exec.h declares
  * tt_cli_gpu_run, which topo-exec calls for options that cli_exec_opts.c parsed as GPU mode).
  * The sweep, the GPU engine and the NCCL engine are the library's (tt_sweep_* in
- * exec/tt_exec.h); rows print through cli_exec_print.c.
+ * exec/tt_exec.h), and so is the text of the table (tt_sweep_text_*).
  *
  *   topo-exec -g N [...]          N ranks on GPUs (on one GPU: N VIRTUAL ranks)
  *   topo-exec -g N --engine nccl  the same sweep through libnccl.so.2 (dlopen)
@@ -121,7 +121,11 @@ static void gpu_row(void *user, const tt_sweep_row *m)
     if (tt_cli_perf_prog() && !tt_cli_perf_extra()) tail[0] = '\0'; /* the drop-in: nccl-tests' columns only */
     else if (o->nccl) snprintf(tail, sizeof tail, "  nccl");
     else snprintf(tail, sizeof tail, "  %s/%s/%d", tt_algo_label(eff->algo), tt_proto_name(eff->proto), eff->channels);
-    tt_cli_exec_print_row(o->coll, o->dtype, o->op, o->root, &r, o->predict, tail);
+    tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_sweep_text_row(&sb, &so, &r, o->predict, tail);
+    tt_cli_exec_out(&sb);
 }
 
 /* topo-exec without arguments: a short validated sweep on whatever the machine has - its GPUs
@@ -292,34 +296,29 @@ static void gpu_header_ranks(const gpu_run *r, const int *pids, const char *host
     const gopts *o = r->o;
     int n = r->n;
     const char *perf = tt_cli_perf_prog();
-    if (perf) {
-        tt_cli_perf_print_preamble(1, r->hc ? 1 : n, o->minb, o->maxb, o->factor > 1 ? (uint64_t)o->factor : o->stepb,
-                                   o->factor > 1, o->warmup, o->iters, 1, o->check);
-        printf("# engine %s; checked up to %llu bytes\n", o->nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor",
-               (unsigned long long)o->check_max);
-    } else {
-        printf("# topo-exec (topotune %s) collective: %s, engine %s\n", TT_VERSION_STRING, tt_cli_coll_name(o->coll),
-               o->nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor");
-        printf("# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d "
-               "validation: %d (sizes up to %llu bytes)\n", n, (unsigned long long)o->minb, (unsigned long long)o->maxb,
-               (unsigned long long)(o->factor > 1 ? (uint64_t)o->factor : o->stepb), o->factor > 1 ? "factor" : "bytes",
-               o->warmup, o->iters, o->check, (unsigned long long)o->check_max);
-    }
+    tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    so.agg = 1;
+    so.check_max = o->check_max;
+    tt_sweep_text_run run = {perf, tt_cli_perf_note(), o->nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor",
+                             1, perf && r->hc ? 1 : n};
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_sweep_text_preamble(&sb, &run, &so);
     if (r->hc) {
         /* all net, all IPC/shm, or mixed (IPC inside a host, net between hosts) */
         int npairs = n * (n - 1), nnet = tt_gpu_comm_net_pairs(r->g);
         if (nnet && nnet < npairs)
-            printf("# process ranks on GPUs: %d processes, one GPU rank each (mixed: CUDA IPC inside a host, net "
-                   "transport between hosts; %d of %d directed pairs on net)\n", n, nnet, npairs);
+            tt_strbuf_printf(&sb, "# process ranks on GPUs: %d processes, one GPU rank each (mixed: CUDA IPC inside a "
+                             "host, net transport between hosts; %d of %d directed pairs on net)\n", n, nnet, npairs);
         else
-            printf("# process ranks on GPUs: %d processes, one GPU rank each (%s between them)\n", n,
-                   nnet ? "net transport: pinned host FIFOs and a proxy thread over the host connections"
-                        : "CUDA IPC or shared memory");
+            tt_strbuf_printf(&sb, "# process ranks on GPUs: %d processes, one GPU rank each (%s between them)\n", n,
+                             nnet ? "net transport: pinned host FIFOs and a proxy thread over the host connections"
+                                  : "CUDA IPC or shared memory");
     }
     if (r->virt)
-        printf("# VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real kernels; "
-               "bandwidths are NOT those of %d GPUs\n", n, r->ndev == 1 ? "1" : "some", n);
-    printf("#\n# Using devices\n");
+        tt_strbuf_printf(&sb, "# VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real "
+                         "kernels; bandwidths are NOT those of %d GPUs\n", n, r->ndev == 1 ? "1" : "some", n);
+    tt_sweep_text_devices(&sb);
     for (int i = 0; i < n; i++) {
         /* virtual: this rank shares its GPU with another rank (same device, or IPC on the same GPU) */
         int rv = 0;
@@ -327,10 +326,12 @@ static void gpu_header_ranks(const gpu_run *r, const int *pids, const char *host
             if (q != i && (r->hc ? strstr(tt_gpu_comm_link(r->g, i, q), "same GPU") != NULL
                                  : tt_gpu_comm_device(r->g, q) == tt_gpu_comm_device(r->g, i)))
                 rv = 1;
-        printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [gpu%s] %s -> rank %d\n", i, pids[i], host,
-               tt_gpu_comm_device(r->g, i), rv ? ", virtual" : "", tt_gpu_comm_link(r->g, i, (i + 1) % n), (i + 1) % n);
+        char info[256];
+        snprintf(info, sizeof info, "%s -> rank %d", tt_gpu_comm_link(r->g, i, (i + 1) % n), (i + 1) % n);
+        tt_sweep_text_rank(&sb, i, pids[i], host, tt_gpu_comm_device(r->g, i), rv ? "gpu, virtual" : "gpu", info);
         tt_cli_exec_note_device(i, pids[i], host, tt_gpu_comm_device(r->g, i), rv ? "GPU (virtual rank)" : "GPU");
     }
+    tt_cli_exec_out(&sb);
 }
 
 /* rank 0: the plan lines and the column heads */
@@ -338,33 +339,25 @@ static void gpu_header_table(const gpu_run *r)
 {
     const gopts *o = r->o;
     int plain = tt_cli_perf_prog() && !tt_cli_perf_extra(); /* the drop-in: nccl-tests' columns only */
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
     if (!plain)
-        printf("# plan: algo %s, proto %s, channels %s\n",
-               o->plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o->plan.algo),
-               o->plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o->plan.proto),
-               o->channels ? "as given" : "default");
+        tt_strbuf_printf(&sb, "# plan: algo %s, proto %s, channels %s\n",
+                         o->plan.algo == TT_ALGO_DEFAULT ? "default" : tt_algo_label(o->plan.algo),
+                         o->plan.proto == TT_PROTO_DEFAULT ? "default" : tt_proto_name(o->plan.proto),
+                         o->channels ? "as given" : "default");
     if (o->table)
-        printf("# plan table: %s%s\n", o->nccl ? o->table : r->tdesc,
-               o->nccl ? " NOT used: NCCL decides (use NCCL_TUNER_PLUGIN with TOPOTUNE_TUNER_TABLE)" :
-                         "; per size it fills the algorithm/protocol --algo/--proto leave open");
+        tt_strbuf_printf(&sb, "# plan table: %s%s\n", o->nccl ? o->table : r->tdesc,
+                         o->nccl ? " NOT used: NCCL decides (use NCCL_TUNER_PLUGIN with TOPOTUNE_TUNER_TABLE)" :
+                                   "; per size it fills the algorithm/protocol --algo/--proto leave open");
     if (o->predict)
-        printf("# predicted: topotune model for the plan of each row, topology %s, calibration %s\n",
-               tt_setting("TOPOTUNE_PREDICT_TOPO"),
-               tt_setting("TOPOTUNE_CALIBRATION") ? tt_setting("TOPOTUNE_CALIBRATION") : "built-in");
-    if (plain && !o->predict) {
-        printf("#\n#                                                              out-of-place                       in-place\n");
-        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n");
-        printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n");
-    } else if (!o->predict) {
-        printf("#\n#                                                    out-of-place                       in-place\n");
-        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
-        printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
-    } else {
-        printf("#\n#                                                    out-of-place                                        in-place\n");
-        printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     pred    err%%     time   algbw   busbw  #wrong     pred    err%%  algo/proto/ch\n");
-        printf("#        (B)    (elements)                               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
-    }
-    fflush(stdout);
+        tt_strbuf_printf(&sb, "# predicted: topotune model for the plan of each row, topology %s, calibration %s\n",
+                         tt_setting("TOPOTUNE_PREDICT_TOPO"),
+                         tt_setting("TOPOTUNE_CALIBRATION") ? tt_setting("TOPOTUNE_CALIBRATION") : "built-in");
+    /* the drop-in without prediction: nccl-tests' heads; else with the algo/proto/ch column */
+    tt_sweep_text_header(&sb, plain && !o->predict ? 0
+                                                   : TT_SWEEP_TEXT_PLAN_COLUMN | (o->predict ? TT_SWEEP_TEXT_PRED : 0));
+    tt_cli_exec_out(&sb);
 }
 
 /* rank 0 after a complete sweep: nccl-tests' closing lines and ours */
@@ -372,17 +365,19 @@ static void gpu_footer(const gpu_run *r, grows *rows)
 {
     const gopts *o = r->o;
     const char *perf = tt_cli_perf_prog();
-    printf("# Out of bounds values : %d %s\n", rows->oob, rows->oob ? "FAILED" : "OK");
-    printf("# Avg bus bandwidth    : %g %s\n", rows->nbw ? rows->bwsum / rows->nbw : 0, r->virt ? "(virtual ranks)" : "");
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_sweep_text_footer(&sb, rows->oob, rows->nbw ? rows->bwsum / rows->nbw : 0, r->virt ? "(virtual ranks)" : "");
     if (o->table && !o->nccl)
-        printf("# plan table: %lu size(s) had a rule this executor cannot run (NVLS, LL128 without NVLink, ...): default plan used\n",
-               rows->tfallback);
+        tt_strbuf_printf(&sb, "# plan table: %lu size(s) had a rule this executor cannot run (NVLS, LL128 without "
+                         "NVLink, ...): default plan used\n", rows->tfallback);
     if (o->predict && rows->nperr) {
         double med = tt_median(rows->perr, (size_t)rows->nperr); /* sorts: the worst is last */
-        printf("# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
-               100 * med, 100 * rows->perr[rows->nperr - 1], rows->nperr);
+        tt_strbuf_printf(&sb, "# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
+                         100 * med, 100 * rows->perr[rows->nperr - 1], rows->nperr);
     }
-    printf("#\n# Collective test concluded: %s\n", perf ? perf : tt_cli_coll_name(o->coll));
+    tt_sweep_text_end(&sb, perf ? perf : tt_cli_coll_name(o->coll), NULL, 0);
+    tt_cli_exec_out(&sb);
 }
 
 /* -J in GPU mode: the host writer's layout (nccl-tests' schema) */

@@ -72,7 +72,11 @@ static void on_row(void *user, const tt_sweep_row *m)
     char tail[48] = "";
     if (tt_cli_perf_prog() && tt_cli_perf_extra()) /* the drop-in's --topotune: the algorithm that ran */
         snprintf(tail, sizeof tail, "  %s", r.algo[0] ? r.algo : "?");
-    tt_cli_exec_print_row(o->coll, o->dtype, o->op, o->root, &r, sh->pred, tail);
+    tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_sweep_text_row(&sb, &so, &r, sh->pred, tail);
+    tt_cli_exec_out(&sb);
     pthread_mutex_lock(&sh->mu);
     if (sh->nrows == sh->cap) {
         int nc = sh->cap ? sh->cap * 2 : 32;
@@ -257,12 +261,10 @@ static int json_writer_hint(const opts *o)
 /* where the local ranks' workers run (--bind / TOPOTUNE_HOST_BIND), when they are bound */
 static void print_binding(tt_comm **comms, int nlocal)
 {
-    int any = 0;
-    for (int i = 0; i < nlocal; i++) any |= tt_comm_bound_cpu(comms[i]) >= 0;
-    if (!any) return;
-    printf("# bound (TOPOTUNE_HOST_BIND=%s):", tt_setting("TOPOTUNE_HOST_BIND"));
-    for (int i = 0; i < nlocal; i++) printf(" rank %d cpu %d", tt_comm_rank(comms[i]), tt_comm_bound_cpu(comms[i]));
-    printf("\n");
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_sweep_text_binding(&sb, comms, nlocal);
+    tt_cli_exec_out(&sb);
 }
 
 /* rank 0: the header with every rank's process and host */

@@ -475,6 +475,40 @@ int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw);
 /* The document, pretty-printed with a final newline (*text to free; *len without a terminator). */
 tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *len);
 
+/* ---- a sweep's results as nccl-tests' text (exec_measure_text.c) ----
+ * nccl-tests' output, line for line: preamble, "# Using devices" with one line per rank, the three
+ * column heads, one row per size, "Out of bounds values" and "Avg bus bandwidth", "Collective test
+ * concluded".  Each function appends to sb; the caller prints (and may add its own "#" lines in
+ * between).  Callers that print a prediction pass it in tt_sweep_result.pred_us. */
+/* nccl-tests' names of the collectives: "all_reduce", "reduce_scatter", ... ("?" out of range). */
+const char *tt_sweep_coll_name(tt_coll c);
+/* What the preamble says besides the sweep's options (sizes, iterations, agg, check, check_max). */
+typedef struct {
+    const char *prog;   /* nccl-tests' program ("all_reduce_perf", ...): nccl-tests' preamble; NULL: topo-exec's */
+    const char *note;   /* nccl-tests' preamble: a "#" line after it, or NULL */
+    const char *engine; /* GPU ranks: the engine that runs them; NULL: host ranks */
+    int nthreads, ngpus;
+} tt_sweep_text_run;
+void tt_sweep_text_preamble(tt_strbuf *sb, const tt_sweep_text_run *h, const tt_sweep_opts *o);
+/* "#\n# Using devices", then a line per rank: bus in brackets (nccl-tests: a PCI address), info after. */
+void tt_sweep_text_devices(tt_strbuf *sb);
+void tt_sweep_text_rank(tt_strbuf *sb, int rank, int pid, const char *host, int device, const char *bus,
+                        const char *info);
+/* "# bound (TOPOTUNE_HOST_BIND=...): rank R cpu C ..." for the n communicators; nothing when none is bound. */
+void tt_sweep_text_binding(tt_strbuf *sb, tt_comm **comms, int n);
+/* The column heads; flags: TT_SWEEP_TEXT_PRED adds "pred" and "err%" per placement,
+ * TT_SWEEP_TEXT_PLAN_COLUMN the GPU mode's heads with an "algo/proto/ch" column. */
+enum { TT_SWEEP_TEXT_PRED = 1, TT_SWEEP_TEXT_PLAN_COLUMN = 2 };
+void tt_sweep_text_header(tt_strbuf *sb, int flags);
+/* One row (o: collective, type, op, root); pred adds the pred/err% columns ("N/A" without a
+ * prediction); tail (may be NULL) ends the line. */
+void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_result *r, int pred,
+                       const char *tail);
+/* "Out of bounds values" (oob: wrong placements) and "Avg bus bandwidth" (note after it, may be NULL). */
+void tt_sweep_text_footer(tt_strbuf *sb, int oob, double avg_busbw, const char *note);
+/* The last line: "Collective test concluded: name", or with err "Collective test FAILED after nrows size(s)". */
+void tt_sweep_text_end(tt_strbuf *sb, const char *name, const char *err, int nrows);
+
 /* Memory of a host sweep (exec_measure_mem.c), known before anything is allocated: every local
  * rank holds send, receive and expected buffers of the largest size (o->maxb). */
 typedef struct {

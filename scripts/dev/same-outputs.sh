@@ -271,6 +271,9 @@ X TOPOTUNE_HOST_BIND=cpu TOPOTUNE_TIMEOUT_MS=9000 @/topo-exec --host 2 --bind co
 X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/all_reduce_perf -t 2 -b 1K -e 4K -f 2 -n 2 -w 1 -J %perfrun.json
 X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/all_reduce_perf -t 2 -b 1K -e 4K -f 2 -n 2 -w 1 --predict tests/fixtures/pcie-4gpu.xml -J %perfpredrun.json
 X TOPOTUNE_PREDICT_TOPO=tests/fixtures/pcie-4gpu.xml @/topo-exec --host 2 -b 1K -e 4K -f 2 -n 2 -w 1
+X @/all_reduce_perf -t 2 -b 1K -e 4K -f 2 -n 2 -w 1 --topotune --predict tests/fixtures/pcie-4gpu.xml
+X @/reduce_scatter_perf -t 4 -b 4K -e 16K -f 2 -n 2 -w 1 --topotune --table %table4.json
+X @/topo-exec --host 4 -t reduce -r 3 --table %table4.json --predict tests/fixtures/pcie-4gpu.xml -b 1K -e 16K -f 4 -n 2 -w 1 -c 0
 X @/topo-exec
 X @/topo-exec --host 3 -b 1K -e 256K -f 4 -n 2 -w 1 -c 1 -J %ranks3-run.json
 X @/topo-exec --host 2 -b 16K -e 256K -f 4 -n 2 -w 1 -c 1

@@ -1,0 +1,185 @@
+/*
+ * exec_measure_text.c - a sweep's results as nccl-tests' text (tt_sweep_text_*): the preamble, the
+ * rank lines, the three column heads, one row per size (time, algbw, busbw, #wrong out of place and
+ * in place, optionally the predicted time and its error), the closing lines.  What topo-exec and
+ * its nccl-tests drop-ins (all_reduce_perf, ...) print, for any program that runs tt_sweep_*; every
+ * function appends to a tt_strbuf and the caller prints it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tt_exec.h"
+
+const char *tt_sweep_coll_name(tt_coll c)
+{
+    static const char *const n[TT_COLL_COUNT] = {
+        [TT_COLL_ALLREDUCE] = "all_reduce", [TT_COLL_REDUCESCATTER] = "reduce_scatter",
+        [TT_COLL_ALLGATHER] = "all_gather", [TT_COLL_BROADCAST] = "broadcast", [TT_COLL_REDUCE] = "reduce"};
+    return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
+}
+
+/* nccl-tests' number fitting in w columns: %.2f, then fewer decimals, then an exponent */
+static void fnum(char *b, size_t n, int w, double v)
+{
+    char t[64];
+    for (int prec = 2; prec >= 0; prec--) {
+        snprintf(t, sizeof t, "%*.*f", w, prec, v);
+        if ((int)strlen(t) <= w) {
+            snprintf(b, n, "%s", t);
+            return;
+        }
+    }
+    snprintf(t, sizeof t, "%*.1e", w, v);
+    if ((int)strlen(t) > w)
+        snprintf(t, sizeof t, "%*.0e", w, v);
+    snprintf(b, n, "%s", t);
+}
+
+void tt_sweep_text_preamble(tt_strbuf *sb, const tt_sweep_text_run *h, const tt_sweep_opts *o)
+{
+    unsigned long long step = o->factor > 1 ? (unsigned long long)o->factor : (unsigned long long)o->stepb;
+    const char *unit = o->factor > 1 ? "factor" : "bytes";
+    if (h->prog) {
+        /* nccl-tests' preamble, line for line, after one line saying what this is */
+        tt_strbuf_printf(sb, "# topotune %s: %s with nccl-tests' options and output (topo-exec)\n",
+                         TT_VERSION_STRING, h->prog);
+        tt_strbuf_printf(sb, "# Collective test starting: %s\n", h->prog);
+        tt_strbuf_printf(sb, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d "
+                         "iters: %d agg iters: %d validation: %d graph: 0 unalign: 0\n",
+                         h->nthreads, h->ngpus, (unsigned long long)o->minb, (unsigned long long)o->maxb, step, unit,
+                         o->warmup, o->iters, o->agg, o->check);
+        if (h->note)
+            tt_strbuf_printf(sb, "%s\n", h->note);
+        if (h->engine)
+            tt_strbuf_printf(sb, "# engine %s; checked up to %llu bytes\n", h->engine,
+                             (unsigned long long)o->check_max);
+    } else if (h->engine) {
+        tt_strbuf_printf(sb, "# topo-exec (topotune %s) collective: %s, engine %s\n", TT_VERSION_STRING,
+                         tt_sweep_coll_name(o->coll), h->engine);
+        tt_strbuf_printf(sb, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d "
+                         "iters: %d validation: %d (sizes up to %llu bytes)\n",
+                         h->nthreads, h->ngpus, (unsigned long long)o->minb, (unsigned long long)o->maxb, step, unit,
+                         o->warmup, o->iters, o->check, (unsigned long long)o->check_max);
+    } else {
+        tt_strbuf_printf(sb, "# topo-exec (topotune %s) collective: %s\n", TT_VERSION_STRING,
+                         tt_sweep_coll_name(o->coll));
+        tt_strbuf_printf(sb, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d "
+                         "iters: %d agg iters: %d validation: %d graph: 0\n",
+                         h->nthreads, h->ngpus, (unsigned long long)o->minb, (unsigned long long)o->maxb, step, unit,
+                         o->warmup, o->iters, o->agg, o->check);
+    }
+}
+
+void tt_sweep_text_devices(tt_strbuf *sb)
+{
+    tt_strbuf_append(sb, "#\n# Using devices\n");
+}
+
+void tt_sweep_text_rank(tt_strbuf *sb, int rank, int pid, const char *host, int device, const char *bus,
+                        const char *info)
+{
+    tt_strbuf_printf(sb, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s\n", rank, pid, host, device, bus,
+                     info);
+}
+
+void tt_sweep_text_binding(tt_strbuf *sb, tt_comm **comms, int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= tt_comm_bound_cpu(comms[i]) >= 0;
+    if (!any) return;
+    tt_strbuf_printf(sb, "# bound (TOPOTUNE_HOST_BIND=%s):", tt_setting("TOPOTUNE_HOST_BIND"));
+    for (int i = 0; i < n; i++)
+        tt_strbuf_printf(sb, " rank %d cpu %d", tt_comm_rank(comms[i]), tt_comm_bound_cpu(comms[i]));
+    tt_strbuf_append(sb, "\n");
+}
+
+/* the GPU mode's heads with its plan column (as topo-exec has printed them; their columns sit
+ * left of the rows' own) */
+static void plan_column_header(tt_strbuf *sb, int pred)
+{
+    if (!pred) {
+        tt_strbuf_append(sb, "#\n#                                                    out-of-place                       in-place\n");
+        tt_strbuf_append(sb, "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong  algo/proto/ch\n");
+        tt_strbuf_append(sb, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)  (GB/s)  (GB/s)\n");
+    } else {
+        tt_strbuf_append(sb, "#\n#                                                    out-of-place                                        in-place\n");
+        tt_strbuf_append(sb, "#       size         count      type   redop    root     time   algbw   busbw  #wrong     pred    err%     time   algbw   busbw  #wrong     pred    err%  algo/proto/ch\n");
+        tt_strbuf_append(sb, "#        (B)    (elements)                               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
+    }
+}
+
+void tt_sweep_text_header(tt_strbuf *sb, int flags)
+{
+    int pred = (flags & TT_SWEEP_TEXT_PRED) != 0;
+    if (flags & TT_SWEEP_TEXT_PLAN_COLUMN) {
+        plan_column_header(sb, pred);
+        return;
+    }
+    /* the three header lines of nccl-tests, column for column; with a prediction each placement
+     * gains "pred" and "err%" columns */
+    int pw = pred ? 17 : 0; /* width of the prediction columns */
+    char l1[256], l2[256], l3[256];
+    memset(l1, ' ', sizeof l1);
+    l1[0] = '#';
+    memcpy(l1 + 63, "out-of-place", 12);
+    memcpy(l1 + 98 + pw, "in-place", 8);
+    l1[106 + pw] = '\0';
+    snprintf(l2, sizeof l2, "#       size         count      type   redop    root");
+    snprintf(l3, sizeof l3, "#        (B)    (elements)                          ");
+    for (int p = 0; p < 2; p++) {
+        strcat(l2, "     time   algbw   busbw  #wrong");
+        strcat(l3, "     (us)  (GB/s)  (GB/s)        ");
+        if (pw) {
+            strcat(l2, "     pred    err%");
+            strcat(l3, "     (us)        ");
+        }
+    }
+    for (char *l = l3 + strlen(l3); l > l3 && l[-1] == ' ';)
+        *--l = '\0';
+    tt_strbuf_printf(sb, "#\n%s\n%s\n%s\n", l1, l2, l3);
+}
+
+void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_result *r, int pred,
+                       const char *tail)
+{
+    char t[32], a[32], b[32];
+    tt_coll coll = o->coll;
+    const char *redop = (coll == TT_COLL_ALLGATHER || coll == TT_COLL_BROADCAST) ? "none" : tt_redop_name(o->op);
+    int root = (coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) ? o->root : -1;
+    tt_strbuf_printf(sb, "%12llu  %12zu  %8s  %6s  %6d", (unsigned long long)r->m.bytes, r->m.count,
+                     tt_dtype_name(o->dtype), redop, root);
+    for (int p = 0; p < 2; p++) {
+        fnum(t, sizeof t, 7, r->m.time_us[p]);
+        fnum(a, sizeof a, 6, r->m.algbw[p]);
+        fnum(b, sizeof b, 6, r->m.busbw[p]);
+        if (r->m.wrong[p] < 0)
+            tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", t, a, b, "N/A");
+        else
+            tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6lld", t, a, b, r->m.wrong[p]);
+        if (!pred)
+            continue;
+        if (r->pred_us[p] > 0 && r->m.time_us[p] > 0) {
+            char pu[32], pe[32];
+            fnum(pu, sizeof pu, 7, r->pred_us[p]);
+            fnum(pe, sizeof pe, 6, 100.0 * (r->pred_us[p] - r->m.time_us[p]) / r->m.time_us[p]);
+            tt_strbuf_printf(sb, "  %7s  %6s", pu, pe);
+        } else {
+            tt_strbuf_printf(sb, "  %7s  %6s", "N/A", "N/A");
+        }
+    }
+    tt_strbuf_printf(sb, "%s\n", tail ? tail : "");
+}
+
+void tt_sweep_text_footer(tt_strbuf *sb, int oob, double avg_busbw, const char *note)
+{
+    tt_strbuf_printf(sb, "# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
+    tt_strbuf_printf(sb, "# Avg bus bandwidth    : %g %s\n", avg_busbw, note ? note : "");
+}
+
+void tt_sweep_text_end(tt_strbuf *sb, const char *name, const char *err, int nrows)
+{
+    if (err)
+        tt_strbuf_printf(sb, "# Collective test FAILED after %d size(s): %s\n", nrows, err);
+    else
+        tt_strbuf_printf(sb, "#\n# Collective test concluded: %s\n", name);
+}
