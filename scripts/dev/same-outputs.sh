@@ -347,13 +347,13 @@ run_set() { # BIN_DIR OUT_DIR
                 -e 's/"tt_version":[[:space:]]*"[^"]*"/"tt_version": "V"/g' -e 's/tt_git="[^"]*"/tt_git="G"/g' \
                 -e 's/"\(created\|date\|git\|commit\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
                 -e 's/Pid  *[0-9][0-9]*/Pid P/g' -e 's/pid [0-9][0-9]*/pid P/g' "$f"
-            [ $mask = 1 ] && sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/ +/ /g' -e 's/port [0-9]+/port N/g' "$f"
+            [ $mask = 1 ] && sed -i -E -e 's/[-+]?[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/ +/ /g' -e 's/port [0-9]+/port N/g' "$f"
         done
     done <<<"$CMDS"
     # files written by the commands (the topo-exec JSON is masked like its stdout)
     for f in "$out"/shared.*; do
         [ -f "$f" ] || continue
-        case $f in *run.json|*/shared.g*.json) sed -i -E -e 's/[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/"pid":\s*[0-9]+/"pid": P/' "$f" ;; esac
+        case $f in *run.json|*/shared.g*.json) sed -i -E -e 's/[-+]?[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/"pid":\s*[0-9]+/"pid": P/' "$f" ;; esac
         sed -i -e 's/"\(created\|date\|git\|commit\|tt_version\|start_time\|end_time\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
             -e "s#$out/shared\.#%#g" -e "s#$bin#@#g" "$f"
     done
