@@ -1,10 +1,11 @@
 /*
  * cli_validate.c - topo-exec --validate: was the tuning table's choice right on this machine?
- * This file: options, and the glue that plans every size: the table, the executor's runnable
- * candidates (exec: tt_exec_runnable_plans, tt_exec_plan_check), the model's ranking and the
- * choice with its runner-ups (tune: tt_validate_model_load, tt_validate_plan,
- * tune/tune_validate.c); cli_validate_run.c runs tune's loop (tt_validate_measure, verdicts and
- * report in tune) with exec's tt_sweep_candidates measuring the candidates.
+ * This file: options, and the executor's side of the plan of every size (exec:
+ * tt_exec_runnable_plans, tt_exec_plan_check) handed to tune, which loads and checks the table,
+ * ranks the candidates by the model and picks the choice with its runner-ups
+ * (tt_validate_prepare, tune/tune_validate_prepare.c, tune_validate.c); cli_validate_run.c runs
+ * tune's loop (tt_validate_measure, verdicts and report in tune) with exec's tt_sweep_candidates
+ * measuring the candidates.
  *
  * For every size of the sweep the table's choice (algorithm, protocol, channels) and its nearest
  * runner-ups (the next candidates by the model's predicted time that this engine can run) are
@@ -115,75 +116,11 @@ static int choice_runs(void *user, size_t count, tt_validate_cand *c, char *why,
 
 int vld_plan_sizes(vctx *x, const vengine *e)
 {
-    const tt_cli_validate_opts *v = x->v;
-    const tt_cli_sweep *s = x->s;
-    tt_validate_model m;
-    memset(&m, 0, sizeof m);
-    tt_tune_table tab;
-    memset(&tab, 0, sizeof tab);
-    int rc = VX_OK;
-    const char *cal = tt_setting("TOPOTUNE_CALIBRATION"); /* --calibration */
-    if (v->table) {
-        if (tt_tune_table_load(v->table, &tab) != TT_OK) { /* errors name path:line or the entry */
-            rc = tt_cli_fail(TT_ERR_PARSE);
-            goto out;
-        }
-        if (tab.ranks != x->r.nranks) {
-            rc = tt_cli_bad("--table %s: the table is for %d ranks (%d node(s)) but this run has %d ranks; build it "
-                            "with topo-tune --gpus-per-node/--nodes for %d ranks", v->table, tab.ranks, tab.nodes,
-                            x->r.nranks, x->r.nranks);
-            goto out;
-        }
-        /* GPU ranks: the table's nodes are the hosts the ranks span (emulated hosts count), so
-         * that a topo-tune --nodes N table is looked up only for N hosts of ranks/N ranks each */
-        int hosts = e->gpu ? tt_gpu_comm_hosts(e->g) : 0;
-        if (hosts > 0 && tab.nodes != hosts) {
-            rc = tt_cli_bad("--table %s: the table is for %d ranks on %d node(s) but these %d GPU ranks span %d "
-                            "host(s); build it with topo-tune --nodes %d --gpus-per-node %d", v->table, tab.ranks,
-                            tab.nodes, x->r.nranks, hosts, hosts, x->r.nranks / hosts);
-            goto out;
-        }
-        int has = 0;
-        for (int i = 0; i < tab.n; i++) has |= tab.entries[i].coll == s->coll;
-        if (!has) {
-            rc = tt_cli_bad("--table %s: no entry for %s (build it with topo-tune -C all or -C %s)", v->table,
-                            tt_coll_name(s->coll), tt_coll_name(s->coll));
-            goto out;
-        }
-        snprintf(x->r.table_desc, sizeof x->r.table_desc, "%s (%d ranks, %d node(s), model %s, %d entries)", v->table,
-                 tab.ranks, tab.nodes, tab.model[0] ? tab.model : "?", tab.n);
-        if (v->topo &&
-            tt_validate_model_load(&m, v->topo, e->gpu, x->r.nranks, cal, x->r.model_desc, sizeof x->r.model_desc) != TT_OK) {
-            rc = tt_cli_fail(TT_ERR_INVALID);
-            goto out;
-        }
-        if (!m.ok)
-            snprintf(x->r.model_desc, sizeof x->r.model_desc,
-                     "none (no --topo): every candidate this engine runs is measured");
-    } else {
-        if (tt_validate_model_load(&m, v->topo, e->gpu, x->r.nranks, cal, x->r.model_desc, sizeof x->r.model_desc) != TT_OK) {
-            rc = tt_cli_fail(TT_ERR_INVALID);
-            goto out;
-        }
-        snprintf(x->r.table_desc, sizeof x->r.table_desc,
-                 "computed: the model's fastest candidate that this engine runs, per size");
-    }
-    x->r.ranked = m.ok;
-    if (tt_validate_sizes(s->coll, x->r.nranks, tt_dtype_size(s->dtype), s->minb, s->maxb, s->stepb, s->factor, &x->r.sz,
-                          &x->r.nsz) != TT_OK) {
-        rc = tt_cli_bad("%s", tt_error_message());
-        goto out;
-    }
     vplan vp = {x, e};
     tt_validate_engine ve = {engine_candidates, choice_runs, &vp};
-    int judged = tt_validate_plan(x->r.sz, x->r.nsz, v->table ? &tab : NULL, &m, s->coll, x->r.nranks, v->runners_up, &ve);
-    if (!judged) {
-        rc = tt_cli_bad("--validate: nothing to run: %s at every size of the sweep",
-                        x->r.nsz ? x->r.sz[0].note : "no size");
-        goto out;
-    }
-out:
-    tt_tune_table_free(&tab);
-    tt_validate_model_free(&m);
-    return rc;
+    tt_status st = tt_validate_prepare(&x->r, x->v->table, tt_setting("TOPOTUNE_CALIBRATION") /* --calibration */,
+                                       e->gpu, e->gpu ? tt_gpu_comm_hosts(e->g) : 0, tt_dtype_size(x->s->dtype), &ve);
+    if (st == TT_OK) return VX_OK;
+    /* a table or model that did not load: the library's message; the run does not fit: a usage error */
+    return st == TT_ERR_MISMATCH ? tt_cli_bad("%s", tt_error_message()) : tt_cli_fail(st);
 }

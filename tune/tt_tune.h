@@ -977,6 +977,16 @@ typedef struct {
 /* Measure and judge every size of r (the results cleared first).  0, or 1 with r->failed and
  * r->err set (the sizes after the failure stay unmeasured and unjudged). */
 int tt_validate_measure(tt_validate_run *r, const tt_validate_measurer *m);
+/* Everything before the measurements, on r's sweep (coll, nranks, sizes, runners_up, topo set):
+ * the table (table_file, topo-tune's JSON; NULL: the model's fastest per size) loaded and checked
+ * against the run (its ranks; its nodes against the hosts GPU ranks span, hosts > 0; an entry for
+ * the collective), the model (r->topo, calibration, gpu_ranks: tt_validate_model_load), the sizes
+ * (elem_bytes per element) and the plan of every size over e (tt_validate_plan): r's table_desc,
+ * model_desc, ranked, sz (malloc'ed, free()) and nsz.  TT_OK; else with the message:
+ * TT_ERR_PARSE the table did not load, TT_ERR_INVALID the model did not, TT_ERR_MISMATCH the
+ * table or the sweep does not fit the run, or nothing to run at any size. */
+tt_status tt_validate_prepare(tt_validate_run *r, const char *table_file, const char *calibration, int gpu_ranks,
+                              int hosts, size_t elem_bytes, const tt_validate_engine *e);
 /* Wrong results over all candidates and placements (the "Out of bounds" count). */
 int tt_validate_oob(const tt_validate_run *r);
 /* The exit code after the measurements: rc (an earlier code), else 1 when r failed, 7 with wrong

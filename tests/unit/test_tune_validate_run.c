@@ -3,7 +3,8 @@
  * report (tune_validate_report.c), over a measurement the test plays: a choice that wins, one
  * that loses beyond the margin, one within noise, a wrong result; rounds keeping the fastest
  * time and the most wrong results; a failure part-way; the exit code class, the text report and
- * the -J document.
+ * the -J document; and what comes before (tune_validate_prepare.c): the table checked against
+ * the run.
  */
 #include <cjson/cJSON.h>
 #include <setjmp.h>
@@ -239,6 +240,65 @@ static void test_failure(void **state)
     cJSON_Delete(j);
 }
 
+/* the executor's side of the plan: ring and tree at every count, the table's choice runs */
+static int two_candidates(void *user, size_t count, tt_validate_cand *out, int max)
+{
+    (void)user, (void)count, (void)max;
+    out[0] = (tt_validate_cand){.algo = TT_ALGO_RING, .proto = TT_PROTO_SIMPLE, .channels = 1, .ran_channels = 1};
+    out[1] = (tt_validate_cand){.algo = TT_ALGO_TREE, .proto = TT_PROTO_SIMPLE, .channels = 1, .ran_channels = 1};
+    return 2;
+}
+
+static int choice_runs(void *user, size_t count, tt_validate_cand *c, char *why, size_t wl)
+{
+    (void)user, (void)count, (void)why, (void)wl;
+    c->ran_channels = c->channels;
+    return 1;
+}
+
+static void test_prepare(void **state)
+{
+    (void)state;
+    tt_validate_engine e = {two_candidates, choice_runs, NULL};
+    tt_validate_run r = {.coll = TT_COLL_ALLREDUCE, .nranks = 4, .minb = 1024, .maxb = 4096, .factor = 4,
+                         .runners_up = 1};
+    /* no table: the model's fastest (host stand-in), ranked */
+    assert_int_equal(tt_validate_prepare(&r, NULL, NULL, 0, 0, 4, &e), TT_OK);
+    assert_int_equal(r.nsz, 2);
+    assert_true(r.ranked);
+    assert_int_equal(r.sz[0].nc, 2);
+    assert_string_equal(r.table_desc, "computed: the model's fastest candidate that this engine runs, per size");
+    free(r.sz);
+    r.sz = NULL;
+    /* a table that does not load, one for other ranks, one without the collective */
+    assert_int_equal(tt_validate_prepare(&r, "/nonexistent/t.json", NULL, 0, 0, 4, &e), TT_ERR_PARSE);
+    char path[] = "/tmp/tt-validate-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"schema\": \"topotune-tuning-table\", \"version\": 1, \"nodes\": 1, \"ranks\": 8, \"model\": \"topotune\",\n"
+          " \"entries\": [{\"collective\": \"allgather\", \"min_bytes\": 0, \"max_bytes\": 65536, \"algorithm\": "
+          "\"ring\", \"protocol\": \"simple\", \"channels\": 1}]}\n", f);
+    fclose(f);
+    assert_int_equal(tt_validate_prepare(&r, path, NULL, 0, 0, 4, &e), TT_ERR_MISMATCH);
+    assert_non_null(strstr(tt_error_message(), "the table is for 8 ranks (1 node(s)) but this run has 4 ranks"));
+    r.nranks = 8;
+    assert_int_equal(tt_validate_prepare(&r, path, NULL, 1, 2, 4, &e), TT_ERR_MISMATCH);
+    assert_non_null(strstr(tt_error_message(), "these 8 GPU ranks span 2 host(s); build it with topo-tune --nodes 2"));
+    assert_int_equal(tt_validate_prepare(&r, path, NULL, 0, 0, 4, &e), TT_ERR_MISMATCH);
+    assert_non_null(strstr(tt_error_message(), "no entry for allreduce"));
+    /* the table fits AllGather: no --topo, so every candidate runs and none is ranked */
+    r.coll = TT_COLL_ALLGATHER;
+    r.minb = 4096;
+    assert_int_equal(tt_validate_prepare(&r, path, NULL, 0, 0, 4, &e), TT_OK);
+    assert_false(r.ranked);
+    assert_non_null(strstr(r.table_desc, "(8 ranks, 1 node(s), model topotune, 1 entries)"));
+    assert_string_equal(r.model_desc, "none (no --topo): every candidate this engine runs is measured");
+    assert_int_equal(r.sz[0].c[0].algo, TT_ALGO_RING);
+    free(r.sz);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_text_report),
         cmocka_unit_test(test_json_report),
         cmocka_unit_test(test_failure),
+        cmocka_unit_test(test_prepare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
