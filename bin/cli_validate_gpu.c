@@ -5,8 +5,8 @@
  * plan of every size is cli_validate.c's with the candidates this communicator runs (ring and
  * tree x simple/ll, and hierarchical x simple/ll where process ranks span hosts); the
  * measurement is the library's (tt_sweep_candidates, through cli_validate_run.c's vld_measure, in
- * tune's loop) on its GPU engine, which in process mode averages the times and sums #wrong over the processes, so
- * every process judges the same numbers; rank 0 prints.
+ * tune's loop) on its GPU engine, which in process mode averages the times and sums #wrong over
+ * the processes, so every process judges the same numbers; rank 0 prints.
  *
  * A candidate runs as topo-exec's GPU sweep measures a row: warm-up and timed calls of the
  * collective (-t: every collective the GPU executor runs, with -r for the rooted ones), then a

@@ -23,8 +23,8 @@ void vld_init(vctx *x, const tt_cli_validate_opts *v, const tt_cli_sweep *s, int
     x->v = v;
     x->s = s;
     x->print = print;
-    x->r = (tt_validate_run){.coll_name = tt_cli_coll_name(s->coll), .coll = s->coll, .type_name = tt_dtype_name(s->dtype),
-                             .op_name = tt_redop_name(s->op),
+    x->r = (tt_validate_run){.coll_name = tt_cli_coll_name(s->coll), .coll = s->coll,
+                             .type_name = tt_dtype_name(s->dtype), .op_name = tt_redop_name(s->op),
                              .root = s->root, .nranks = nranks, .transport = transport, .minb = s->minb,
                              .maxb = s->maxb, .stepb = s->stepb, .factor = s->factor, .warmup = s->warmup,
                              .iters = s->iters, .agg = s->agg, .check = s->check, .chunk_bytes = s->chunk_bytes,
@@ -105,7 +105,8 @@ static tt_status measure(void *user, const tt_validate_run *r, int i, int round,
     tt_sweep_cand_size ms = {z->bytes, z->count, z->nc, sc};
     tt_sweep_cands_opts co = {vld_sweep_opts(m->x->s), 1, on_progress, NULL, m};
     m->i = i;
-    tt_status st = m->e ? tt_sweep_candidates(m->e, &co, &ms, 1) : tt_sweep_candidates_host(m->comms, m->nlocal, &co, &ms, 1);
+    tt_status st = m->e ? tt_sweep_candidates(m->e, &co, &ms, 1)
+                        : tt_sweep_candidates_host(m->comms, m->nlocal, &co, &ms, 1);
     for (int k = 0; k < z->nc; k++)
         for (int p = 0; p < 2; p++) {
             c[k].t[p] = sc[k].time_us[p];

@@ -26,7 +26,8 @@ void tt_validate_report_header(tt_strbuf *b, const tt_validate_run *r)
         tt_strbuf_append(b, "# note: the table asks for several channels; host transports run one, so its choice runs "
                             "on one\n");
     tt_strbuf_printf(b, "# per size and candidate: %d warmup + %d timed iterations (x%d aggregated), %d check(s), "
-                        "out-of-place and in-place; time = the faster placement; candidates of one size run back to back",
+                        "out-of-place and in-place; time = the faster placement; candidates of one size run back "
+                        "to back",
                      r->warmup, r->iters, r->agg, r->check);
     if (r->rounds > 1) tt_strbuf_printf(b, ", %d interleaved rounds (fastest kept)", r->rounds);
     tt_strbuf_append(b, "\n");

@@ -136,7 +136,8 @@ static void test_text_report(void **state)
     tt_validate_measurer m = {fake_measure, NULL, &f};
     assert_int_equal(tt_validate_measure(&r, &m), 0);
     char *h = text_of(&r, tt_validate_report_header);
-    assert_non_null(strstr(h, "# topo-exec --validate (topotune " TT_VERSION_STRING ") collective: all_reduce, 4 ranks (shm)\n"));
+    assert_non_null(
+        strstr(h, "# topo-exec --validate (topotune " TT_VERSION_STRING ") collective: all_reduce, 4 ranks (shm)\n"));
     assert_non_null(strstr(h, "# table: t.json (4 ranks)\n# runner-ups: the 1 nearest by predicted time; the model\n"));
     assert_non_null(strstr(h, ", 2 interleaved rounds (fastest kept)\n"));
     assert_non_null(strstr(h, "within noise = slower by <= 5%;"));
@@ -150,7 +151,8 @@ static void test_text_report(void **state)
     tt_strbuf_init(&b);
     tt_validate_report_size(&b, &sizes[3]);
     assert_non_null(strstr(b.data, "RIGHT   "));
-    assert_non_null(strstr(b.data, "  (ring/simple: 3 WRONG RESULT(S) out of place)  (ring/simple: 3 WRONG RESULT(S) in place)\n"));
+    assert_non_null(strstr(b.data, "  (ring/simple: 3 WRONG RESULT(S) out of place)  (ring/simple: 3 WRONG RESULT(S) in "
+                                   "place)\n"));
     tt_strbuf_free(&b);
     char *s = text_of(&r, tt_validate_report_summary);
     assert_string_equal(s, "# 4 size(s) judged: 2 right, 1 within noise (5%), 1 wrong; 0 not judged\n"
