@@ -35,22 +35,9 @@ void vld_init(vctx *x, const tt_cli_validate_opts *v, const tt_cli_sweep *s, int
 
 tt_sweep_opts vld_sweep_opts(const tt_cli_sweep *s)
 {
-    tt_sweep_opts o;
-    memset(&o, 0, sizeof o);
-    o.coll = s->coll;
-    o.dtype = s->dtype;
-    o.op = s->op;
-    o.root = s->root;
-    o.minb = s->minb;
-    o.maxb = s->maxb;
-    o.stepb = s->stepb;
-    o.factor = s->factor;
-    o.iters = s->iters;
-    o.warmup = s->warmup;
-    o.agg = s->agg;
-    o.check = s->check;
-    o.plan = TT_PLAN_DEFAULT;
-    return o;
+    return (tt_sweep_opts){.coll = s->coll, .dtype = s->dtype, .op = s->op, .root = s->root, .minb = s->minb,
+                           .maxb = s->maxb, .stepb = s->stepb, .factor = s->factor, .iters = s->iters,
+                           .warmup = s->warmup, .agg = s->agg, .check = s->check, .plan = TT_PLAN_DEFAULT};
 }
 
 /* ---------------------------------------------------------------- printing */
