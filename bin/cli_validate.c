@@ -1,10 +1,11 @@
 /*
  * cli_validate.c - topo-exec --validate: was the tuning table's choice right on this machine?
- * This file: options, and the glue that plans every size: the table, the executor's runnable
- * candidates (exec: tt_exec_runnable_plans, tt_exec_plan_check), the model's ranking and the
- * choice with its runner-ups (tune: tt_validate_model_load, tt_validate_plan,
- * tune/tune_validate.c); cli_validate_report.c prints tune's verdicts (tune/tune_verdict.c),
- * cli_validate_run.c hands the candidates to exec's tt_sweep_candidates, which measures them.
+ * This file: options, and the executor's side of the plan of every size (exec:
+ * tt_exec_runnable_plans, tt_exec_plan_check) handed to tune, which loads and checks the table,
+ * ranks the candidates by the model and picks the choice with its runner-ups
+ * (tt_validate_prepare, tune/tune_validate_prepare.c, tune_validate.c); cli_validate_run.c runs
+ * tune's loop (tt_validate_measure, verdicts and report in tune) with exec's tt_sweep_candidates
+ * measuring the candidates.
  *
  * For every size of the sweep the table's choice (algorithm, protocol, channels) and its nearest
  * runner-ups (the next candidates by the model's predicted time that this engine can run) are
@@ -69,7 +70,7 @@ int tt_cli_validate_option(tt_cli_validate_opts *v, const char *name, const char
         v->rounds = (int)n;
         return 0;
     }
-    if (tt_cli_int_option(name, value, 0, VMAXC - 1, &n)) return TT_CLI_EXIT_ERROR;
+    if (tt_cli_int_option(name, value, 0, TT_VALIDATE_MAXC - 1, &n)) return TT_CLI_EXIT_ERROR;
     v->runners_up = (int)n;
     return 0;
 }
@@ -82,24 +83,24 @@ typedef struct {
 
 /* every (algorithm, protocol) the executor runs for this collective at this count (exec's
  * capability table; GPU ranks: this communicator's algorithms, tt_gpu_comm_algos) */
-static int engine_candidates(void *user, size_t count, vcand *out, int max)
+static int engine_candidates(void *user, size_t count, tt_validate_cand *out, int max)
 {
     const vplan *p = user;
     tt_plan req[VMAXC], eff[VMAXC];
     int n = tt_exec_runnable_plans(p->e->comm, p->e->g, p->x->s->coll, count, p->x->s->dtype, req, eff,
                                    max < VMAXC ? max : VMAXC);
     for (int k = 0; k < n; k++)
-        out[k] = (vcand){.algo = req[k].algo, .proto = req[k].proto, .channels = req[k].channels,
+        out[k] = (tt_validate_cand){.algo = req[k].algo, .proto = req[k].proto, .channels = req[k].channels,
                          .ran_channels = eff[k].channels};
     return n;
 }
 
 /* the table's choice with the channels this engine runs, then exec's answer for it */
-static int choice_runs(void *user, size_t count, vcand *c, char *why, size_t wl)
+static int choice_runs(void *user, size_t count, tt_validate_cand *c, char *why, size_t wl)
 {
     const vplan *p = user;
     if (!p->e->gpu) {
-        if (c->channels > 1) p->x->host_channels_note = 1;
+        if (c->channels > 1) p->x->r.host_channels_note = 1;
         c->channels = 1; /* host transports run one channel (tt_exec.h) */
     } else if (c->channels > tt_gpu_comm_max_channels(p->e->g)) {
         c->channels = tt_gpu_comm_max_channels(p->e->g);
@@ -115,75 +116,11 @@ static int choice_runs(void *user, size_t count, vcand *c, char *why, size_t wl)
 
 int vld_plan_sizes(vctx *x, const vengine *e)
 {
-    const tt_cli_validate_opts *v = x->v;
-    const tt_cli_sweep *s = x->s;
-    tt_validate_model m;
-    memset(&m, 0, sizeof m);
-    tt_tune_table tab;
-    memset(&tab, 0, sizeof tab);
-    int rc = VX_OK;
-    const char *cal = tt_setting("TOPOTUNE_CALIBRATION"); /* --calibration */
-    if (v->table) {
-        if (tt_tune_table_load(v->table, &tab) != TT_OK) { /* errors name path:line or the entry */
-            rc = tt_cli_fail(TT_ERR_PARSE);
-            goto out;
-        }
-        if (tab.ranks != x->nranks) {
-            rc = tt_cli_bad("--table %s: the table is for %d ranks (%d node(s)) but this run has %d ranks; build it "
-                            "with topo-tune --gpus-per-node/--nodes for %d ranks", v->table, tab.ranks, tab.nodes,
-                            x->nranks, x->nranks);
-            goto out;
-        }
-        /* GPU ranks: the table's nodes are the hosts the ranks span (emulated hosts count), so
-         * that a topo-tune --nodes N table is looked up only for N hosts of ranks/N ranks each */
-        int hosts = e->gpu ? tt_gpu_comm_hosts(e->g) : 0;
-        if (hosts > 0 && tab.nodes != hosts) {
-            rc = tt_cli_bad("--table %s: the table is for %d ranks on %d node(s) but these %d GPU ranks span %d "
-                            "host(s); build it with topo-tune --nodes %d --gpus-per-node %d", v->table, tab.ranks,
-                            tab.nodes, x->nranks, hosts, hosts, x->nranks / hosts);
-            goto out;
-        }
-        int has = 0;
-        for (int i = 0; i < tab.n; i++) has |= tab.entries[i].coll == s->coll;
-        if (!has) {
-            rc = tt_cli_bad("--table %s: no entry for %s (build it with topo-tune -C all or -C %s)", v->table,
-                            tt_coll_name(s->coll), tt_coll_name(s->coll));
-            goto out;
-        }
-        snprintf(x->table_desc, sizeof x->table_desc, "%s (%d ranks, %d node(s), model %s, %d entries)", v->table,
-                 tab.ranks, tab.nodes, tab.model[0] ? tab.model : "?", tab.n);
-        if (v->topo &&
-            tt_validate_model_load(&m, v->topo, e->gpu, x->nranks, cal, x->model_desc, sizeof x->model_desc) != TT_OK) {
-            rc = tt_cli_fail(TT_ERR_INVALID);
-            goto out;
-        }
-        if (!m.ok)
-            snprintf(x->model_desc, sizeof x->model_desc,
-                     "none (no --topo): every candidate this engine runs is measured");
-    } else {
-        if (tt_validate_model_load(&m, v->topo, e->gpu, x->nranks, cal, x->model_desc, sizeof x->model_desc) != TT_OK) {
-            rc = tt_cli_fail(TT_ERR_INVALID);
-            goto out;
-        }
-        snprintf(x->table_desc, sizeof x->table_desc,
-                 "computed: the model's fastest candidate that this engine runs, per size");
-    }
-    x->ranked = m.ok;
-    if (tt_validate_sizes(s->coll, x->nranks, tt_dtype_size(s->dtype), s->minb, s->maxb, s->stepb, s->factor, &x->sz,
-                          &x->nsz) != TT_OK) {
-        rc = tt_cli_bad("%s", tt_error_message());
-        goto out;
-    }
     vplan vp = {x, e};
     tt_validate_engine ve = {engine_candidates, choice_runs, &vp};
-    int judged = tt_validate_plan(x->sz, x->nsz, v->table ? &tab : NULL, &m, s->coll, x->nranks, v->runners_up, &ve);
-    if (!judged) {
-        rc = tt_cli_bad("--validate: nothing to run: %s at every size of the sweep",
-                        x->nsz ? x->sz[0].note : "no size");
-        goto out;
-    }
-out:
-    tt_tune_table_free(&tab);
-    tt_validate_model_free(&m);
-    return rc;
+    tt_status st = tt_validate_prepare(&x->r, x->v->table, tt_setting("TOPOTUNE_CALIBRATION") /* --calibration */,
+                                       e->gpu, e->gpu ? tt_gpu_comm_hosts(e->g) : 0, tt_dtype_size(x->s->dtype), &ve);
+    if (st == TT_OK) return VX_OK;
+    /* a table or model that did not load: the library's message; the run does not fit: a usage error */
+    return st == TT_ERR_MISMATCH ? tt_cli_bad("%s", tt_error_message()) : tt_cli_fail(st);
 }

@@ -4,9 +4,9 @@
  * environment; topo-exec.c opens the host communicator and compares the options first).  The
  * plan of every size is cli_validate.c's with the candidates this communicator runs (ring and
  * tree x simple/ll, and hierarchical x simple/ll where process ranks span hosts); the
- * measurement is the library's (tt_sweep_candidates, through cli_validate_run.c's vld_measure) on
- * its GPU engine, which in process mode averages the times and sums #wrong over the processes, so
- * every process judges the same numbers; rank 0 prints.
+ * measurement is the library's (tt_sweep_candidates, through cli_validate_run.c's vld_measure, in
+ * tune's loop) on its GPU engine, which in process mode averages the times and sums #wrong over
+ * the processes, so every process judges the same numbers; rank 0 prints.
  *
  * A candidate runs as topo-exec's GPU sweep measures a row: warm-up and timed calls of the
  * collective (-t: every collective the GPU executor runs, with -r for the rooted ones), then a
@@ -41,8 +41,8 @@ int tt_cli_validate_gpu_check(const tt_cli_validate_opts *v, const tt_cli_sweep 
 static int gpu_engine(vctx *x, tt_gpu_comm *g, tt_comm *host, tt_sweep_engine *se)
 {
     size_t es = tt_dtype_size(x->s->dtype), maxcount = 0;
-    for (int i = 0; i < x->nsz; i++)
-        if (x->sz[i].count > maxcount) maxcount = x->sz[i].count;
+    for (int i = 0; i < x->r.nsz; i++)
+        if (x->r.sz[i].count > maxcount) maxcount = x->r.sz[i].count;
     tt_sweep_opts bo = vld_sweep_opts(x->s);
     tt_status st = tt_sweep_engine_gpu(se, g, host);
     if (st == TT_OK) st = tt_sweep_prepare(se, &bo, maxcount);
@@ -61,14 +61,7 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     int rc = tt_cli_validate_gpu_check(v, s, ngpus, n);
     if (rc) return rc; /* the same options on every process (compared by topo-exec): all stop here */
     vctx x;
-    memset(&x, 0, sizeof x);
-    x.v = v;
-    x.s = s;
-    x.nranks = n;
-    x.transport = "gpu";
-    x.print = me == 0;
-    char start[64];
-    vld_start_time(start, sizeof start);
+    vld_init(&x, v, s, n, "gpu", me == 0);
     tt_gpu_comm *g = NULL;
     tt_sweep_engine se;
     memset(&se, 0, sizeof se);
@@ -79,7 +72,7 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
     }
     if (host) {
         int hosts = tt_gpu_comm_hosts(g), nnet = tt_gpu_comm_net_pairs(g);
-        snprintf(x.setup, sizeof x.setup, "%d processes, one GPU rank each, on %d host(s)%s: %s", n, hosts,
+        snprintf(x.r.setup, sizeof x.r.setup, "%d processes, one GPU rank each, on %d host(s)%s: %s", n, hosts,
                  tt_setting("TOPOTUNE_GPU_EMULATE_HOSTS") && hosts > 1 ? " (emulated)" : "",
                  nnet == 0 ? "CUDA IPC or shared memory between them"
                  : nnet < n * (n - 1) ? "CUDA IPC inside a host, net transport between hosts"
@@ -98,14 +91,14 @@ int tt_cli_validate_gpu(const tt_cli_validate_opts *v, const tt_cli_sweep *s, in
         vld_print_header(&x);
     }
     rc = vld_measure(&x, &se, NULL, 0, 0);
-    if (x.failed) tt_cli_bad("rank %d: %s", me, x.err);
-    rc = vld_finish(&x, rc, start);
+    if (x.r.failed) tt_cli_bad("rank %d: %s", me, x.r.err);
+    rc = vld_finish(&x, rc);
 out:
     tt_sweep_engine_release(&se);
     if (tt_gpu_comm_destroy(g) != TT_OK && !rc) {
         tt_cli_bad("rank %d: %s", me, tt_error_message());
         rc = VX_RUNTIME;
     }
-    free(x.sz);
+    free(x.r.sz);
     return rc;
 }

@@ -921,6 +921,89 @@ struct cJSON;
 struct cJSON *tt_validate_json(const tt_validate_size *sz, int n, const char *table_desc, const char *model_desc,
                                double margin, int runners_up, int rounds, int exit_code);
 
+/* ---- the validation run (tune_validate_run.c: the loop; tune_validate_report.c: the report) ----
+ * After the plan (tt_validate_plan), per size: the caller's measurement of its candidates in
+ * `rounds` interleaved rounds (round 1 of every candidate, then round 2, ...), each candidate
+ * keeping per placement its fastest time with the bandwidths at that time and the most wrong
+ * results of any round; then the verdict.  Exit codes: 0 right (or within noise) everywhere, 1
+ * runtime failure, 2 bad input, 3 the table's choice lost by more than the margin somewhere, 7
+ * wrong results (they take precedence over 3). */
+#define TT_VALIDATE_EXIT_TABLE_WRONG 3
+#define TT_VALIDATE_EXIT_WRONG_RESULTS 7
+typedef struct {
+    /* the sweep, as the report names it */
+    const char *coll_name;   /* the collective as the front end names it ("all_reduce") */
+    tt_coll coll;
+    const char *type_name;   /* the element type ("float") */
+    const char *op_name;     /* the reduction ("sum"; AllGather and Broadcast: "none" in the JSON) */
+    int root;
+    int nranks;
+    const char *transport;   /* "shm", "tcp", "gpu", ... */
+    uint64_t minb, maxb, stepb;
+    long long factor;        /* > 1: sizes times factor, else plus stepb */
+    int warmup, iters, agg, check;
+    size_t chunk_bytes;
+    /* the validation */
+    double margin;           /* a fraction: 0.05 = 5 % */
+    int runners_up, rounds;
+    const char *topo;        /* the model's topology file, named by the fix line (NULL: "TOPO") */
+    const char *json;        /* the -J file the caller writes (NULL: none; the fix line says to) */
+    int argc;                /* the command line, for the JSON's "args" */
+    char **argv;
+    char start[64];          /* "YYYY-MM-DD HH:MM:SS" UTC (tt_validate_start_time) */
+    /* the plan (the caller's planning over tt_validate_plan) */
+    char table_desc[600];
+    char model_desc[600];
+    int ranked;              /* runner-ups ordered by prediction (a model) */
+    int host_channels_note;  /* the table asks for several channels, the run has one */
+    char setup[300];         /* a header line about the ranks ("" = none) */
+    tt_validate_size *sz;
+    int nsz;
+    /* the outcome */
+    int failed;              /* the measurement failed: err says why */
+    char err[1200];
+} tt_validate_run;
+void tt_validate_start_time(char *b, size_t n);
+/* The caller's measurement: one round of the z->nc candidates of size i (the candidates in c, a
+ * copy of z->c with the results cleared: t, algbw, busbw 0, wrong -1), filling per placement t,
+ * algbw, busbw and wrong of those it measured.  TT_OK, or the failure with its message (what it
+ * measured before still counts).  judged (optional): after the verdict of size i (every size, a
+ * size not judged too). */
+typedef struct {
+    tt_status (*measure)(void *user, const tt_validate_run *r, int i, int round, tt_validate_cand *c);
+    void (*judged)(void *user, const tt_validate_run *r, int i);
+    void *user;
+} tt_validate_measurer;
+/* Measure and judge every size of r (the results cleared first).  0, or 1 with r->failed and
+ * r->err set (the sizes after the failure stay unmeasured and unjudged). */
+int tt_validate_measure(tt_validate_run *r, const tt_validate_measurer *m);
+/* Everything before the measurements, on r's sweep (coll, nranks, sizes, runners_up, topo set):
+ * the table (table_file, topo-tune's JSON; NULL: the model's fastest per size) loaded and checked
+ * against the run (its ranks; its nodes against the hosts GPU ranks span, hosts > 0; an entry for
+ * the collective), the model (r->topo, calibration, gpu_ranks: tt_validate_model_load), the sizes
+ * (elem_bytes per element) and the plan of every size over e (tt_validate_plan): r's table_desc,
+ * model_desc, ranked, sz (malloc'ed, free()) and nsz.  TT_OK; else with the message:
+ * TT_ERR_PARSE the table did not load, TT_ERR_INVALID the model did not, TT_ERR_MISMATCH the
+ * table or the sweep does not fit the run, or nothing to run at any size. */
+tt_status tt_validate_prepare(tt_validate_run *r, const char *table_file, const char *calibration, int gpu_ranks,
+                              int hosts, size_t elem_bytes, const tt_validate_engine *e);
+/* Wrong results over all candidates and placements (the "Out of bounds" count). */
+int tt_validate_oob(const tt_validate_run *r);
+/* The exit code after the measurements: rc (an earlier code), else 1 when r failed, 7 with wrong
+ * results, 3 when a size is WRONG, else 0. */
+int tt_validate_exit_code(const tt_validate_run *r, int rc);
+/* The text report: the header (before the measurements), one line per size (as it is judged),
+ * then the summary (the counts, the ranges where the table is wrong with the fix, or the failure)
+ * and the "Out of bounds" line when results were wrong ("" otherwise). */
+void tt_validate_report_header(tt_strbuf *b, const tt_validate_run *r);
+void tt_validate_report_size(tt_strbuf *b, const tt_validate_size *z);
+void tt_validate_report_summary(tt_strbuf *b, const tt_validate_run *r);
+void tt_validate_report_oob(tt_strbuf *b, const tt_validate_run *r);
+/* The -J document: nccl-tests' JSON of every measured candidate (role "choice" or "runner-up"),
+ * the failure in "errors", and the "validate" member (tt_validate_json) with exit_code.  NULL on
+ * OOM. */
+struct cJSON *tt_validate_report_json(const tt_validate_run *r, int exit_code);
+
 /* ==== sanity gate and clusters of hosts (tune_sanity.c, tune_hosts.c) ==== */
 
 /* ---- sanity gate (tune_sanity.c) ----

@@ -289,6 +289,24 @@ X @/topo-exec --host 3 --algo hier -b 1K -e 64K -f 8 -n 2 -w 1 -c 1
 X env RANK=0 WORLD_SIZE=x @/topo-exec -b 1K -e 1K
 X env SLURM_PROCID=0 SLURM_NTASKS=2 @/topo-exec -b 1K -e 1K
 X env OMPI_COMM_WORLD_RANK=5 OMPI_COMM_WORLD_SIZE=2 @/topo-exec -b 1K -e 1K
+X echo '{"schema": "topotune-tuning-table", "version": 1, "nodes": 1, "ranks": 4, "model": "topotune", "entries": [{"collective": "allreduce", "min_bytes": 0, "max_bytes": 4095, "algorithm": "tree", "protocol": "simple", "channels": 1}, {"collective": "allreduce", "min_bytes": 4096, "max_bytes": 18446744073709549568, "algorithm": "ring", "protocol": "simple", "channels": 4}]}' >%wrong4.json && TOPOTUNE_FAULT_SLOW=ring:10000 @/topo-exec --validate --host 4 --table %wrong4.json --topo tests/fixtures/pcie-4gpu.xml --validate-runners-up 1 --validate-rounds 2 -b 4K -e 16K -f 4 -n 2 -w 1 -J %wrongvalrun.json
+X TOPOTUNE_FAULT_SLOW=ring:10000 @/topo-exec --validate --host 4 --table %wrong4.json --topo tests/fixtures/pcie-4gpu.xml --validate-runners-up 1 -b 4K -e 16K -f 4 -n 2 -w 1
+X TOPOTUNE_FAULT_SLOW=recursive-doubling:10000 @/topo-exec --validate --host 4 --table %wrong4.json --topo tests/fixtures/pcie-4gpu.xml --validate-runners-up 1 --validate-margin 50 -b 4K -e 16K -f 4 -n 2 -w 1 -J %rightvalrun.json
+X @/topo-exec --validate --host 4 -b 1K -e 16K -f 4 -n 2 -w 1 --validate-runners-up 0 --no-progress -J %onlyvalrun.json
+X @/topo-exec --validate --host 4 -t all_gather -b 4 -e 64 -f 4 -n 2 -w 1 --validate-runners-up 0 -d int32
+X @/topo-exec --validate --host 4 -t broadcast -r 1 -b 1K -e 4K -f 4 -n 2 -w 1 --validate-runners-up 0 -J %bcastvalrun.json
+@/topo-exec --validate --host 4 --table %table4.json -b 1K -e 8K -f 8 -n 2 -w 1
+X TOPOTUNE_FAULT=corrupt:1:40 TOPOTUNE_FAULT_SLOW=ring:10000 @/topo-exec --validate --host 2 -b 1K -e 16K -f 4 -n 2 -w 1 --validate-runners-up 1 -J %failvalrun.json >%failval.txt 2>%failval.log; r=$?; sed -i -E 's/rank [01]: AllReduce [^"]*/rank R: (which rank sees it first varies)/' %failval.txt %failval.log %failvalrun.json; cat %failval.txt; cat %failval.log >&2; rm %failval.txt %failval.log; exit $r
+X @/topo-exec --validate --rank 1 --nranks 2 --master 127.0.0.1:29617 -b 1K -e 4K -f 4 -n 2 -w 1 --validate-runners-up 0 & @/topo-exec --validate --rank 0 --nranks 2 --master 127.0.0.1:29617 -b 1K -e 4K -f 4 -n 2 -w 1 --validate-runners-up 0; r=$?; wait; exit $r
+@/topo-exec --validate --host 4 --validate-rounds 0
+@/topo-exec --validate --host 4 --validate-runners-up 8
+@/topo-exec --validate --host 4 --topo tests/fixtures/does-not-exist.xml -b 1K -e 1K
+@/topo-exec --validate --host 4 --table %wrong4.json -t all_gather -b 1K -e 1K
+@/topo-exec --validate --host 2 --table %wrong4.json -b 1K -e 1K
+@/topo-exec --validate --host 2 --table tests/fixtures/does-not-exist.json -b 1K -e 1K
+@/topo-exec --validate --host 2 --table tests/fixtures/hgx-h100-8gpu.xml -b 1K -e 1K
+@/topo-exec --validate --host 2 --topo tests/fixtures/pcie-4gpu.xml --calibration tests/fixtures/does-not-exist.json -b 1K -e 1K
+@/topo-exec --validate --host 2 -b 1K -e 1K -n 2 -w 1 -J /nonexistent/dir/v.json
 EOF
 )
 
