@@ -78,6 +78,9 @@ const char *tt_cli_coll_name(tt_coll c);   /* topo-exec's -t names: "all_reduce"
 void tt_cli_exec_out(tt_strbuf *sb);
 /* Whether the prediction source is configured (cached). */
 int tt_cli_exec_has_pred(void);
+/* The variables that shape a run, for -J's "env" (cli_exec_set.c): *n "NAME=value" strings, each
+ * and the array malloc'd. */
+char **tt_cli_exec_env_entries(int *n);
 /* The host sweep's header; pids/hosts per rank (pid -1 and "-" when unknown). */
 void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
                               const char *const *hosts);

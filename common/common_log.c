@@ -1,4 +1,5 @@
 /* common_log.c - leveled logging controlled by TOPOTUNE_DEBUG*. */
+#include "common_internal.h"
 #include "tt_common.h"
 
 #include <errno.h>
@@ -52,9 +53,10 @@ static void tt_log_read_env(void)
 
 void tt_log_quiet(void)
 {
-    if (tt_setting("TOPOTUNE_DEBUG"))
+    char *none;
+    if (tt_setting("TOPOTUNE_DEBUG") || !(none = strdup("NONE")))
         return;
-    tt_setting_set("TOPOTUNE_DEBUG", "NONE");
+    common_setting_store(tt_setting_lookup("TOPOTUNE_DEBUG"), none);
     tt_log_reinit();
 }
 

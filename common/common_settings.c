@@ -11,11 +11,15 @@
  * Variables of other programs (launchers' RANK, MASTER_ADDR, SLURM_*, NCCL's NCCL_*) are their
  * interface, not ours: tt_setting() reads them too (so that the environment is read here only),
  * but they have no row.
+ *
+ * This file holds the table, the reads and the store of values set for this process, and uses
+ * nothing but libc (the log reads its variables here, and errors log); setting a value and
+ * checking the typed rows, which report errors, are common_settings_set.c.
  */
+#include "common_internal.h"
 #include "tt_common.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,14 +107,8 @@ const char *tt_setting(const char *name)
     return i >= 0 ? v : getenv(name);
 }
 
-tt_status tt_setting_set(const char *name, const char *value)
+int common_setting_store(const tt_setting_info *s, char *copy)
 {
-    const tt_setting_info *s = tt_setting_lookup(name);
-    if (!s)
-        return tt_error_set(TT_ERR_INVALID, "tt_setting_set: '%s' is not a topotune setting", name ? name : "(null)");
-    char *copy = NULL;
-    if (value && !(copy = tt_strdup(value)))
-        return tt_error_set(TT_ERR_NOMEM, "tt_setting_set: out of memory");
     pthread_mutex_lock(&set_mu);
     int i = find_set(s->name);
     if (i < 0) { /* a new row: nset < MAX_SET, as every row is set at most once here */
@@ -121,46 +119,5 @@ tt_status tt_setting_set(const char *name, const char *value)
     }
     set_values[i].value = copy;
     pthread_mutex_unlock(&set_mu);
-    return TT_OK;
-}
-
-/* 1 when the value s is acceptable for the typed row t */
-static int value_ok(const tt_setting_info *t, const char *s)
-{
-    if (t->type == TT_SETTING_INT) {
-        long long v;
-        return tt_parse_ll(s, &v) == TT_OK && v >= t->lo && v <= t->hi;
-    }
-    if (t->type == TT_SETTING_SIZE || t->type == TT_SETTING_SIZE_POW2) {
-        uint64_t v;
-        return tt_parse_size(s, &v) == TT_OK && v >= (uint64_t)t->lo && v <= (uint64_t)t->hi &&
-               !(t->type == TT_SETTING_SIZE_POW2 && (v & (v - 1)));
-    }
-    if (t->type == TT_SETTING_CHOICE) { /* t->accepted: "a, b or c" */
-        size_t n = strlen(s);
-        if (strpbrk(s, ", "))
-            return 0;
-        for (const char *p = t->accepted; (p = strstr(p, s)) != NULL; p += n) {
-            int starts = p == t->accepted || p[-1] == ' ';
-            int ends = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
-            if (starts && ends && n && strcmp(s, "or"))
-                return 1;
-        }
-        return 0;
-    }
-    return 1;
-}
-
-tt_status tt_settings_check(void)
-{
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
-        const tt_setting_info *t = &table[i];
-        if (t->type == TT_SETTING_TEXT || t->type == TT_SETTING_TEST)
-            continue;
-        const char *s = tt_setting(t->name);
-        if (s && *s && !value_ok(t, s))
-            return tt_error_set(TT_ERR_INVALID, "%s='%.80s': must be %s (unset it for the default)", t->name, s,
-                                t->accepted);
-    }
-    return TT_OK;
+    return 0;
 }
