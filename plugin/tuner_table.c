@@ -4,18 +4,21 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tuner_table.h"
 
-#define TP_MAX_FILE (64u << 20)
-
 tt_status tp_table_push(tp_table *t, const tp_rule *r)
 {
+    if (t->n >= TP_MAX_RULES)
+        return tt_error_set(TT_ERR_LIMIT, "tuner table: more than %d rules (the reader's limit)", TP_MAX_RULES);
     if (t->n == t->cap) {
         int nc = t->cap ? t->cap * 2 : 64;
         tp_rule *nr = realloc(t->r, (size_t)nc * sizeof *nr);
@@ -99,6 +102,52 @@ static tt_status json_table(const tj_val *tab, const char *name, const char *whe
     return TT_OK;
 }
 
+/* a shape and where it is: sorted to find repeats in n log n */
+typedef struct {
+    double ranks, nodes;
+    int idx;
+} shape_at;
+
+static int shape_at_cmp(const void *a, const void *b)
+{
+    const shape_at *x = a, *y = b;
+    if (x->ranks != y->ranks) return x->ranks < y->ranks ? -1 : 1;
+    if (x->nodes != y->nodes) return x->nodes < y->nodes ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* (*dup)[i]: the first earlier table of the same shape, -1 when none (tables without numeric
+ * "ranks"/"nodes" are refused later, by json_table) */
+static tt_status set_duplicates(const tj_val *tabs, const char *name, int **dup, int *n)
+{
+    int cnt = 0;
+    for (const tj_val *t = tabs->child; t; t = t->next) cnt++;
+    if (cnt > TP_MAX_TABLES)
+        return tt_error_set(TT_ERR_LIMIT, "%s:%d: %d tables in the set; the reader's limit is %d", name, tabs->line, cnt,
+                            TP_MAX_TABLES);
+    *n = cnt;
+    *dup = malloc((size_t)cnt * sizeof **dup);
+    shape_at *sa = malloc((size_t)cnt * sizeof *sa);
+    if (!*dup || !sa) {
+        free(sa);
+        return tt_error_set(TT_ERR_NOMEM, "%s: out of memory", name);
+    }
+    int k = 0, i = 0;
+    for (const tj_val *t = tabs->child; t; t = t->next, i++) {
+        (*dup)[i] = -1;
+        double r, nd;
+        if (num_of(t, "ranks", &r) && num_of(t, "nodes", &nd)) sa[k++] = (shape_at){r, nd, i};
+    }
+    qsort(sa, (size_t)k, sizeof *sa, shape_at_cmp);
+    for (i = 1; i < k; i++) {
+        const shape_at *first = &sa[i - 1];
+        if (sa[i].ranks == first->ranks && sa[i].nodes == first->nodes)
+            (*dup)[sa[i].idx] = (*dup)[first->idx] >= 0 ? (*dup)[first->idx] : first->idx;
+    }
+    free(sa);
+    return TT_OK;
+}
+
 tt_status tp_table_parse_json(const char *text, const char *name, tp_table *out)
 {
     memset(out, 0, sizeof *out);
@@ -121,27 +170,24 @@ tt_status tp_table_parse_json(const char *text, const char *name, tp_table *out)
             st = tt_error_set(TT_ERR_PARSE, "%s:%d: \"tables\" must be a non-empty array of tables", name,
                               tabs ? tabs->line : root->line);
         } else {
+            int *dup = NULL, n = 0;
+            st = set_duplicates(tabs, name, &dup, &n);
             int i = 0;
             for (const tj_val *t = tabs->child; t && st == TT_OK; t = t->next, i++) {
                 char where[32];
                 snprintf(where, sizeof where, "tables[%d]", i);
-                double r0 = 0, n0 = 0;
-                num_of(t, "ranks", &r0);
-                num_of(t, "nodes", &n0);
                 /* the same shape twice: which one wins would be an accident of file order */
-                int j = 0;
-                for (const tj_val *u = tabs->child; u != t; u = u->next, j++) {
-                    double r1 = -1, n1 = -1;
-                    num_of(u, "ranks", &r1);
-                    num_of(u, "nodes", &n1);
-                    if (r1 == r0 && n1 == n0) {
-                        st = tt_error_set(TT_ERR_PARSE, "%s:%d: tables[%d] is for %g ranks on %g node(s), like tables[%d]",
-                                          name, t->line, i, r0, n0, j);
-                        break;
-                    }
+                if (dup[i] >= 0) {
+                    double r0 = 0, n0 = 0;
+                    num_of(t, "ranks", &r0);
+                    num_of(t, "nodes", &n0);
+                    st = tt_error_set(TT_ERR_PARSE, "%s:%d: tables[%d] is for %g ranks on %g node(s), like tables[%d]",
+                                      name, t->line, i, r0, n0, dup[i]);
+                    break;
                 }
-                if (st == TT_OK) st = json_table(t, name, where, out);
+                st = json_table(t, name, where, out);
             }
+            free(dup);
         }
     }
     tj_free(root);
@@ -244,6 +290,7 @@ tt_status tp_table_parse_csv(const char *text, const char *name, tp_table *out)
     out->csv = 1;
     tt_status st = TT_OK;
     int ln = 0;
+    if (!strncmp(text, "\xEF\xBB\xBF", 3)) text += 3; /* a UTF-8 byte order mark */
     for (const char *p = text; *p && st == TT_OK; ) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
@@ -261,21 +308,108 @@ tt_status tp_table_parse_csv(const char *text, const char *name, tp_table *out)
     return st;
 }
 
-tt_status tp_table_load(const char *path, int csv, tp_table *out)
+tt_status tp_file_open(const char *path, tp_file *f)
+{
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    if (!strcmp(path, "-"))
+        return tt_error_set(TT_ERR_IO, "'-' (standard input) is not accepted as a tuner table; name a regular file");
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer inside NCCL's communicator init */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return tt_error_set(TT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return tt_error_set(TT_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        const char *what = S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" :
+                           S_ISCHR(sb.st_mode) ? "a character device" : S_ISBLK(sb.st_mode) ? "a block device" :
+                           S_ISSOCK(sb.st_mode) ? "a socket" : "not a regular file";
+        return tt_error_set(TT_ERR_IO, "%s: is %s; a tuner table must be a regular file", path, what);
+    }
+    if (sb.st_size > TP_MAX_FILE) {
+        close(fd);
+        return tt_error_set(TT_ERR_LIMIT, "%s: %lld bytes; the reader's limit is %d MiB", path, (long long)sb.st_size,
+                            TP_MAX_FILE >> 20);
+    }
+    f->fd = fd;
+    f->dev = (uint64_t)sb.st_dev;
+    f->ino = (uint64_t)sb.st_ino;
+    f->size = (int64_t)sb.st_size;
+    f->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    f->ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+    return TT_OK;
+}
+
+void tp_file_close(tp_file *f)
+{
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+}
+
+int tp_file_same(const tp_file *a, const tp_file *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+           a->ctime_ns == b->ctime_ns;
+}
+
+tt_status tp_table_read(const char *path, tp_file *f, int csv, tp_table *out)
 {
     memset(out, 0, sizeof *out);
-    char *text = NULL;
-    size_t len = 0;
-    tt_status st = tt_read_file(path, TP_MAX_FILE, &text, &len);
-    if (st != TT_OK) return st;
+    /* the size fstat gave, read to the end (a file that grows meanwhile is cut at the limit) */
+    size_t cap = (size_t)f->size + 1, len = 0;
+    char *text = malloc(cap);
+    if (!text) return tt_error_set(TT_ERR_NOMEM, "%s: out of memory", path);
+    for (;;) {
+        if (len + 1 == cap) {
+            if (cap > (size_t)TP_MAX_FILE) {
+                free(text);
+                return tt_error_set(TT_ERR_LIMIT, "%s: more than %d MiB; the reader's limit", path, TP_MAX_FILE >> 20);
+            }
+            char *nt = realloc(text, cap * 2);
+            if (!nt) { free(text); return tt_error_set(TT_ERR_NOMEM, "%s: out of memory", path); }
+            text = nt;
+            cap *= 2;
+        }
+        ssize_t got = read(f->fd, text + len, cap - 1 - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            int e = errno;
+            free(text);
+            return tt_error_set(TT_ERR_IO, "%s: cannot read: %s", path, strerror(e));
+        }
+        if (got == 0) break;
+        len += (size_t)got;
+    }
+    text[len] = 0;
+    tt_status st;
     if (strlen(text) != len) {
         free(text);
         return tt_error_set(TT_ERR_PARSE, "%s: a NUL byte in the file (not a text table)", path);
     }
     const char *q = text;
+    if (!strncmp(q, "\xEF\xBB\xBF", 3)) q += 3; /* a UTF-8 byte order mark: skipped, then the format is told */
     while (isspace((unsigned char)*q)) q++;
+    if (!*q) {
+        free(text);
+        return tt_error_set(TT_ERR_PARSE, "%s: is empty%s", path, len ? " (only white space)" : "");
+    }
     st = !csv && *q == '{' ? tp_table_parse_json(text, path, out) : tp_table_parse_csv(text, path, out);
     free(text);
+    return st;
+}
+
+tt_status tp_table_load(const char *path, int csv, tp_table *out)
+{
+    memset(out, 0, sizeof *out);
+    tp_file f;
+    tt_status st = tp_file_open(path, &f);
+    if (st != TT_OK) return st;
+    st = tp_table_read(path, &f, csv, out);
+    tp_file_close(&f);
     return st;
 }
 
@@ -293,23 +427,37 @@ int tp_table_has_shape(const tp_table *t, int nranks, int nnodes)
     return 0;
 }
 
+static int shape_cmp(const void *a, const void *b)
+{
+    const tp_rule *x = *(const tp_rule *const *)a, *y = *(const tp_rule *const *)b;
+    if (x->nranks != y->nranks) return x->nranks < y->nranks ? -1 : 1;
+    if (x->nnodes != y->nnodes) return x->nnodes < y->nnodes ? -1 : 1;
+    return (x > y) - (x < y); /* file order */
+}
+
+static int ptr_cmp(const void *a, const void *b)
+{
+    const tp_rule *x = *(const tp_rule *const *)a, *y = *(const tp_rule *const *)b;
+    return (x > y) - (x < y);
+}
+
 int tp_table_shapes(const tp_table *t, tp_shape *out, int cap)
 {
-    int n = 0;
-    tp_shape *seen = calloc((size_t)(t->n ? t->n : 1), sizeof *seen);
-    if (!seen) return 0;
-    for (int i = 0; i < t->n; i++) {
-        const tp_rule *r = &t->r[i];
-        if (r->nranks < 0 || r->nnodes < 0) continue;
-        int dup = 0;
-        for (int j = 0; j < n && !dup; j++) dup = seen[j].nranks == r->nranks && seen[j].nnodes == r->nnodes;
-        if (dup) continue;
-        seen[n].nranks = r->nranks;
-        seen[n].nnodes = r->nnodes;
-        if (n < cap) out[n] = seen[n];
-        n++;
+    /* sorted by shape then place (n log n); the first rule of each shape, back in file order */
+    const tp_rule **p = malloc((size_t)(t->n ? t->n : 1) * sizeof *p);
+    if (!p) return 0;
+    int k = 0, n = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->r[i].nranks >= 0 && t->r[i].nnodes >= 0) p[k++] = &t->r[i];
+    qsort(p, (size_t)k, sizeof *p, shape_cmp);
+    for (int i = 0; i < k; i++)
+        if (!i || p[i]->nranks != p[n - 1]->nranks || p[i]->nnodes != p[n - 1]->nnodes) p[n++] = p[i];
+    qsort(p, (size_t)n, sizeof *p, ptr_cmp);
+    for (int i = 0; i < n && i < cap; i++) {
+        out[i].nranks = p[i]->nranks;
+        out[i].nnodes = p[i]->nnodes;
     }
-    free(seen);
+    free(p);
     return n;
 }
 

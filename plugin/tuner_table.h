@@ -42,11 +42,31 @@ typedef struct {
     int nranks, nnodes;
 } tp_shape;
 
+/* Engineering limits, far above any real table (docs/tuner-plugin.md, "Limits"); the JSON
+ * reader's own are in tuner_json.c. */
+#define TP_MAX_FILE (64 << 20) /* bytes */
+#define TP_MAX_RULES 1000000   /* rules (CSV rows, JSON entries) */
+#define TP_MAX_TABLES 65536    /* tables in a table set */
+
+/* An open table file and its identity (what the plugin's per-process cache is keyed by). */
+typedef struct {
+    int fd;
+    uint64_t dev, ino;
+    int64_t size, mtime_ns, ctime_ns;
+} tp_file;
+/* Open a regular file without blocking (O_NONBLOCK|O_CLOEXEC): "-", FIFOs, devices, sockets,
+ * directories and files over TP_MAX_FILE are refused with the reason. */
+tt_status tp_file_open(const char *path, tp_file *f);
+void tp_file_close(tp_file *f);
+int tp_file_same(const tp_file *a, const tp_file *b);
+/* Read and parse an open file (like tp_table_load). */
+tt_status tp_table_read(const char *path, tp_file *f, int csv, tp_table *out);
+
 /* Parse `text` (NUL-terminated); `name` is used in messages. */
 tt_status tp_table_parse_json(const char *text, const char *name, tp_table *out);
 tt_status tp_table_parse_csv(const char *text, const char *name, tp_table *out);
-/* Read `path`: CSV when `csv` is 1; otherwise JSON when the first non-blank character is '{',
- * CSV else. */
+/* Read `path`: CSV when `csv` is 1; otherwise JSON when the first non-blank character (after a
+ * UTF-8 byte order mark) is '{', CSV else.  An empty (or all-blank) file is refused. */
 tt_status tp_table_load(const char *path, int csv, tp_table *out);
 void tp_table_free(tp_table *t);
 tt_status tp_table_push(tp_table *t, const tp_rule *r);
@@ -64,17 +84,21 @@ tt_status tp_table_select(const tp_table *t, int nranks, int nnodes, tp_rule **o
 
 /* ---- the JSON subset (plugin/tuner_json.c): a tree with the line of every value ---- */
 typedef enum { TJ_NULL, TJ_BOOL, TJ_NUM, TJ_STR, TJ_ARR, TJ_OBJ } tj_type;
-typedef struct tj_val {
+typedef struct tj_val { /* 32 bytes; the nodes and strings of one document live in one arena */
     tj_type type;
     int line;
-    double num;            /* TJ_NUM; TJ_BOOL: 0 or 1 */
-    char *str;             /* TJ_STR */
+    union {
+        double num;            /* TJ_NUM; TJ_BOOL: 0 or 1 */
+        char *str;             /* TJ_STR */
+        struct tj_val *child;  /* TJ_ARR, TJ_OBJ: first element/member */
+    };
     char *key;             /* the member name inside an object */
-    struct tj_val *child;  /* TJ_ARR, TJ_OBJ: first element/member */
     struct tj_val *next;
 } tj_val;
 /* Strict RFC 8259 JSON (no comments, no trailing commas, no duplicate member names), nesting at
- * most 64 deep; errors name `name`:line. */
+ * most 64 deep, at most 4194304 values and 65536 members per object; strings must be valid UTF-8
+ * without \u0000; a leading UTF-8 byte order mark is skipped; errors name `name`:line.
+ * tj_free takes the root only (it frees the whole document). */
 tt_status tj_parse(const char *text, const char *name, tj_val **out);
 void tj_free(tj_val *v);
 const tj_val *tj_get(const tj_val *obj, const char *key);

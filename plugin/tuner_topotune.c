@@ -16,9 +16,11 @@
  * unsupported (cost < 0) is skipped - an unsupported combination is never enabled.  Errors never
  * fail the communicator: the plugin logs and leaves the choice to NCCL.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tuner_plugin.h"
 #include "tuner_table.h"
@@ -31,6 +33,58 @@ typedef struct {
     int n;
     unsigned long applied, ignored;
 } tp_ctx;
+
+/* The table is read once per process: the last file read (or refused) is kept, keyed by its path,
+ * the CSV flag and the file's identity (device, inode, size, mtime, ctime from fstat of the open
+ * file); a communicator init that finds the same file takes it from here.  The lock is held while
+ * an init reads, chooses its shape and copies its rules, so inits on several threads are safe. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char *path;
+    int csv;
+    tp_file id;
+    tt_status st;  /* TT_OK: t holds the table; else err is the reason it was refused */
+    char err[512];
+    tp_table t;
+} cache;
+
+/* under cache_lock: the table for path, read when the cache does not hold this very file */
+static tt_status cached_table(const char *path, int csv, tp_logger logf, const tp_table **out)
+{
+    tp_file f;
+    tt_status st = tp_file_open(path, &f);
+    if (st != TT_OK) return st; /* not cached: opening is cheap and the file may appear later */
+    if (cache.path && cache.csv == csv && !strcmp(cache.path, path) && tp_file_same(&cache.id, &f)) {
+        tp_file_close(&f);
+        if (cache.st != TT_OK) return tt_error_set(cache.st, "%s", cache.err);
+        *out = &cache.t;
+        return TT_OK;
+    }
+    tp_table_free(&cache.t);
+    free(cache.path);
+    cache.path = NULL;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    st = tp_table_read(path, &f, csv, &cache.t);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    tp_file_close(&f);
+    cache.path = strdup(path);
+    if (!cache.path) {
+        tp_table_free(&cache.t);
+        return tt_error_set(TT_ERR_NOMEM, "%s: out of memory", path);
+    }
+    cache.csv = csv;
+    cache.id = f;
+    cache.st = st;
+    if (st != TT_OK) {
+        snprintf(cache.err, sizeof cache.err, "%s", tt_error_message());
+        return st;
+    }
+    tp_log(logf, TP_LOG_INFO, "topotune tuner: read %s: %d rules, %lld bytes in %.1f ms (kept for this process)", path,
+           cache.t.n, (long long)f.size, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    *out = &cache.t;
+    return TT_OK;
+}
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -115,26 +169,29 @@ static tp_result do_init(void **ctxp, uint64_t comm, size_t nRanks, size_t nNode
                      nRanks, nNodes);
         return tpSuccess;
     }
-    tp_table t;
-    if (tp_table_load(path, csv, &t) != TT_OK) {
+    const tp_table *tp = NULL;
+    pthread_mutex_lock(&cache_lock);
+    if (cached_table(path, csv, logf, &tp) != TT_OK) {
         tp_warn_once(logf, "topotune tuner: %s; keeping NCCL's choices", tt_error_message());
+        pthread_mutex_unlock(&cache_lock);
         return tpSuccess;
     }
-    if (t.dropped)
+    const tp_table *t = tp;
+    if (t->dropped)
         tp_warn_once(logf, "topotune tuner: %s: %d entries use algorithms NCCL cannot run (build the table with --nccl-only); "
-                     "those sizes keep NCCL's choice", path, t.dropped);
+                     "those sizes keep NCCL's choice", path, t->dropped);
     tp_shape use;
-    if (pick_shape(c, &t, path, (int)nRanks, (int)nNodes, nvl, &use)) {
-        if (tp_table_select(&t, use.nranks, use.nnodes, &c->r, &c->n) != TT_OK) {
+    if (pick_shape(c, t, path, (int)nRanks, (int)nNodes, nvl, &use)) {
+        if (tp_table_select(t, use.nranks, use.nnodes, &c->r, &c->n) != TT_OK) {
             tp_warn_once(logf, "topotune tuner: %s; keeping NCCL's choices", tt_error_message());
         } else {
             c->active = 1;
             tp_log(logf, TP_LOG_INFO, "topotune tuner: %d rules from %s (%s%s) for %zu ranks on %zu nodes (shape %dx%d)",
-                   c->n, path, t.csv ? "CSV" : "model ", t.csv ? "" : (t.model[0] ? t.model : "?"), nRanks, nNodes,
+                   c->n, path, t->csv ? "CSV" : "model ", t->csv ? "" : (t->model[0] ? t->model : "?"), nRanks, nNodes,
                    use.nranks, use.nnodes);
         }
     }
-    tp_table_free(&t);
+    pthread_mutex_unlock(&cache_lock);
     return tpSuccess;
 }
 

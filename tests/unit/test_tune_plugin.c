@@ -153,8 +153,9 @@ static void test_mismatch_and_unset(void **state)
     assert_int_equal(p->getCollInfo(ctx, 4, 1 << 20, 1, (float **)t, 7, 3, 0, &nch), 0);
     for (int i = 0; i < 21; i++) assert_float_equal(t[i], 100.0, 0);
     assert_int_equal(p->finalize(ctx), 0);
-    /* broken file: warning, no failure */
-    FILE *f = fopen(tabpath, "r+");
+    /* broken file (rewritten: a new size, so the plugin's per-process cache reads it again):
+     * warning, no failure */
+    FILE *f = fopen(tabpath, "w");
     assert_non_null(f);
     fputs("{{{{", f);
     fclose(f);
