@@ -198,7 +198,7 @@ $(TUNER_PLUGIN): $(PLUGIN_OBJS) $(COMMON_LIB) plugin/tuner.map
 $(TUNER_HARNESS): tests/plugin/tuner_harness.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
-$(BUILD)/tests/test_tune_plugin: $(TUNER_PLUGIN)
+$(BUILD)/tests/test_tune_plugin $(BUILD)/tests/test_tuner_hardening: $(TUNER_PLUGIN)
 
 tests: $(TESTS) $(TUNER_HARNESS)
 
