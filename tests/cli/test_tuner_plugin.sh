@@ -167,6 +167,50 @@ bad_case "$TMP/bad2.csv" "bad2\\.csv:1: algorithm 'rhd' is not one NCCL runs" "C
 printf 'allreduce,0,100,ring,ll,0,1,8\n' >"$TMP/bad3.csv"
 bad_case "$TMP/bad3.csv" "bad3\\.csv:1: channels '0' must be 1\\.\\.64 or -1" "CSV with channels 0: named"
 
+# --- 7b. hardening (issue #32): regular files only, read once per process, strict strings, limits
+if command -v mkfifo >/dev/null; then
+  mkfifo "$TMP/fifo.json"
+  TOPOTUNE_TUNER_TABLE="$TMP/fifo.json" run timeout 20 "$H" "$SO" 6 comm:8:1 call:4:1048576
+  [ "$RC" = 0 ] && grep -q '^log W:.*fifo\.json: is a FIFO; a tuner table must be a regular file' "$TMP/out" \
+    && grep -q '^call 4 1048576 -> nccl nch=0' "$TMP/out" && ok "a FIFO is refused at once (no wait for a writer), NCCL decides" \
+    || not_ok "FIFO (rc $RC): $(head -c 300 "$TMP/out")"
+else
+  skip "FIFO table" "mkfifo not installed"
+fi
+bad_case "-" "'-' \\(standard input\\) is not accepted as a tuner table" "'-' (the application's stdin) is refused"
+bad_case "$TMP" "is a directory; a tuner table must be a regular file" "a directory is refused"
+printf '{"schema": "topotune-tuning-table", "version": 1, "nodes": 1, "ranks": 8, "entries": [\n{"collective": "allreduce\\u0000garbage", "min_bytes": 0, "max_bytes": 1048576, "algorithm": "ring", "protocol": "ll"}]}\n' >"$TMP/nul.json"
+bad_case "$TMP/nul.json" 'nul\.json:2: not valid JSON: a \\u0000 escape \(NUL\) inside a string' "\"allreduce\\u0000garbage\" is refused, naming the line"
+printf '{"schema": "topotune-tuning-table", "version": 1, "model": "\377", "nodes": 1, "ranks": 8, "entries": []}\n' >"$TMP/utf8.json"
+bad_case "$TMP/utf8.json" 'utf8\.json:1: not valid JSON: invalid UTF-8 in a string \(byte offset 60\)' "invalid UTF-8 in a string: refused, naming line and offset"
+: >"$TMP/empty.json"
+bad_case "$TMP/empty.json" 'empty\.json: is empty; keeping' "an empty file: 'is empty'"
+{ printf '\357\273\277'; cat "$TMP/set.json"; } >"$TMP/bom.json"
+TOPOTUNE_TUNER_TABLE="$TMP/bom.json" h 6 comm:8:1 call:4:1048576
+expect_grep "$TMP/out" '^log I:.*rules from .*bom\.json \(model ' "a JSON table with a UTF-8 byte order mark: read as JSON"
+# read once per process: three communicators, one read
+TOPOTUNE_TUNER_TABLE="$TMP/set.json" h 6 comm:8:1 comm:8:1 comm:16:2 call:4:1048576
+[ "$(grep -c '^log I: topotune tuner: read .*set\.json' "$TMP/out")" = 1 ] && [ "$(grep -c 'rules from' "$TMP/out")" = 3 ] \
+  && ok "three communicators, the table read once" || not_ok "reads: $(grep -c 'tuner: read' "$TMP/out"), inits: $(grep -c 'rules from' "$TMP/out")"
+# big tables: 160k members (over the limit), 80k CSV shapes, a set of 60k tables: well under 10 s
+big_case() { # FILE REGEX WHAT
+  local t0 t1; t0=$(date +%s%N)
+  TOPOTUNE_TUNER_TABLE="$1" run timeout 60 "$H" "$SO" 6 comm:8:1 comm:8:1 call:4:1048576
+  t1=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ "$RC" = 0 ] && [ "$t1" -lt 10000 ] && grep -Eq "$2" "$TMP/out"; then ok "$3 (${t1} ms, two inits)"
+  else not_ok "$3 (rc $RC, ${t1} ms): $(grep '^log W' "$TMP/out" | head -2)"; fi; }
+awk 'BEGIN { printf "{\"schema\": \"topotune-tuning-table\", \"version\": 1, \"nodes\": 1, \"ranks\": 8, \"entries\": [],\n";
+             for (i = 0; i < 160000; i++) printf "\"m%d\": %d,\n", i, i; print "\"end\": 0}" }' >"$TMP/members.json"
+big_case "$TMP/members.json" 'log W:.*members\.json:65[0-9]*: not valid JSON: an object with more than 65536 members' \
+  "a 160k-member object: refused by the member limit"
+awk 'BEGIN { for (i = 0; i < 80000; i++) printf "allreduce,0,1048576,ring,ll,-1,%d,%d\n", 1 + int(i / 1000), 8 * (1 + int(i / 1000)) + i % 1000 }' >"$TMP/shapes.csv"
+big_case "$TMP/shapes.csv" '^call 4 1048576 -> 1/0 nch=0' "a CSV of 80k shapes: read once, applied"
+awk 'BEGIN { printf "{\"schema\": \"topotune-tuning-table-set\", \"version\": 1, \"tables\": [\n";
+             for (i = 0; i < 60000; i++) printf "%s{\"schema\": \"topotune-tuning-table\", \"version\": 1, \"nodes\": %d, \"ranks\": %d, \"entries\": [{\"collective\": \"allreduce\", \"min_bytes\": 0, \"max_bytes\": 1048576, \"algorithm\": \"ring\", \"protocol\": \"ll\"}]}\n", i ? "," : "", 1 + int(i / 1000), 8 * (1 + int(i / 1000)) + i % 1000;
+             print "]}" }' >"$TMP/bigset.json"
+big_case "$TMP/bigset.json" '^call 4 1048576 -> 1/0 nch=0' "a set of 60k tables: read once, applied"
+[ "$(grep -c 'tuner: read ' "$TMP/out")" = 1 ] && ok "the 60k-table set was read once for two communicators" || not_ok "set reads: $(grep -c 'tuner: read ' "$TMP/out")"
+
 # --- 8. topo-tune --shapes errors
 run "$T" -i "$HGX" --shapes 3x2
 expect_rc 2 "--shapes 3x2 (ranks not a multiple of nodes): exit 2"
