@@ -359,13 +359,14 @@ int tp_file_same(const tp_file *a, const tp_file *b)
 tt_status tp_table_read(const char *path, tp_file *f, int csv, tp_table *out)
 {
     memset(out, 0, sizeof *out);
-    /* the size fstat gave, read to the end (a file that grows meanwhile is cut at the limit) */
-    size_t cap = (size_t)f->size + 1, len = 0;
+    /* the size fstat gave and one byte more, read to the end: a file read whole ends with the
+     * buffer not full; one that grows meanwhile is refused past the limit */
+    size_t cap = (size_t)f->size + 2, len = 0;
     char *text = malloc(cap);
     if (!text) return tt_error_set(TT_ERR_NOMEM, "%s: out of memory", path);
     for (;;) {
         if (len + 1 == cap) {
-            if (cap > (size_t)TP_MAX_FILE) {
+            if (len > (size_t)TP_MAX_FILE) {
                 free(text);
                 return tt_error_set(TT_ERR_LIMIT, "%s: more than %d MiB; the reader's limit", path, TP_MAX_FILE >> 20);
             }

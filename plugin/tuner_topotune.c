@@ -48,6 +48,16 @@ static struct {
     tp_table t;
 } cache;
 
+/* NCCL unloads the plugin (dlclose) when its last communicator is gone: the kept table goes too */
+__attribute__((destructor)) static void cache_drop(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    tp_table_free(&cache.t);
+    free(cache.path);
+    cache.path = NULL;
+    pthread_mutex_unlock(&cache_lock);
+}
+
 /* under cache_lock: the table for path, read when the cache does not hold this very file */
 static tt_status cached_table(const char *path, int csv, tp_logger logf, const tp_table **out)
 {
