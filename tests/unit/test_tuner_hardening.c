@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,9 +29,11 @@ typedef struct {
 } v6_t;
 
 static char logbuf[65536];
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static void test_logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
 {
     (void)level; (void)flags; (void)file; (void)line;
+    pthread_mutex_lock(&log_lock);
     size_t l = strlen(logbuf);
     va_list ap;
     va_start(ap, fmt);
@@ -38,6 +41,7 @@ static void test_logger(int level, unsigned long flags, const char *file, int li
     va_end(ap);
     l = strlen(logbuf);
     if (l + 1 < sizeof logbuf) { logbuf[l] = '\n'; logbuf[l + 1] = 0; }
+    pthread_mutex_unlock(&log_lock);
 }
 
 static void *so;
@@ -147,6 +151,35 @@ static void test_read_once(void **state)
     init_with(path, &tuned);
     assert_int_equal(count(logbuf, "topotune tuner: read "), 1);
     assert_non_null(strstr(logbuf, ": 2 rules"));
+}
+
+static void *init_thread(void *arg)
+{
+    void *ctx = NULL;
+    long rc = p6->init(&ctx, 1, 8, 1, (void *)test_logger, NULL, NULL);
+    if (!rc) rc = p6->finalize(ctx);
+    (void)arg;
+    return (void *)rc;
+}
+
+/* communicators created on several threads at once: one read, every one tuned */
+static void test_threads(void **state)
+{
+    (void)state;
+    const char *path = file_in("threads.json");
+    const char *txt = TABLE_HEAD "\"entries\":[" ENTRY("allreduce") "," ENTRY("allgather") "]}\n";
+    put(path, txt, strlen(txt));
+    setenv("TOPOTUNE_TUNER_TABLE", path, 1);
+    logbuf[0] = 0;
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) assert_int_equal(pthread_create(&th[i], NULL, init_thread, NULL), 0);
+    for (int i = 0; i < 8; i++) {
+        void *rc = (void *)1;
+        assert_int_equal(pthread_join(th[i], &rc), 0);
+        assert_null(rc);
+    }
+    assert_int_equal(count(logbuf, "topotune tuner: read "), 1);
+    assert_int_equal(count(logbuf, "2 rules from"), 8);
 }
 
 static void test_fifo_and_stdin(void **state)
@@ -300,6 +333,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_once),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_fifo_and_stdin),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_big_tables),
