@@ -104,7 +104,7 @@ static void plan_column_header(tt_strbuf *sb, int pred)
     } else {
         tt_strbuf_append(sb, "#\n#                                                    out-of-place                                        in-place\n");
         tt_strbuf_append(sb, "#       size         count      type   redop    root     time   algbw   busbw  #wrong     pred    err%     time   algbw   busbw  #wrong     pred    err%  algo/proto/ch\n");
-        tt_strbuf_append(sb, "#        (B)    (elements)                               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
+        tt_strbuf_append(sb, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
     }
 }
 

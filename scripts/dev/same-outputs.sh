@@ -173,7 +173,7 @@ X @/topo-exec --host 4 --table %table4.json -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
 X @/all_reduce_perf -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
 X @/all_gather_perf -b 1K -e 16K -f 4 -n 2 -w 1 -c 1
 @/topo-exec --host 4 --algo warp
-@/topo-exec -g 1
+X @/topo-exec -g 1
 @/topo-exec --bogus-option
 @/topo-exec --host 0
 @/topo-exec --host 2 -b 0
@@ -240,19 +240,19 @@ X TOPOTUNE_TRANSPORT=bogus @/topo-exec --host 2 -b 1K -e 1K
 @/topo-exec -g 2 -b 2K -e 1K
 @/topo-exec -g 2 --rank 0
 @/topo-exec -g 1 --rank 0 --nranks 2 --master 127.0.0.1:1 -g 2
-@/topo-exec -g 2 --cha 4
+X @/topo-exec -g 2 --cha 4
 @/topo-exec -g 2 -h
 @/topo-exec -g 2 --bogus
 @/topo-exec -g 2 -r 64
 @/topo-exec -g 2 -T 0
 @/topo-exec -g 2 extra
 @/topo-exec --gpu-copy-bench 0
-@/topo-exec --gpu-copy-bench 1M
-@/topo-exec --engine nccl
+X @/topo-exec --gpu-copy-bench 1M
+X @/topo-exec --engine nccl
 NCCL_ALGO=warp @/topo-exec -g 2
 @/all_reduce_perf -z 1
 @/all_reduce_perf -x 1
-@/all_reduce_perf -g 2
+X @/all_reduce_perf -g 2
 @/all_reduce_perf -d all
 @/all_reduce_perf -o all
 @/all_reduce_perf -r -1
@@ -372,7 +372,7 @@ run_set() { # BIN_DIR OUT_DIR
     for f in "$out"/shared.*; do
         [ -f "$f" ] || continue
         case $f in *run.json|*/shared.g*.json) sed -i -E -e 's/[-+]?[0-9]+\.[0-9]+(e[-+]?[0-9]+)?/#/g' -e 's/"pid":\s*[0-9]+/"pid": P/' "$f" ;; esac
-        sed -i -e 's/"\(created\|date\|git\|commit\|tt_version\|start_time\|end_time\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
+        sed -i -e 's/--calibrate, [0-9-]* [0-9:]* UTC/--calibrate, D UTC/' -e 's/"\(created\|date\|git\|commit\|tt_version\|start_time\|end_time\)":[[:space:]]*"[^"]*"/"\1": "M"/g' \
             -e "s#$out/shared\.#%#g" -e "s#$bin#@#g" "$f"
     done
 }

@@ -168,7 +168,7 @@ static void test_header(void **st)
         "#\n"
         "#                                                    out-of-place                                        in-place\n"
         "#       size         count      type   redop    root     time   algbw   busbw  #wrong     pred    err%     time   algbw   busbw  #wrong     pred    err%  algo/proto/ch\n"
-        "#        (B)    (elements)                               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)               (us)                 (us)  (GB/s)  (GB/s)               (us)\n");
 }
 
 static void test_rows(void **st)
