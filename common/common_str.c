@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void tt_strbuf_init(tt_strbuf *sb) { memset(sb, 0, sizeof *sb); }
@@ -297,19 +298,45 @@ tt_status tt_write_file_atomic(const char *path, const char *data, size_t len)
         return TT_OK;
     }
     {
-        /* Not a regular file (/dev/null, a FIFO, a terminal): write straight through; a
-         * rename would replace the device node with a file. */
-        struct stat st;
+        struct stat lst, st;
+        /* A symbolic link that another user made (in /tmp, say) is never followed: it could lead our
+         * output into their file or to a FIFO nobody reads.  Ours and the system's (root's: /dev/stdout)
+         * are. */
+        if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && lst.st_uid != geteuid() && lst.st_uid != 0)
+            return tt_error_set(TT_ERR_IO, "%s: a symbolic link owned by another user (uid %u): not followed, "
+                                "nothing written", path, (unsigned)lst.st_uid);
+        /* Not a regular file: a character device (/dev/null, a terminal) or a FIFO that a reader holds
+         * open is written straight through (a rename would replace the special file); a FIFO without a
+         * reader, a directory, a socket or a block device is refused instead of hanging or clobbering. */
         if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-            FILE *f = fopen(path, "wb");
-            if (!f)
-                return tt_error_set(TT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-            if (fwrite(data, 1, len, f) != len) {
-                int e = errno;
-                fclose(f);
-                return tt_error_set(TT_ERR_IO, "%s: write failed: %s", path, strerror(e));
+            if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+                return tt_error_set(TT_ERR_IO, "%s: not a regular file (%s): nothing written", path,
+                                    S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                                              : "a block device");
+            int wfd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+            for (int k = 0; wfd < 0 && errno == ENXIO && k < 200; k++) { /* a reader may be starting: 2 s */
+                struct timespec ts = {0, 10 * 1000000L};
+                nanosleep(&ts, NULL);
+                wfd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
             }
-            if (fclose(f) != 0)
+            if (wfd < 0)
+                return tt_error_set(TT_ERR_IO, "%s: cannot open: %s", path,
+                                    errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno));
+            int fl = fcntl(wfd, F_GETFL);
+            if (fl >= 0)
+                fcntl(wfd, F_SETFL, fl & ~O_NONBLOCK); /* a reader is there: let it take its time */
+            while (off < len) {
+                ssize_t w = write(wfd, data + off, len - off);
+                if (w < 0 && errno == EINTR)
+                    continue;
+                if (w < 0) {
+                    int e = errno;
+                    close(wfd);
+                    return tt_error_set(TT_ERR_IO, "%s: write failed: %s", path, strerror(e));
+                }
+                off += (size_t)w;
+            }
+            if (close(wfd) != 0)
                 return tt_error_set(TT_ERR_IO, "%s: close failed: %s", path, strerror(errno));
             return TT_OK;
         }

@@ -19,7 +19,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-.devcarry/build}
-OUT=${OUT:-/tmp/topotune-gpu-collectives}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-gpu-collectives.XXXXXX")}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TOPOTUNE_TIMEOUT_MS=${TOPOTUNE_TIMEOUT_MS:-20000}
 [ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -38,7 +38,7 @@ OLD=${OLD:-}
 U8=${U8:-}
 GTESTS=${GTESTS:-$NEW/../gtests}
 PROBE=${PROBE:-}
-OUT=${OUT:-/tmp/topotune-gpu-copy}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-gpu-copy.XXXXXX")}
 PARTS=${PARTS:-probe copy unit cli san perf}
 GOAL_PCT=${GOAL_PCT:-92}
 mkdir -p "$OUT"

@@ -22,7 +22,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-.devcarry/build}
-OUT=${OUT:-/tmp/topotune-gpu-ll128}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-gpu-ll128.XXXXXX")}
 PARTS=${PARTS:-unit cli san perf validate copy}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TOPOTUNE_TIMEOUT_MS=${TOPOTUNE_TIMEOUT_MS:-20000}

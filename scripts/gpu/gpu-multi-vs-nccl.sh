@@ -15,7 +15,7 @@
 # Every step is time-limited; NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
 set -u
 B=${BUILD:-.devcarry/build}
-OUT=${OUT:-/tmp/topotune-multi-vs-nccl}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-multi-vs-nccl.XXXXXX")}
 W="$OUT/w"
 mkdir -p "$W"
 S="$OUT/summary.txt"

@@ -5,7 +5,7 @@
 # over all GPUs with NCCL_DEBUG=INFO), and runs the live-scan proof when scripts/gpu/gpu-proof-scan.sh exists.
 # Everything is written under $OUT (summary.txt + work.tgz). Each step is time-limited.
 set -u
-OUT=${OUT:-/tmp/topotune-proof}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-proof.XXXXXX")}
 W="$OUT/work"; mkdir -p "$W"
 export LD_LIBRARY_PATH="$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="/usr/local/cuda/bin:$PATH"

@@ -10,7 +10,7 @@
 #    --predict/--calibration: per-size pred/err% columns and the median/worst error line
 set -u
 B=${BUILD:-.devcarry/build}
-OUT=${OUT:-/tmp/topotune-vpred}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-vpred.XXXXXX")}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 TOPO=tests/fixtures/hgx-h100-8gpu.xml

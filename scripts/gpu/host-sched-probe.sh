@@ -15,7 +15,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
-OUT=${OUT:-/tmp/topotune-sched-probe}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-sched-probe.XXXXXX")}
 CYC=${CYCLES:-3}
 mkdir -p "$OUT"
 [ -d .devcarry/lib ] && export LD_LIBRARY_PATH=$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -20,7 +20,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-.devcarry/build}
-OUT=${OUT:-/tmp/topotune-model-truth}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-model-truth.XXXXXX")}
 what=${1:-all}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}

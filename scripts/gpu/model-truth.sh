@@ -25,7 +25,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
-OUT=${OUT:-/tmp/topotune-model-truth}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-model-truth.XXXXXX")}
 mode=gpu
 dirs=()
 if [ "${1:-}" = --offline ]; then

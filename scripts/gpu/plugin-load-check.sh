@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-.devcarry/build}
 SO=${PLUGIN:-$PWD/.devcarry/gtests/libnccl-tuner-topotune.so}
-OUT=${OUT:-/tmp/topotune-plugin-check}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-plugin-check.XXXXXX")}
 mkdir -p "$OUT"
 summary="$OUT/summary.txt"
 : > "$summary"

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 export BUILD=${BUILD:-.devcarry/build} GTESTS=${GTESTS:-.devcarry/gtests}
-OUT=${OUT:-/tmp/topotune-session}
+OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/topotune-session.XXXXXX")}
 PARTS=${PARTS:-regress net ll128 host ll128-sweeps}
 W=$(mktemp -d)
 mkdir -p "$OUT"

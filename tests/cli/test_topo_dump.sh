@@ -225,6 +225,26 @@ run timeout 20 "$TD" -q -i "$FIX/pcie-4gpu.xml" -f nccl -o "$TMP/fifo"
 wait $reader
 [ "$RC" -eq 0 ] && [ -p "$TMP/fifo" ] && grep -q '<system version="1">' "$TMP/fifo.out" \
   && ok "-o FIFO: written through, still a FIFO" || not_ok "-o FIFO (exit $RC; $(ls -l "$TMP/fifo"))"
+# ... but a FIFO nobody reads is refused within seconds (it used to hang), a directory is refused, and a
+# symbolic link another user made (in /tmp, say) is not followed: the file it points at stays as it was
+mkfifo "$TMP/fifo2"
+t0=$(date +%s)
+run timeout 20 "$TD" -q -i "$FIX/pcie-4gpu.xml" -o "$TMP/fifo2"
+[ "$RC" -eq 2 ] && [ $(( $(date +%s) - t0 )) -lt 10 ] && grep -q 'a FIFO that nobody reads' "$TMP/err" \
+  && ok "-o FIFO without a reader: refused, no hang" || not_ok "-o FIFO without a reader (exit $RC: $(cat "$TMP/err"))"
+run "$TD" -q -i "$FIX/pcie-4gpu.xml" -o "$TMP"
+expect_rc 2 "-o a directory: refused"
+expect_grep "$TMP/err" 'not a regular file \(a directory\): nothing written' "... saying what it is"
+printf 'theirs\n' > "$TMP/victim"
+ln -s "$TMP/victim" "$TMP/link"
+if [ "$(id -u)" = 0 ] && chown -h 65534:65534 "$TMP/link" 2>/dev/null; then
+  run "$TD" -q -i "$FIX/pcie-4gpu.xml" -o "$TMP/link"
+  [ "$RC" -eq 2 ] && grep -q 'symbolic link owned by another user (uid 65534): not followed' "$TMP/err" \
+    && [ "$(cat "$TMP/victim")" = theirs ] && [ -L "$TMP/link" ] \
+    && ok "-o another user's symlink: refused, its target untouched" || not_ok "-o another user's symlink (exit $RC: $(cat "$TMP/err"))"
+else
+  skip "another user's symlink" "needs root to give a link another owner"
+fi
 # pictures through Graphviz when it is installed
 if command -v dot >/dev/null 2>&1; then
   run "$TD" -q -i "$FIX/hgx-h100-8gpu.xml" -f svg -o "$TMP/t.svg"
