@@ -73,7 +73,6 @@ void tt_cli_exec_set(const char *name, const char *value);
 void tt_cli_exec_setenv_nccl(const char *name, const char *value);
 
 /* ---- output (cli_exec_print.c; the text itself is the library's tt_sweep_text_*) ---- */
-const char *tt_cli_coll_name(tt_coll c);   /* topo-exec's -t names: "all_reduce", ... (tt_sweep_coll_name) */
 /* Print sb on stdout (flushed) and free it. */
 void tt_cli_exec_out(tt_strbuf *sb);
 /* Whether the prediction source is configured (cached). */

@@ -14,7 +14,6 @@
 #include "cli_common.h"
 #include "cli_exec.h"
 
-const char *tt_cli_coll_name(tt_coll c) { return tt_sweep_coll_name(c); }
 
 void tt_cli_exec_out(tt_strbuf *sb)
 {
@@ -81,7 +80,7 @@ void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_bus
                              "transports cannot run: LL/LL128, several channels, an algorithm not possible here)\n",
                              (unsigned long)table_fallbacks);
     }
-    tt_sweep_text_end(&sb, tt_cli_perf_prog() ? tt_cli_perf_prog() : tt_cli_coll_name(o->coll), err, nrows);
+    tt_sweep_text_end(&sb, tt_cli_perf_prog() ? tt_cli_perf_prog() : tt_sweep_coll_name(o->coll), err, nrows);
     tt_cli_exec_out(&sb);
 }
 
@@ -92,7 +91,7 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
     int gpu = o->ngpus > 0, nenv;
     char **env = tt_cli_exec_env_entries(&nenv);
     const char *perf = tt_cli_perf_prog();
-    tt_sweep_report r = {&so, "topo-exec", perf ? perf : "topo-exec", tt_cli_coll_name(o->coll), o->argc, o->argv,
+    tt_sweep_report r = {&so, "topo-exec", perf ? perf : "topo-exec", tt_sweep_coll_name(o->coll), o->argc, o->argv,
                          (const char *const *)env, env ? nenv : 0, gpu || o->mp ? 1 : o->host_ranks,
                          gpu ? (o->mp ? 1 : o->ngpus) : 0, nranks, transport, devs, ndevs, start, rows, nrows, err};
     char *txt = NULL;

@@ -96,7 +96,7 @@ static void gpu_row(void *user, const tt_sweep_row *m)
         if (m->wrong[ip] > 0) x->oob++;
         double pu;
         if (o->predict &&
-            topo_exec_predict_plan_us(tt_cli_coll_name(o->coll), (size_t)m->bytes, x->n, o->nccl ? "default" : tt_algo_label(eff->algo),
+            topo_exec_predict_plan_us(tt_sweep_coll_name(o->coll), (size_t)m->bytes, x->n, o->nccl ? "default" : tt_algo_label(eff->algo),
                                       o->nccl ? "default" : tt_proto_name(eff->proto), o->nccl ? 0 : eff->channels,
                                       o->nccl ? TT_RANKS_NONE : x->virt ? TT_RANKS_VIRTUAL : TT_RANKS_GPU, &pu) == 0 && pu > 0 && m->time_us[ip] > 0) {
             r.pred_us[ip] = pu;
@@ -376,7 +376,7 @@ static void gpu_footer(const gpu_run *r, grows *rows)
         tt_strbuf_printf(&sb, "# Prediction error |pred - meas| / meas: median %.1f%%, worst %.1f%% over %d placements\n",
                          100 * med, 100 * rows->perr[rows->nperr - 1], rows->nperr);
     }
-    tt_sweep_text_end(&sb, perf ? perf : tt_cli_coll_name(o->coll), NULL, 0);
+    tt_sweep_text_end(&sb, perf ? perf : tt_sweep_coll_name(o->coll), NULL, 0);
     tt_cli_exec_out(&sb);
 }
 

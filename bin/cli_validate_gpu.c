@@ -29,9 +29,9 @@ int tt_cli_validate_gpu_check(const tt_cli_validate_opts *v, const tt_cli_sweep 
     if (ngpus > 64) return tt_cli_bad("-g %d: at most 64 GPU ranks", ngpus);
     if (nranks > 0 && (s->coll == TT_COLL_BROADCAST || s->coll == TT_COLL_REDUCE) && (s->root < 0 || s->root >= nranks))
         return tt_cli_bad("-g %d --validate -t %s -r %d: root must be below the number of GPU ranks (%d)", ngpus,
-                          tt_cli_coll_name(s->coll), s->root, nranks);
+                          tt_sweep_coll_name(s->coll), s->root, nranks);
     if (!tt_exec_supports(TT_EXEC_GPU, s->coll, TT_ALGO_DEFAULT, TT_PROTO_DEFAULT, 0, cw, sizeof cw))
-        return tt_cli_bad("-g %d --validate -t %s: %s; use --host N", ngpus, tt_cli_coll_name(s->coll), cw);
+        return tt_cli_bad("-g %d --validate -t %s: %s; use --host N", ngpus, tt_sweep_coll_name(s->coll), cw);
     if (!tt_gpu_available(why, sizeof why))
         return tt_cli_bad("-g %d --validate: %s; use --host N for host ranks", ngpus, why);
     return VX_OK;

@@ -23,7 +23,7 @@ void vld_init(vctx *x, const tt_cli_validate_opts *v, const tt_cli_sweep *s, int
     x->v = v;
     x->s = s;
     x->print = print;
-    x->r = (tt_validate_run){.coll_name = tt_cli_coll_name(s->coll), .coll = s->coll,
+    x->r = (tt_validate_run){.coll_name = tt_sweep_coll_name(s->coll), .coll = s->coll,
                              .type_name = tt_dtype_name(s->dtype), .op_name = tt_redop_name(s->op),
                              .root = s->root, .nranks = nranks, .transport = transport, .minb = s->minb,
                              .maxb = s->maxb, .stepb = s->stepb, .factor = s->factor, .warmup = s->warmup,

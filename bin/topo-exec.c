@@ -48,7 +48,7 @@ static void on_progress(void *user, int index, int nsizes, uint64_t bytes, int i
 {
     shared *sh = user;
     if (!sh->tty) return;
-    fprintf(stderr, "\r\033[K# %s %d/%d: %llu bytes %s ...", tt_cli_coll_name(sh->o->coll), index + 1, nsizes,
+    fprintf(stderr, "\r\033[K# %s %d/%d: %llu bytes %s ...", tt_sweep_coll_name(sh->o->coll), index + 1, nsizes,
             (unsigned long long)bytes, in_place ? "in-place" : "out-of-place");
     fflush(stderr);
 }
@@ -64,7 +64,7 @@ static void on_row(void *user, const tt_sweep_row *m)
     if (m->plan_known) snprintf(r.algo, sizeof r.algo, "%s", tt_algo_label(m->plan.algo));
     for (int p = 0; p < 2; p++) {
         double pu;
-        if (sh->pred && topo_exec_predict_us(tt_cli_coll_name(o->coll), (size_t)m->bytes, sh->nranks, r.algo,
+        if (sh->pred && topo_exec_predict_us(tt_sweep_coll_name(o->coll), (size_t)m->bytes, sh->nranks, r.algo,
                                               tt_proto_name(m->plan.proto), &pu) == 0 && pu > 0)
             r.pred_us[p] = pu;
     }

@@ -45,7 +45,7 @@ void tt_cli_mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
 void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n)
 {
     switch (i) {
-    case 0: snprintf(b, n, "%s", tt_cli_coll_name((tt_coll)v)); break;
+    case 0: snprintf(b, n, "%s", tt_sweep_coll_name((tt_coll)v)); break;
     case 9: snprintf(b, n, "%s", tt_dtype_name((tt_dtype)v)); break;
     case 10: snprintf(b, n, "%s", tt_redop_name((tt_redop)v)); break;
     case 12: snprintf(b, n, "%s", tt_algo_label((tt_algo)v)); break;
