@@ -256,8 +256,14 @@ help:
 FUZZ_SECONDS ?= 60
 ASAN_BUILD   ?= build-asan
 .PHONY: fuzz check-asan check-valgrind
-# the replay test compiles the fuzz targets in (#include): rebuild it when they change
-$(BUILD)/tests/test_fuzz_replay: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
+# the replay test compiles the fuzz targets in (#include): rebuild it when they change; it links the
+# tuner plugin's table reader too (fuzz_plugin_table.c), which is not in the library
+FUZZ_PLUGIN_OBJS := $(BUILD)/obj/plugin/tuner_table.o $(BUILD)/obj/plugin/tuner_json.o
+$(BUILD)/tests/test_fuzz_replay: tests/unit/test_fuzz_replay.c $(wildcard tests/fuzz/*.c tests/fuzz/*.h) \
+                                 $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(FUZZ_PLUGIN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC_all) -Iplugin -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(FUZZ_PLUGIN_OBJS) \
+	    $(STATIC_LIB) $(LDLIBS) -lcmocka
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/dev/fuzz.sh
 # HWLOC_COMPONENTS=-pci: hwloc's libpciaccess plugin leaves libpciaccess's global state unreachable

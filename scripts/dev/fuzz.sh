@@ -44,10 +44,11 @@ if pkg-config --exists libibverbs; then
   PKG_CFLAGS="$PKG_CFLAGS -DTT_HAVE_IBVERBS=1 $(pkg-config --cflags libibverbs)"
   PKG_LIBS="$PKG_LIBS $(pkg-config --libs libibverbs)"
 fi
-INC="-Icommon -Ixml -Itopo -Itune -Iexec -Itests/fuzz"
+INC="-Icommon -Ixml -Itopo -Itune -Iexec -Iplugin -Itests/fuzz"
 BASE="-std=gnu11 -D_GNU_SOURCE -pthread -g -O1 -fno-omit-frame-pointer $INC $PKG_CFLAGS"
-# The fuzz targets use common, xml, topo and tune; exec is not linked in.
-LIB_SRCS=$(ls common/*.c xml/*.c topo/*.c tune/*.c)
+# The fuzz targets use common, xml, topo and tune, and the tuner plugin's table reader
+# (fuzz_plugin_table); exec is not linked in.
+LIB_SRCS="$(ls common/*.c xml/*.c topo/*.c tune/*.c) plugin/tuner_table.c plugin/tuner_json.c"
 
 if [ "$mode" = replay ]; then
   # gcc, normal flags, no sanitizers: what a user's build runs.
@@ -82,7 +83,7 @@ objdir="$FUZZ_BUILD/obj$suffix"; mkdir -p "$objdir" "$FUZZ_BUILD/bin"
 echo "fuzz: compiling the library with $FUZZ_CC $SAN,fuzzer-no-link"
 printf '%s\n' $LIB_SRCS | xargs -P "$FUZZ_JOBS" -I{} sh -c '
   src={}; obj="'"$objdir"'/$(echo "$src" | tr / _).o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find common xml topo tune -name "*.h" -newer "$obj" | head -1)" ]; then
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find common xml topo tune plugin -name "*.h" -newer "$obj" | head -1)" ]; then
     '"$FUZZ_CC $BASE $SAN"' -fsanitize=fuzzer-no-link -c "$src" -o "$obj" || exit 255
   fi' || { echo "fuzz: library build failed" >&2; exit 1; }
 lib="$FUZZ_BUILD/libtopotune-fuzz$suffix.a"
@@ -107,6 +108,8 @@ for t in "${targets[@]}"; do
   case "$t" in
     fuzz_xml_read|fuzz_topo_build) dict=(-dict=tests/fuzz/xml.dict) ;;
     fuzz_tune_table) dict=(-dict=tests/fuzz/json.dict) ;;
+    # inputs up to 1 MiB: the target's time budget per input catches a quadratic reader only on big ones
+    fuzz_plugin_table) dict=(-dict=tests/fuzz/json.dict -max_len=1048576) ;;
     fuzz_scan_hwloc) dict=(-dict=tests/fuzz/hwloc.dict) ;;
   esac
   seeds=$(ls "$corpus" | wc -l)

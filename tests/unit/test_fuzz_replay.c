@@ -38,6 +38,9 @@
 #define LLVMFuzzerTestOneInput tt_fuzz_scan_hwloc_one
 #include "../fuzz/fuzz_scan_hwloc.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput tt_fuzz_plugin_table_one
+#include "../fuzz/fuzz_plugin_table.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*fuzz_fn)(const uint8_t *, size_t);
 
@@ -140,6 +143,65 @@ static void test_replay_scan_hwloc(void **s)
     replay_target(tt_fuzz_scan_hwloc_one, "fuzz_scan_hwloc", 3, 0);
 }
 
+static void test_replay_plugin_table(void **s)
+{
+    (void)s;
+    replay_target(tt_fuzz_plugin_table_one, "fuzz_plugin_table", 7, 0);
+}
+
+/* Growing text buffer for the generated inputs below. */
+typedef struct {
+    char *b;
+    size_t n, cap;
+} gen_buf;
+
+static void gen_put(gen_buf *g, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int w = vsnprintf(g->b + g->n, g->cap - g->n, fmt, ap);
+        va_end(ap);
+        assert_true(w >= 0);
+        if (g->n + (size_t)w < g->cap) {
+            g->n += (size_t)w;
+            return;
+        }
+        g->cap = g->cap ? g->cap * 2 : 1 << 20;
+        g->b = realloc(g->b, g->cap);
+        assert_non_null(g->b);
+    }
+}
+
+/* The plugin reader's time budget on big inputs (issue #32 item 1), made here rather than committed
+ * (1-4 MB each; scripts/dev/fuzz-plugin-seeds.py --big writes the same as files): an object of 60000
+ * members, a table set of 20000 shapes and a CSV of 80000 shapes.  The reader before the fix (963c8d1) took
+ * 5.8-11.8 s, 2.4-3.0 s and 2.9 s on them on the 2-vCPU dev VM (2026-12-06; budgets 0.20, 0.17 and 0.81 s):
+ * the target aborts, this test fails.  The reader now: 10-30 ms each. */
+static void test_replay_plugin_table_big(void **s)
+{
+    (void)s;
+    gen_buf g = {0};
+    gen_put(&g, "%c{\"schema\":\"topotune-tuning-table\",\"version\":1,\"nodes\":1,\"ranks\":8,\"entries\":[]", 0);
+    for (int i = 0; i < 60000; i++)
+        gen_put(&g, ",\"k%d\":%d", i, i);
+    gen_put(&g, "}");
+    tt_fuzz_plugin_table_one((const uint8_t *)g.b, g.n);
+    g.n = 0;
+    gen_put(&g, "%c{\"schema\":\"topotune-tuning-table-set\",\"version\":1,\"tables\":[", 0);
+    for (int i = 0; i < 20000; i++)
+        gen_put(&g, "%s{\"nodes\":%d,\"ranks\":%d,\"entries\":[]}", i ? "," : "", 1 + i / 1000,
+                (1 + i / 1000) * (1 + i % 1000));
+    gen_put(&g, "]}");
+    tt_fuzz_plugin_table_one((const uint8_t *)g.b, g.n);
+    g.n = 0;
+    gen_put(&g, "%c", 1);
+    for (int i = 0; i < 80000; i++)
+        gen_put(&g, "allreduce,0,1099511627776,ring,simple,-1,%d,%d\n", 1 + i / 1000, (1 + i / 1000) * (1 + i % 1000));
+    tt_fuzz_plugin_table_one((const uint8_t *)g.b, g.n);
+    free(g.b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -149,6 +211,8 @@ int main(void)
         cmocka_unit_test(test_replay_measure),
         cmocka_unit_test(test_replay_parse_num),
         cmocka_unit_test(test_replay_scan_hwloc),
+        cmocka_unit_test(test_replay_plugin_table),
+        cmocka_unit_test(test_replay_plugin_table_big),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
