@@ -14,7 +14,8 @@
  *
  * And a time budget per input, so that a quadratic check fails the fuzzer instead of stalling NCCL
  * (issue #32 item 1: a 1.8 MB object of 160k members took 149 s):
- *   budget = (20 ms + 0.2 us per input byte) x TOPOTUNE_TEST_SLOWDOWN x (10 under sanitizers)
+ *   budget = (20 ms + 0.2 us per input byte) x TOPOTUNE_TEST_SLOWDOWN x (10 under sanitizers),
+ *   the best of three reads when the first is over it (a loaded machine stalls now and then)
  * The seed corpus holds inputs of a few hundred KB (many members, many tables, many CSV shapes) on
  * which the old quadratic checks took seconds; run the fuzzer with -max_len large enough to keep
  * them (scripts/dev/fuzz.sh does).
@@ -117,10 +118,9 @@ static tt_status fpt_load(const uint8_t *data, size_t size, tp_table *t)
     return st;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One read of the input with the invariants checked; the seconds it took. */
+static double fpt_run(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
     int how = data[0] % 3;
     tp_table t;
     memset(&t, 0, sizeof t);
@@ -137,8 +137,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const names[] = {"json", "csv", "load"};
     fpt_check(&t, st, names[how]);
     tp_table_free(&t);
-    double took = fpt_now() - t0, budget = fpt_budget(size);
-    FUZZ_CHECK(took <= budget, "%s: %zu bytes took %.3f s, over the budget of %.3f s (quadratic somewhere?)",
-               names[how], size, took, budget);
+    return fpt_now() - t0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    /* over the budget: the best of three reads counts, so that a stall of a loaded machine (seen once:
+     * 0.207 s for a 2.8 KB CSV that takes 1 ms) is not taken for a quadratic reader */
+    double took = fpt_run(data, size), budget = fpt_budget(size);
+    for (int again = 0; again < 2 && took > budget; again++) {
+        double t = fpt_run(data, size);
+        took = t < took ? t : took;
+    }
+    FUZZ_CHECK(took <= budget, "%s: %zu bytes took %.3f s (best of 3), over the budget of %.3f s (quadratic somewhere?)",
+               data[0] % 3 == 0 ? "json" : data[0] % 3 == 1 ? "csv" : "load", size, took, budget);
     return 0;
 }
