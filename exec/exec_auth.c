@@ -195,6 +195,12 @@ tt_status exec_auth_load(exec_boot_id *id)
     return TT_OK;
 }
 
+const char *exec_auth_hint(const exec_job_key *k)
+{
+    return strncmp(k->source, "the unique id", 13) ? "set the same TOPOTUNE_JOB_SECRET on every rank"
+                                                   : "give every rank the same unique id (tt_get_unique_id)";
+}
+
 void exec_auth_forget(exec_boot_id *id) { tt_memzero(&id->key, sizeof id->key); }
 
 tt_status exec_auth_new_id_secret(unsigned char secret[EXEC_ID_SECRET_LEN])

@@ -539,8 +539,8 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
                     len += (size_t)snprintf(miss + len, len < sizeof miss ? sizeof miss - len : 0,
                                             "%s%d", len ? ", " : "", r);
             if (badmac)
-                snprintf(extra, sizeof extra, "; refused %d process(es) that prove a different job secret (last: %s): "
-                         "set the same TOPOTUNE_JOB_SECRET on every rank", badmac, badmac_desc);
+                snprintf(extra, sizeof extra, "; refused %d process(es) that prove a different job secret (last: %s): %s",
+                         badmac, badmac_desc, exec_auth_hint(&id->key));
             else if (foreign)
                 snprintf(extra, sizeof extra, "; refused %d process(es) of another job (last: %s)", foreign,
                          foreign_desc);
@@ -559,14 +559,14 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
             rep.status = 2;
             snprintf(rep.msg, sizeof rep.msg,
                      "this process (rank %d, pid %d) proves a different job secret than rank 0 of the job at this "
-                     "rendezvous: set the same TOPOTUNE_JOB_SECRET on every rank", h.rank, h.pid);
+                     "rendezvous: %s", h.rank, h.pid, exec_auth_hint(&id->key));
             reply_seal(&rep, h.mac, &id->key, NULL, 0);
             io_full(fd, &rep, sizeof rep, 1, exec_now_ms() + 200, "reply");
             close(fd);
             badmac++;
             snprintf(badmac_desc, sizeof badmac_desc, "claims rank %d, pid %d on %.60s", h.rank, h.pid, h.host);
-            TT_WARN("exec", "%s: refused a process that proves a different job secret: %s (this job's secret: %s); "
-                    "set the same TOPOTUNE_JOB_SECRET on every rank", where, badmac_desc, id->key.source);
+            TT_WARN("exec", "%s: refused a process that proves a different job secret: %s (this job's secret: %s); %s",
+                    where, badmac_desc, id->key.source, exec_auth_hint(&id->key));
             continue;
         }
         if (h.nonce != id->nonce || h.job != job) {
@@ -672,8 +672,8 @@ static tt_status boot_worker(tt_comm *comm, exec_boot_id *id, boot_addr *table,
         st = io_full(fd, table, sizeof *table * (size_t)comm->nranks, 0, deadline, what);
         if (st == TT_OK && !reply_proven(&rep, h.mac, &id->key, table, sizeof *table * (size_t)comm->nranks))
             st = tt_error_set(TT_ERR_MISMATCH, "%s: the answer does not prove this job's secret (this rank's: %s): "
-                              "not the job's rank 0 (another program on the port?) or rank 0 has another secret: "
-                              "set the same TOPOTUNE_JOB_SECRET on every rank", what, id->key.source);
+                              "not the job's rank 0 (another program on the port?) or rank 0 has another secret: %s",
+                              what, id->key.source, exec_auth_hint(&id->key));
     }
     if (st == TT_OK) {
         comm->ctl[0] = fd; /* kept: the failure-report channel (exec_ctl.c) */

@@ -247,6 +247,8 @@ typedef struct {
  * a key file that is not private, not ours, not regular, empty or unreadable. */
 tt_status exec_auth_load(exec_boot_id *id);
 void exec_auth_forget(exec_boot_id *id); /* wipes id->key */
+/* what to do about a rank that proves another secret: "set the same TOPOTUNE_JOB_SECRET on every rank" */
+const char *exec_auth_hint(const exec_job_key *k);
 /* HMAC-SHA256 with the job key of `what` ("hello", "reply") and up to three pieces (NULL/0: none) */
 void exec_auth_mac(const exec_job_key *k, const char *what, const void *a, size_t an, const void *b, size_t bn,
                    const void *c, size_t cn, unsigned char mac[32]);
