@@ -122,6 +122,11 @@ static void expect_refused(const char *what, const char *want)
     exec_test_hook.shm_offer = NULL;
     if (ok)
         fail_msg("%s: both ranks joined", what);
+    char path[96];
+    struct stat sb;
+    snprintf(path, sizeof path, "/dev/shm%s", victim);
+    if (mode == OFFER_VICTIM && stat(path, &sb) != 0)
+        fail_msg("%s: %s was removed by the rank it was offered to (%s)", what, path, a[1].msg);
     if (!strstr(a[1].msg, want))
         fail_msg("%s: rank 1 says '%s', wanted '%s'", what, a[1].msg, want);
     if (a[0].st == TT_OK)
@@ -144,11 +149,6 @@ static void test_hostile_names(void **state)
     close(fd);
     mode = OFFER_VICTIM;
     expect_refused("a victim's name", "which is not this job's name for the pair");
-    char path[96];
-    snprintf(path, sizeof path, "/dev/shm%s", victim);
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        fail_msg("%s was removed by the rank it was offered to", path);
     shm_unlink(victim);
     mode = OFFER_OTHER_NONCE;
     expect_refused("another job's nonce", "which is not this job's name for the pair");
