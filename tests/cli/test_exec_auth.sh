@@ -5,7 +5,8 @@
 #  - the key file (~/.config/topotune/job-secret) is created 0600 on first use, refused when other users
 #    can read it or another user owns it; no secret at all is a warning;
 #  - two users (root only: `nobody` through setpriv): a rogue process of the other user, with topo-exec or a
-#    hand-made hello, is refused, the job passes, and the other user cannot read the key file;
+#    hand-made hello, is refused, the job passes, and the other user cannot read the key file; its symbolic
+#    link in a shared folder does not redirect root's -J (item 11);
 #  - a rank killed during shared-memory setup: the survivor removes the segment's name.
 . "$(dirname "$0")/lib.sh"
 X="$BIN/topo-exec"
@@ -153,6 +154,14 @@ EOF
     --master 127.0.0.1:$(free_port) -b 1K -e 1K --no-progress
   [ "$RC" -ne 0 ] && grep -q "their-key.*belongs to another user (uid 65534" "$TMP/err" &&
     ok "a key file of another user: refused (exit $RC)" || not_ok "key file of another user: exit $RC: $(head -c 300 "$TMP/err")"
+  # 6d. item 11 with two users: nobody's symbolic link in a shared sticky folder, pointing at root's file, is
+  #     not followed by root's -J (the fix landed before this test: d7f4262)
+  mkdir -m 1777 "$TMP/shared"; echo precious >"$TMP/victim"
+  "${AS_NOBODY[@]}" ln -s "$TMP/victim" "$TMP/shared/r.json"
+  run timeout 20 "$X" --host 2 -b 1K -e 1K -n 2 --no-progress -J "$TMP/shared/r.json"
+  [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] && [ "$(cat "$TMP/victim")" = precious ] && grep -q "owned by another user" "$TMP/err" &&
+    ok "-J through nobody's symbolic link to root's file: refused (exit $RC), the file untouched" ||
+    not_ok "-J through nobody's link: exit $RC, victim '$(head -c 40 "$TMP/victim")': $(head -c 200 "$TMP/err")"
   chmod 700 "$TMP"
 fi
 
