@@ -87,6 +87,10 @@ char **tt_cli_exec_env_entries(int *n)
             add_env_entry(out, n, set_log[li].name);
             continue;
         }
+        if (!strncmp(*e, "TOPOTUNE_JOB_SECRET=", 20)) { /* the job secret is never written (exec_auth.c) */
+            out[(*n)++] = tt_strdup("TOPOTUNE_JOB_SECRET=(set; not recorded)");
+            continue;
+        }
         for (size_t k = 0; k < sizeof keep / sizeof *keep; k++)
             if (!strncmp(*e, keep[k], strlen(keep[k]))) {
                 out[(*n)++] = tt_strdup(*e);

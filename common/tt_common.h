@@ -146,6 +146,32 @@ tt_status tt_setting_set(const char *name, const char *value);
  * value; else TT_ERR_INVALID with "NAME='value': must be ... (unset it for the default)". */
 tt_status tt_settings_check(void);
 
+/* ---- SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104) (common_sha256.c) ----
+ * For the job authentication of the rendezvous (exec/exec_auth.c).  Contexts may be reused after
+ * *_init; *_final wipes them. */
+#define TT_SHA256_LEN 32
+typedef struct {
+    uint32_t h[8];
+    uint64_t len; /* bytes hashed so far */
+    unsigned char buf[64];
+    size_t nbuf;
+} tt_sha256_ctx;
+typedef struct {
+    tt_sha256_ctx inner, outer;
+} tt_hmac_sha256_ctx;
+void tt_sha256_init(tt_sha256_ctx *c);
+void tt_sha256_update(tt_sha256_ctx *c, const void *data, size_t n);
+void tt_sha256_final(tt_sha256_ctx *c, unsigned char out[TT_SHA256_LEN]);
+void tt_sha256(const void *data, size_t n, unsigned char out[TT_SHA256_LEN]);
+void tt_hmac_sha256_init(tt_hmac_sha256_ctx *c, const void *key, size_t keylen);
+void tt_hmac_sha256_update(tt_hmac_sha256_ctx *c, const void *data, size_t n);
+void tt_hmac_sha256_final(tt_hmac_sha256_ctx *c, unsigned char out[TT_SHA256_LEN]);
+void tt_hmac_sha256(const void *key, size_t keylen, const void *data, size_t n, unsigned char out[TT_SHA256_LEN]);
+/* 1 when the n bytes of a and b are equal, in a time that does not depend on where they differ */
+int tt_mem_equal_ct(const void *a, const void *b, size_t n);
+/* zeroes n bytes in a way the compiler does not drop (secrets after use) */
+void tt_memzero(void *p, size_t n);
+
 /* ---- Collective vocabulary shared by tune/ (model, tables) and exec/ (executor) ----
  * Numbering follows NCCL (ncclFunc_t order, NCCL_ALGO_*, NCCL_PROTO_*), so tables and the
  * tuner plugin map 1:1 onto NCCL's ids.  *_DEFAULT (-1) means "let the component choose". */

@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@
 #include <unistd.h>
 
 #define BOOT_MAGIC 0x54544558u /* "TTEX" */
-#define BOOT_VERSION 2u /* 2: job identity, kind, pid (issue #16) */
+#define BOOT_VERSION 3u /* 2: job identity, kind, pid (issue #16); 3: MACs of the job secret (issue #32) */
 #define ID_PREFIX "TTID1 "
 
 typedef struct {
@@ -44,12 +45,14 @@ typedef struct {
     int32_t kind;        /* mesh: 0 data, 1 control */
     int32_t pid;
     char jobname[60];    /* the job id as text, for messages */
+    unsigned char mac[32]; /* HMAC-SHA256 of every byte above under the job secret (exec_auth.c) */
 } boot_hello;
 
 typedef struct {
     int32_t status;      /* 0 ok, 1 the job fails, 2 this process is refused (another job) */
     uint64_t nonce;      /* the job's nonce, agreed here */
     char msg[400];
+    unsigned char mac[32]; /* over the hello answered, the bytes above and the table that follows (exec_auth.c) */
 } boot_reply;
 
 typedef struct {
@@ -89,16 +92,19 @@ static tt_status parse_host_port(const char *s, char *host, size_t hn, int *port
     return TT_OK;
 }
 
-static void encode_id(tt_unique_id *id, const char *host, int port, uint64_t nonce)
+/* "TTID1 host:port nonce[ secret]": the secret (hex) only in ids of tt_get_unique_id (exec_auth.c) */
+static void encode_id(tt_unique_id *id, const char *host, int port, uint64_t nonce, const unsigned char *secret)
 {
     memset(id, 0, sizeof *id);
-    snprintf(id->bytes, sizeof id->bytes, ID_PREFIX "%s:%d %016llx", host, port,
-             (unsigned long long)nonce);
+    int n = snprintf(id->bytes, sizeof id->bytes, ID_PREFIX "%s:%d %016llx", host, port, (unsigned long long)nonce);
+    for (int i = 0; secret && i < EXEC_ID_SECRET_LEN && (size_t)n + 3 < sizeof id->bytes; i++)
+        n += snprintf(id->bytes + n, sizeof id->bytes - (size_t)n, "%s%02x", i ? "" : " ", secret[i]);
 }
 
 tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out)
 {
     char buf[sizeof id->bytes + 1];
+    memset(out, 0, sizeof *out);
     memcpy(buf, id->bytes, sizeof id->bytes);
     buf[sizeof id->bytes] = '\0';
     if (strncmp(buf, ID_PREFIX, strlen(ID_PREFIX)))
@@ -111,7 +117,17 @@ tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out)
     tt_status st = parse_host_port(hp, out->host, sizeof out->host, &out->port);
     if (st != TT_OK)
         return st;
-    out->nonce = strtoull(sp + 1, NULL, 16);
+    char *end;
+    out->nonce = strtoull(sp + 1, &end, 16);
+    if (*end == ' ') { /* the job secret */
+        for (int i = 0; i < EXEC_ID_SECRET_LEN; i++) {
+            unsigned v;
+            if (sscanf(end + 1 + 2 * i, "%2x", &v) != 1)
+                return tt_error_set(TT_ERR_INVALID, "unique id: malformed job secret");
+            out->secret[i] = (unsigned char)v;
+        }
+        out->has_secret = 1;
+    }
     return TT_OK;
 }
 
@@ -170,12 +186,19 @@ tt_status tt_get_unique_id(tt_unique_id *id, const char *addr)
         return tt_error_set(TT_ERR_INVALID, "tt_get_unique_id: NULL id");
     const char *host = addr ? addr : "127.0.0.1";
     int fd, port;
+    if (strlen(host) >= sizeof ((exec_boot_id *)0)->host)
+        return tt_error_set(TT_ERR_INVALID, "tt_get_unique_id: address '%.80s...' longer than 63 characters", host);
     tt_status st = listen_on(host, 0, &fd, &port);
     if (st != TT_OK)
         return st;
     uint64_t nonce = 0;
     if (getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce)
         nonce = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    unsigned char secret[EXEC_ID_SECRET_LEN];
+    if ((st = exec_auth_new_id_secret(secret)) != TT_OK) {
+        close(fd);
+        return st;
+    }
     pthread_mutex_lock(&prebound_mu);
     int slot = -1;
     for (int i = 0; i < 8; i++)
@@ -192,7 +215,8 @@ tt_status tt_get_unique_id(tt_unique_id *id, const char *addr)
         close(fd);
         return tt_error_set(TT_ERR_LIMIT, "tt_get_unique_id: more than 8 unused ids in this process");
     }
-    encode_id(id, host, port, nonce);
+    encode_id(id, host, port, nonce, secret);
+    tt_memzero(secret, sizeof secret);
     return TT_OK;
 }
 
@@ -205,7 +229,7 @@ tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port)
     tt_status st = parse_host_port(host_port, host, sizeof host, &port);
     if (st != TT_OK)
         return st;
-    encode_id(id, host, port, 0);
+    encode_id(id, host, port, 0, NULL);
     return TT_OK;
 }
 
@@ -319,6 +343,29 @@ static void hello_init(boot_hello *h, const tt_comm *comm, uint64_t nonce, int k
     h->kind = kind;
     h->pid = (int32_t)getpid();
     h->job = job_identity(h->jobname, sizeof h->jobname);
+}
+
+/* MACs of the job secret (exec_auth.c): a hello over all its fields; a reply over the hello it answers,
+ * its own fields and the table sent after it (tn 0: none) */
+static void hello_seal(boot_hello *h, const exec_job_key *k)
+{
+    exec_auth_mac(k, "hello", h, offsetof(boot_hello, mac), NULL, 0, NULL, 0, h->mac);
+}
+
+static int hello_proven(const boot_hello *h, const exec_job_key *k)
+{
+    return exec_auth_ok(k, "hello", h, offsetof(boot_hello, mac), NULL, 0, NULL, 0, h->mac);
+}
+
+static void reply_seal(boot_reply *r, const unsigned char *hello_mac, const exec_job_key *k, const void *t, size_t tn)
+{
+    exec_auth_mac(k, "reply", hello_mac, 32, r, offsetof(boot_reply, mac), t, tn, r->mac);
+}
+
+static int reply_proven(const boot_reply *r, const unsigned char *hello_mac, const exec_job_key *k, const void *t,
+                        size_t tn)
+{
+    return exec_auth_ok(k, "reply", hello_mac, 32, r, offsetof(boot_reply, mac), t, tn, r->mac);
 }
 
 /* ---- hellos read concurrently (issue #16 item 1) ----
@@ -456,9 +503,11 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
     }
     int *fds = calloc((size_t)n, sizeof *fds);
     int32_t *pids = calloc((size_t)n, sizeof *pids);
-    if (!fds || !pids) {
+    unsigned char (*hmacs)[32] = calloc((size_t)n, sizeof *hmacs); /* each rank's hello MAC, for its reply's */
+    if (!fds || !pids || !hmacs) {
         free(fds);
         free(pids);
+        free(hmacs);
         close(lfd);
         return tt_error_set(TT_ERR_NOMEM, "rendezvous");
     }
@@ -476,8 +525,8 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
     w.where = where;
     tt_status st = TT_OK;
     char err[400] = "";
-    int got = 1, foreign = 0;
-    char foreign_desc[200] = "";
+    int got = 1, foreign = 0, badmac = 0;
+    char foreign_desc[200] = "", badmac_desc[200] = "";
     while (got < n) {
         int fd;
         boot_hello h;
@@ -489,7 +538,10 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
                 if (!fds[r])
                     len += (size_t)snprintf(miss + len, len < sizeof miss ? sizeof miss - len : 0,
                                             "%s%d", len ? ", " : "", r);
-            if (foreign)
+            if (badmac)
+                snprintf(extra, sizeof extra, "; refused %d process(es) that prove a different job secret (last: %s): %s",
+                         badmac, badmac_desc, exec_auth_hint(&id->key));
+            else if (foreign)
                 snprintf(extra, sizeof extra, "; refused %d process(es) of another job (last: %s)", foreign,
                          foreign_desc);
             else if (w.dropped)
@@ -500,6 +552,23 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
             st = TT_ERR_TIMEOUT;
             break;
         }
+        if (!hello_proven(&h, &id->key)) {
+            /* without the job secret (another user, another secret): refused alone, as another job's rank */
+            boot_reply rep;
+            memset(&rep, 0, sizeof rep);
+            rep.status = 2;
+            snprintf(rep.msg, sizeof rep.msg,
+                     "this process (rank %d, pid %d) proves a different job secret than rank 0 of the job at this "
+                     "rendezvous: %s", h.rank, h.pid, exec_auth_hint(&id->key));
+            reply_seal(&rep, h.mac, &id->key, NULL, 0);
+            io_full(fd, &rep, sizeof rep, 1, exec_now_ms() + 200, "reply");
+            close(fd);
+            badmac++;
+            snprintf(badmac_desc, sizeof badmac_desc, "claims rank %d, pid %d on %.60s", h.rank, h.pid, h.host);
+            TT_WARN("exec", "%s: refused a process that proves a different job secret: %s (this job's secret: %s); %s",
+                    where, badmac_desc, id->key.source, exec_auth_hint(&id->key));
+            continue;
+        }
         if (h.nonce != id->nonce || h.job != job) {
             /* another job's rank: refused alone, with the reason; this job goes on waiting for its own */
             boot_reply rep;
@@ -509,6 +578,7 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
                      "this process (%s) is not part of the job at this rendezvous (%s): a leftover of an earlier "
                      "job on the same port?",
                      h.job ? h.jobname : "no job id", job ? myjob : "no job id");
+            reply_seal(&rep, h.mac, &id->key, NULL, 0);
             io_full(fd, &rep, sizeof rep, 1, exec_now_ms() + 200, "reply");
             close(fd);
             foreign++;
@@ -535,6 +605,7 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
             memset(&rep, 0, sizeof rep);
             rep.status = 1;
             snprintf(rep.msg, sizeof rep.msg, "%s", err);
+            reply_seal(&rep, h.mac, &id->key, NULL, 0);
             io_full(fd, &rep, sizeof rep, 1, deadline, "reply");
             close(fd);
             st = TT_ERR_MISMATCH;
@@ -542,6 +613,7 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
         }
         fds[h.rank] = fd;
         pids[h.rank] = h.pid;
+        memcpy(hmacs[h.rank], h.mac, sizeof h.mac);
         memcpy(table[h.rank].host, h.host, sizeof h.host);
         table[h.rank].port = h.port;
         got++;
@@ -555,6 +627,7 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
     for (int r = 1; r < n; r++) {
         if (!fds[r])
             continue;
+        reply_seal(&rep, hmacs[r], &id->key, st == TT_OK ? table : NULL, st == TT_OK ? sizeof *table * (size_t)n : 0);
         if (io_full(fds[r], &rep, sizeof rep, 1, deadline, "reply") == TT_OK && st == TT_OK &&
             io_full(fds[r], table, sizeof *table * (size_t)n, 1, deadline, "table") == TT_OK)
             comm->ctl[r] = fds[r]; /* kept: the failure-report channel (exec_ctl.c) */
@@ -563,6 +636,7 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
     }
     free(fds);
     free(pids);
+    free(hmacs);
     close(lfd);
     if (st != TT_OK)
         return tt_error_set(st, "rank 0: %s", err);
@@ -583,15 +657,23 @@ static tt_status boot_worker(tt_comm *comm, exec_boot_id *id, boot_addr *table,
     hello_init(&h, comm, id->nonce, 0);
     h.port = my_port;
     snprintf(h.host, sizeof h.host, "%s", my_host);
+    hello_seal(&h, &id->key);
     boot_reply rep;
     st = io_full(fd, &h, sizeof h, 1, deadline, what);
     if (st == TT_OK)
         st = io_full(fd, &rep, sizeof rep, 0, deadline, what);
     if (st == TT_OK && rep.status != 0) {
         rep.msg[sizeof rep.msg - 1] = '\0';
-        st = tt_error_set(TT_ERR_MISMATCH, "rank %d: rank 0 refused the rendezvous: %s", comm->rank, rep.msg);
+        int proven = reply_proven(&rep, h.mac, &id->key, NULL, 0);
+        st = tt_error_set(TT_ERR_MISMATCH, "rank %d: rank 0 refused the rendezvous: %s%s%s%s", comm->rank, rep.msg,
+                          proven ? "" : " (this rank's secret: ", proven ? "" : id->key.source,
+                          proven ? "" : "; the refusal does not prove it)");
     } else if (st == TT_OK) {
         st = io_full(fd, table, sizeof *table * (size_t)comm->nranks, 0, deadline, what);
+        if (st == TT_OK && !reply_proven(&rep, h.mac, &id->key, table, sizeof *table * (size_t)comm->nranks))
+            st = tt_error_set(TT_ERR_MISMATCH, "%s: the answer does not prove this job's secret (this rank's: %s): "
+                              "not the job's rank 0 (another program on the port?) or rank 0 has another secret: %s",
+                              what, id->key.source, exec_auth_hint(&id->key));
     }
     if (st == TT_OK) {
         comm->ctl[0] = fd; /* kept: the failure-report channel (exec_ctl.c) */
@@ -619,6 +701,11 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id)
     boot_addr *table = calloc((size_t)n, sizeof *table);
     if (!table)
         return tt_error_set(TT_ERR_NOMEM, "rendezvous table");
+    tt_status st = exec_auth_load(id); /* the job secret that hellos and replies prove */
+    if (st != TT_OK) {
+        free(table);
+        return tt_error_prefix(st, "rank %d", me);
+    }
     fd_room(2 * n + 256); /* a data and a control connection per peer */
     /* data listener on the address that reaches the rendezvous */
     char my_host[64];
@@ -636,8 +723,9 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id)
         }
     }
     int lfd, lport;
-    tt_status st = listen_on(my_host, 0, &lfd, &lport);
+    st = listen_on(my_host, 0, &lfd, &lport);
     if (st != TT_OK) {
+        exec_auth_forget(id);
         free(table);
         return tt_error_prefix(st, "rank %d: data listener", me);
     }
@@ -664,6 +752,7 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id)
                 break;
             boot_hello h;
             hello_init(&h, comm, id->nonce, kind);
+            hello_seal(&h, &id->key);
             st = io_full(fd, &h, sizeof h, 1, deadline, what);
             if (st == TT_OK && kind == 1)
                 comm->ctl[p] = fd;
@@ -695,6 +784,12 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id)
                               me, miss);
             break;
         }
+        if (!hello_proven(&h, &id->key)) {
+            TT_WARN("exec", "rank %d: refused a connection on the data listener that proves a different job secret "
+                    "(claims rank %d, pid %d)", me, h.rank, h.pid);
+            close(fd);
+            continue;
+        }
         if (h.nonce != id->nonce || h.rank <= me || h.rank >= n || h.kind < 0 || h.kind > (me > 0 ? 1 : 0) ||
             (h.kind == 0 ? comm->conns[h.rank] != NULL : comm->ctl[h.rank] >= 0)) {
             TT_WARN("exec", "rank %d: ignoring a stray connection on the data listener (claims rank %d, %s)", me,
@@ -713,5 +808,6 @@ tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id)
     hello_wait_close(&w);
     close(lfd);
     free(table);
+    exec_auth_forget(id);
     return st;
 }

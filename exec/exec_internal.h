@@ -226,11 +226,37 @@ void exec_comm_free(tt_comm *comm);
 void exec_world_release(exec_world *w);
 
 /* bootstrap (tcp) */
+/* The job secret that the rendezvous' hellos and replies prove (exec_auth.c; docs/reliability.md,
+ * "Who can join a job"). */
+#define EXEC_ID_SECRET_LEN 16 /* the random secret that tt_get_unique_id puts in the id */
+typedef struct {
+    unsigned char key[64]; /* the secret, or its SHA-256 when longer than 64 bytes (as HMAC does) */
+    size_t len;            /* 0: no secret (warned: anybody on the host can join) */
+    char source[200];      /* where it came from, for messages ("TOPOTUNE_JOB_SECRET", "the key file ...") */
+} exec_job_key;
 typedef struct {
     char host[64];
     int port;
     uint64_t nonce;
+    int has_secret; /* the id carries a secret (tt_get_unique_id) */
+    unsigned char secret[EXEC_ID_SECRET_LEN];
+    exec_job_key key; /* during exec_tcp_bootstrap: exec_auth_load */
 } exec_boot_id;
+/* id->key: the id's secret, else TOPOTUNE_JOB_SECRET, else the key file (TOPOTUNE_JOB_SECRET_FILE, default
+ * ~/.config/topotune/job-secret, created 0600 when absent); without any, a warning and no secret. An error for
+ * a key file that is not private, not ours, not regular, empty or unreadable. */
+tt_status exec_auth_load(exec_boot_id *id);
+void exec_auth_forget(exec_boot_id *id); /* wipes id->key */
+/* what to do about a rank that proves another secret: "set the same TOPOTUNE_JOB_SECRET on every rank" */
+const char *exec_auth_hint(const exec_job_key *k);
+/* HMAC-SHA256 with the job key of `what` ("hello", "reply") and up to three pieces (NULL/0: none) */
+void exec_auth_mac(const exec_job_key *k, const char *what, const void *a, size_t an, const void *b, size_t bn,
+                   const void *c, size_t cn, unsigned char mac[32]);
+/* 1 when mac is the MAC of the same input (constant-time comparison) */
+int exec_auth_ok(const exec_job_key *k, const char *what, const void *a, size_t an, const void *b, size_t bn,
+                 const void *c, size_t cn, const unsigned char mac[32]);
+/* the secret that tt_get_unique_id puts in an id (random) */
+tt_status exec_auth_new_id_secret(unsigned char secret[EXEC_ID_SECRET_LEN]);
 tt_status exec_boot_id_decode(const tt_unique_id *id, exec_boot_id *out);
 int exec_boot_take_listener(int port);  /* fd pre-bound by tt_get_unique_id, or -1 */
 tt_status exec_tcp_bootstrap(tt_comm *comm, exec_boot_id *id); /* id->nonce: the job's, after it */

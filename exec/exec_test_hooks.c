@@ -12,3 +12,9 @@ int exec_test_stall_rank(int n)
 {
     return exec_test_hook.stall_rank ? exec_test_hook.stall_rank(n) : -1;
 }
+
+void exec_test_shm_offer(char *name, size_t n, size_t len)
+{
+    if (exec_test_hook.shm_offer)
+        exec_test_hook.shm_offer(name, n, len);
+}

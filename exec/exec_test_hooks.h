@@ -7,6 +7,8 @@
 #ifndef EXEC_TEST_HOOKS_H
 #define EXEC_TEST_HOOKS_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,12 +17,18 @@ typedef struct {
     /* the rank of an n-rank GPU communicator that skips every collective, so that its peers hit
      * the deadline (test_stuck_rank_times_out); -1: none */
     int (*stall_rank)(int n);
+    /* the lower rank of a process pair, after creating its shared-memory segment `name` of len bytes, may
+     * rewrite the name it offers (n bytes of room) or change the segment: a hostile peer
+     * (test_exec_shm_names) */
+    void (*shm_offer)(char *name, size_t n, size_t len);
 } exec_test_hooks;
 
 extern exec_test_hooks exec_test_hook; /* all NULL: no hook */
 
 /* exec_test_hook.stall_rank(n), or -1 without the hook */
 int exec_test_stall_rank(int n);
+/* exec_test_hook.shm_offer(name, n, len), or nothing without the hook */
+void exec_test_shm_offer(char *name, size_t n, size_t len);
 
 #ifdef __cplusplus
 }

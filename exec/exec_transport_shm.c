@@ -14,12 +14,18 @@
  * whatever happens to the processes (kill -9 included).  A creator killed
  * before its peer opened the name leaves it; the next run on the host removes
  * such names once their creator's pid is gone (shm_clean_orphans_once).  Every error
- * path before that unlinks too.  The TCP connection stays open as the
+ * path before that unlinks too, the opener's included: a creator killed before its offer
+ * arrived leaves a name that its surviving peer knows and removes (issue #32 item 12).
+ * The opener accepts only the one name of this job's form for the pair
+ * ("/tt-<nonce>-<creator pid>-<lo>-<hi>") and a segment of its own user and of the
+ * expected size: a peer that offers anything else is refused, and nothing else is
+ * ever opened, mapped or unlinked (issue #32 item 10).  The TCP connection stays open as the
  * liveness channel (a peer's hang-up is seen by check_peer).  Both sides map
  * with MAP_POPULATE (thread ranks: the rings are written once at creation), so
  * the page tables are filled during setup and the first collective does not
  * take a page fault per 4 KiB of ring. */
 #include "exec_internal.h"
+#include "exec_test_hooks.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -213,17 +219,49 @@ static tt_status create_segment(const char *name, size_t cap, void **map, size_t
     return TT_OK;
 }
 
-static tt_status open_segment(const char *name, size_t cap, void **map, size_t *len)
+/* The only name a pair's segment can have: the job's nonce, the creator's pid, the pair's ranks. */
+static void pair_name(char *out, size_t n, uint64_t nonce, int creator_pid, int lo, int hi)
+{
+    snprintf(out, n, "/tt-%016llx-%d-%d-%d", (unsigned long long)nonce, creator_pid, lo, hi);
+}
+
+/* Removes the pair's name where it is there and ours (a peer killed after creating it). */
+static void unlink_if_ours(const char *name, int me, int peer)
+{
+    char path[128];
+    struct stat sb;
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() && shm_unlink(name) == 0)
+        TT_WARN("exec", "rank %d: removed /dev/shm%s (%lld bytes), the shared-memory segment that rank %d made for this "
+                "pair: the setup failed", me, name, (long long)sb.st_size, peer);
+}
+
+/* *ours: the name is a segment of this user (only then may the opener unlink it) */
+static tt_status open_segment(const char *name, size_t cap, void **map, size_t *len, int *ours)
 {
     *len = 2 * ring_span(cap);
-    int fd = shm_open(name, O_RDWR, 0600);
+    *ours = 0;
+    int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
     if (fd < 0)
         return tt_error_set(TT_ERR_SYSTEM, "shm_open(%s): %s", name, strerror(errno));
     struct stat stt;
-    if (fstat(fd, &stt) != 0 || (size_t)stt.st_size != *len) {
+    const char *bad = NULL;
+    if (fstat(fd, &stt) != 0)
+        bad = strerror(errno);
+    else if (!S_ISREG(stt.st_mode))
+        bad = "not a regular file";
+    else if (stt.st_uid != geteuid())
+        bad = "it belongs to another user";
+    *ours = !bad;
+    if (bad) {
         close(fd);
-        return tt_error_set(TT_ERR_MISMATCH, "segment %s has the wrong size (ranks use different "
-                            "TOPOTUNE_SHM_RING_BYTES?)", name);
+        return tt_error_set(TT_ERR_MISMATCH, "segment %s: %s (uid %u; this rank runs as uid %u): refused, not mapped",
+                            name, bad, (unsigned)stt.st_uid, (unsigned)geteuid());
+    }
+    if ((size_t)stt.st_size != *len) {
+        close(fd);
+        return tt_error_set(TT_ERR_MISMATCH, "segment %s has the wrong size (%lld bytes, expected %zu: ranks use "
+                            "different TOPOTUNE_SHM_RING_BYTES?)", name, (long long)stt.st_size, *len);
     }
     *map = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0); /* pre-faulted: see top */
     close(fd);
@@ -326,8 +364,7 @@ static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int force
         if (!LOCAL(p))
             continue;
         shm_offer off = {0, "", ""};
-        snprintf(names[p], sizeof names[p], "/tt-%016llx-%d-%d-%d", (unsigned long long)nonce, (int)getpid(),
-                 me, p);
+        pair_name(names[p], sizeof names[p], nonce, (int)getpid(), me, p);
         size_t l;
         if (create_segment(names[p], cap, &maps[p], &l) != TT_OK) {
             off.status = 1;
@@ -336,6 +373,7 @@ static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int force
             st = tt_error_prefix(TT_ERR_SYSTEM, "rank %d: shared memory with rank %d", me, p);
         } else {
             snprintf(off.name, sizeof off.name, "%s", names[p]);
+            exec_test_shm_offer(off.name, sizeof off.name, l); /* NULL hook outside the tests */
         }
         tt_status s2 = io(comm->conns[p], &off, sizeof off, 1, deadline, me);
         if (st == TT_OK)
@@ -351,16 +389,26 @@ static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int force
             break;
         off.name[sizeof off.name - 1] = off.err[sizeof off.err - 1] = '\0';
         size_t l;
-        char ack = 0;
-        if (off.status != 0)
+        char ack = 0, expect[60];
+        int ours = 0;
+        pair_name(expect, sizeof expect, nonce, comm->peer_pid[p], p, me);
+        if (off.status != 0) {
             st = tt_error_set(TT_ERR_REMOTE, "rank %d: rank %d could not set up shared memory: %s", me, p, off.err);
-        else if (open_segment(off.name, cap, &maps[p], &l) != TT_OK)
+        } else if (strcmp(off.name, expect)) { /* never open or unlink a name the peer chose */
+            for (char *q = off.name; *q; q++)
+                if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
+                    *q = '?';
+            st = tt_error_set(TT_ERR_MISMATCH, "rank %d: rank %d offered the shared-memory segment '%s', which is not "
+                              "this job's name for the pair ('%s'): refused, nothing opened or removed", me, p,
+                              off.name, expect);
+        } else if (open_segment(off.name, cap, &maps[p], &l, &ours) != TT_OK) {
             st = tt_error_prefix(TT_ERR_SYSTEM, "rank %d: shared memory with rank %d", me, p);
-        else
+        } else {
             ack = 1;
+        }
         /* the name is no longer needed by anybody: unlinked here too, so that a creator killed
          * before its own unlink (step 4) leaves nothing behind */
-        if (off.status == 0 && off.name[0])
+        if (ours)
             shm_unlink(off.name);
         tt_status s2 = io(comm->conns[p], &ack, 1, 1, deadline, me);
         if (st == TT_OK)
@@ -378,6 +426,14 @@ static tt_status shm_upgrade(tt_comm *comm, const unsigned char *want, int force
         }
         shm_unlink(names[p]);
     }
+    /* the opener's side of a failure: a lower rank that died between creating its segment and the offer
+     * (or before its own unlink) leaves a name that only this rank still knows */
+    for (int p = 0; st != TT_OK && p < me; p++)
+        if (LOCAL(p) && !maps[p]) {
+            char expect[60];
+            pair_name(expect, sizeof expect, nonce, comm->peer_pid[p], p, me);
+            unlink_if_ours(expect, me, p);
+        }
     /* 5. switch the local pairs over */
     for (int p = 0; p < n; p++) {
         if (!maps[p])

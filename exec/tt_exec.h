@@ -158,7 +158,9 @@ tt_status tt_comm_init_threads(int nranks, tt_comm **comms);
 typedef struct { char bytes[128]; } tt_unique_id;
 /* Make an id for a fresh rendezvous: binds a free port on `addr` (NULL =
  * 127.0.0.1) in this process; pass the id to every rank (rank 0 must run in
- * this process).  */
+ * this process).  The id carries a random job secret that every rank's hello
+ * proves (docs/reliability.md, "Who can join a job"): pass it to the job's
+ * ranks only, like NCCL's unique id.  */
 tt_status tt_get_unique_id(tt_unique_id *id, const char *addr);
 /* A numeric address of this host that other hosts can most likely reach
  * (for tt_get_unique_id when the ranks span hosts): the source address of the
@@ -166,7 +168,8 @@ tt_status tt_get_unique_id(tt_unique_id *id, const char *addr);
  * first), else "127.0.0.1".  A heuristic: pick the address yourself where
  * hosts have several networks. */
 tt_status tt_host_address(char *buf, size_t n);
-/* An id for a fixed "host:port" (rank 0 binds it in tt_comm_init_rank). */
+/* An id for a fixed "host:port" (rank 0 binds it in tt_comm_init_rank).  It
+ * carries no secret: the ranks prove TOPOTUNE_JOB_SECRET or the key file's. */
 tt_status tt_unique_id_from_addr(tt_unique_id *id, const char *host_port);
 tt_status tt_comm_init_rank(tt_comm **comm, int nranks, const tt_unique_id *id, int rank);
 /* RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun's variables).  When
