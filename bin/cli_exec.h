@@ -112,7 +112,7 @@ int tt_cli_gpu_run(tt_cli_exec_opts *o);
 
 /* ---- MPI launch mode (topo_exec_mpi.c; stand-ins without MPI) ---- */
 extern const int tt_cli_have_mpi; /* built with MPI */
-enum { TT_CLI_MPI_NOPT = 15 };    /* the options every rank must share */
+enum { TT_CLI_MPI_NOPT = 25 };    /* the options every rank must share (compared before the first collective) */
 extern const char *const tt_cli_mpi_opt_name[TT_CLI_MPI_NOPT];
 void tt_cli_mpi_opt_values(const tt_cli_exec_opts *o, uint64_t v[TT_CLI_MPI_NOPT]);
 void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n);
