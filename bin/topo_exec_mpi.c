@@ -13,6 +13,7 @@
  * transports.  Without MPI in the build the functions below are stand-ins
  * and mpirun still works through OMPI_COMM_WORLD_* + MASTER_ADDR/PORT.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,18 @@ static void file_text(uint64_t v, const char *what, char *b, size_t n)
     else snprintf(b, n, "a %s (content %016llx)", what, (unsigned long long)v);
 }
 
+void tt_cli_mpi_opt_note(const opts *o, int i, char *b, size_t n)
+{
+    const char *path = i == O_TABLE ? o->table : i == O_TOPO ? o->val.topo
+                     : i == O_CALIB ? tt_setting("TOPOTUNE_CALIBRATION") : NULL;
+    b[0] = '\0';
+    FILE *f = path && *path ? fopen(path, "rb") : NULL;
+    if (path && *path && !f)
+        snprintf(b, n, " (here %s cannot be read: %s)", path, strerror(errno));
+    if (f)
+        fclose(f);
+}
+
 void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n)
 {
     static const char *const avg[] = {"avg", "rank0", "min", "max"};
@@ -148,8 +161,10 @@ int tt_cli_mpi_agree(const opts *o, int me, int nranks, int rc)
             char a[64], b[64];
             tt_cli_mpi_opt_text(i, mine[i], a, sizeof a);
             tt_cli_mpi_opt_text(i, r0[i], b, sizeof b);
-            fprintf(stderr, "topo-exec: rank %d: option %s is %s here but %s on rank 0; start every rank with "
-                            "the same options\n", me, tt_cli_mpi_opt_name[i], a, b);
+            char note[600];
+            tt_cli_mpi_opt_note(o, i, note, sizeof note);
+            fprintf(stderr, "topo-exec: rank %d: option %s is %s here%s but %s on rank 0; start every rank with "
+                            "the same options\n", me, tt_cli_mpi_opt_name[i], a, note, b);
             rc = EXIT_USAGE;
             break;
         }

@@ -75,6 +75,11 @@ for v in "-b 0" "-e 0"; do
   run "$X" --host 2 -n 1 --no-progress $v
   [ "$RC" -eq 2 ] && grep -q 'positive' "$TMP/err" && ok "$v: exit 2" || not_ok "$v: exit $RC, $(head -c 200 "$TMP/err")"
 done
+# item 12: topo-exec --validate refuses a topology with two GPUs of one host on the same dev (file:line, attribute)
+run "$X" --validate --topo "$FIX/invalid/duplicate-gpu-dev.xml" --host 4 -b 1K -e 1K -n 1 --no-progress
+[ "$RC" -eq 2 ] && grep -q "duplicate-gpu-dev\.xml:9: <gpu> attribute 'dev': duplicate device index 0" "$TMP/err" && [ "$(rows "$TMP/out")" = 0 ] &&
+  ok "--validate --topo with two GPUs on dev 0: exit 2 naming file:line and dev, nothing measured" ||
+  not_ok "--validate --topo duplicate dev: exit $RC, $(head -c 300 "$TMP/err")"
 # 6. item 12: --help does not list GPU-only options among host mode's
 run "$X" --help
 expect_rc 0 "--help: exit 0"
