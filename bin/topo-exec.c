@@ -266,64 +266,6 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
     return 0;
 }
 
-/* Rendezvous modes (--master, torchrun's variables): what mpi_agree does under MPI, over the communicator
- * itself, before the first measured collective: every rank's options against rank 0's (an AllGather with
- * the default plan, whatever --algo says) plus every rank's verdict so far (rc), so that ranks started
- * differently stop together with exit 2 instead of rank 0 printing a passing table and failing after it.
- * The agreed exit code; *why: the reason (for -J). */
-static int agree_options(const opts *o, tt_comm *c, int rc, char *why, size_t whyn)
-{
-    int me = tt_comm_rank(c), n = tt_comm_nranks(c);
-    enum { W = TT_CLI_MPI_NOPT + 1 };
-    uint64_t mine[W];
-    uint64_t *all = calloc((size_t)n * W, sizeof *all);
-    if (!all) {
-        snprintf(why, whyn, "out of memory comparing the options of the ranks");
-        return EXIT_RUNTIME;
-    }
-    tt_cli_mpi_opt_values(o, mine);
-    mine[TT_CLI_MPI_NOPT] = (uint64_t)rc;
-    tt_status st = tt_allgather(mine, all, W, TT_UINT64, c);
-    if (st == TT_OK)
-        st = tt_comm_wait(c);
-    if (st != TT_OK) {
-        snprintf(why, whyn, "comparing the options of the ranks: %s", tt_error_message());
-        fprintf(stderr, "topo-exec: %s\n", why);
-        free(all);
-        return EXIT_RUNTIME;
-    }
-    int out = 0;
-    for (int r = 1; r < n; r++)
-        for (int i = 0; i < TT_CLI_MPI_NOPT; i++)
-            if (all[(size_t)r * W + i] != all[i]) {
-                char a[64], b[64];
-                tt_cli_mpi_opt_text(i, all[(size_t)r * W + i], a, sizeof a);
-                tt_cli_mpi_opt_text(i, all[i], b, sizeof b);
-                snprintf(why, whyn, "rank %d: option %s is %s there but %s on rank 0; start every rank with the "
-                         "same options (nothing measured)", r, tt_cli_mpi_opt_name[i], a, b);
-                char note[600] = "";
-                if (me == 0 || me == r) /* a file this rank cannot read: where and why, from here */
-                    tt_cli_mpi_opt_note(o, i, note, sizeof note);
-                if (note[0])
-                    fprintf(stderr, "topo-exec: %s; rank %d%s\n", why, me, note);
-                else if (me == 0 || me == r)
-                    fprintf(stderr, "topo-exec: %s\n", why);
-                out = EXIT_USAGE;
-                r = n; /* the first difference is enough */
-                break;
-            }
-    for (int r = 0; !out && r < n; r++)
-        if (all[(size_t)r * W + TT_CLI_MPI_NOPT]) {
-            out = (int)all[(size_t)r * W + TT_CLI_MPI_NOPT];
-            snprintf(why, whyn, "nothing measured: rank %d refused to start (exit %d; its message is on its "
-                     "standard error)", r, out);
-            if (me == 0 && r != me)
-                fprintf(stderr, "topo-exec: %s\n", why);
-        }
-    free(all);
-    return out;
-}
-
 /* Whether this process writes -J: rank 0, as far as known before the rendezvous (MPI: after it). */
 static int json_writer_hint(const opts *o)
 {
@@ -404,7 +346,7 @@ static int validate_gpu_procs(const opts *o, const tt_cli_sweep *s)
     if ((rc = open_comms(o, &comms, &nranks)))
         return rc;
     char why[640];
-    rc = agree_options(o, comms[0], 0, why, sizeof why);
+    rc = tt_cli_exec_agree(o, comms[0], 0, why, sizeof why);
     if (!rc)
         rc = tt_cli_validate_gpu(&o->val, s, 1, comms[0]);
     if (tt_comm_destroy(comms[0]) != TT_OK && !rc) {
@@ -424,7 +366,7 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
     int me = tt_comm_rank(comms[0]), nlocal = o->mp ? 1 : nranks, fatal, rc = 0;
     const char *transport = tt_comm_transport(comms[0]);
     if (o->mp == 1 || o->mp == 2) {
-        rc = agree_options(o, comms[0], jrc, why, whyn);
+        rc = tt_cli_exec_agree(o, comms[0], jrc, why, whyn);
         if (rc)
             return rc;
     }

@@ -13,7 +13,6 @@
  * transports.  Without MPI in the build the functions below are stand-ins
  * and mpirun still works through OMPI_COMM_WORLD_* + MASTER_ADDR/PORT.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,100 +25,6 @@
 
 #define MPI_NOPT TT_CLI_MPI_NOPT
 typedef tt_cli_exec_opts opts;
-
-/* the options every rank must share, with their names (MPI mode: tt_cli_mpi_agree; rendezvous
- * modes: agree_options in topo-exec.c): everything that changes the sequence or the content of
- * the collectives (issue #32 item 7), compared before the first one */
-const char *const tt_cli_mpi_opt_name[MPI_NOPT] = {
-    "-t (collective)", "-b (minbytes)", "-e (maxbytes)", "-i (stepbytes)", "-f (stepfactor)",
-    "-n (iters)", "-w (warmup_iters)", "-m (agg_iters)", "-c (check)", "-d (datatype)",
-    "-o (op)", "-r (root)", "--algo/NCCL_ALGO", "--proto/NCCL_PROTO", "--chunk/TOPOTUNE_CHUNK_BYTES",
-    "--cycles", "--average", "--table", "--validate", "--validate-runners-up", "--validate-rounds",
-    "--validate-margin", "--topo", "--calibration/TOPOTUNE_CALIBRATION", "-g (ngpus)"};
-enum { O_CYCLES = 15, O_AVERAGE, O_TABLE, O_VALIDATE, O_VRUNNERS, O_VROUNDS, O_VMARGIN, O_TOPO, O_CALIB, O_NGPUS };
-_Static_assert(O_NGPUS + 1 == MPI_NOPT, "one name per compared option");
-
-/* A file's content as one number: 0 no file, 1 a file that cannot be read (its use fails later,
- * naming it), else FNV-1a of the bytes (never 0 or 1): the same table under two names agrees. */
-static uint64_t file_print(const char *path)
-{
-    if (!path || !*path)
-        return 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 1;
-    uint64_t h = 1469598103934665603ull;
-    unsigned char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 1099511628211ull;
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return 1;
-    return h < 2 ? h + 2 : h;
-}
-
-void tt_cli_mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
-{
-    const tt_cli_validate_opts *val = &o->val;
-    uint64_t margin = 0;
-    double m = val->on ? val->margin : 0;
-    memcpy(&margin, &m, sizeof m < sizeof margin ? sizeof m : sizeof margin);
-    const char *calib = val->on ? tt_setting("TOPOTUNE_CALIBRATION") : NULL; /* --calibration sets it */
-    uint64_t x[MPI_NOPT] = {(uint64_t)o->coll, o->minb, o->maxb, o->stepb, (uint64_t)o->factor,
-                            (uint64_t)o->iters, (uint64_t)o->warmup, (uint64_t)o->agg, (uint64_t)o->check,
-                            (uint64_t)o->dtype, (uint64_t)o->op, (uint64_t)o->root, (uint64_t)o->plan.algo,
-                            (uint64_t)o->plan.proto, (uint64_t)o->plan.chunk_bytes,
-                            (uint64_t)o->cycles, (uint64_t)o->time_of, file_print(o->table), (uint64_t)val->on,
-                            (uint64_t)(val->on ? val->runners_up : 0), (uint64_t)(val->on ? val->rounds : 0), margin,
-                            val->on ? file_print(val->topo) : 0, file_print(calib), (uint64_t)o->ngpus};
-    memcpy(v, x, sizeof x);
-}
-
-static void file_text(uint64_t v, const char *what, char *b, size_t n)
-{
-    if (v == 0) snprintf(b, n, "none");
-    else if (v == 1) snprintf(b, n, "a file that cannot be read");
-    else snprintf(b, n, "a %s (content %016llx)", what, (unsigned long long)v);
-}
-
-void tt_cli_mpi_opt_note(const opts *o, int i, char *b, size_t n)
-{
-    const char *path = i == O_TABLE ? o->table : i == O_TOPO ? o->val.topo
-                     : i == O_CALIB ? tt_setting("TOPOTUNE_CALIBRATION") : NULL;
-    b[0] = '\0';
-    FILE *f = path && *path ? fopen(path, "rb") : NULL;
-    if (path && *path && !f)
-        snprintf(b, n, " (here %s cannot be read: %s)", path, strerror(errno));
-    if (f)
-        fclose(f);
-}
-
-void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n)
-{
-    static const char *const avg[] = {"avg", "rank0", "min", "max"};
-    double d;
-    switch (i) {
-    case 0: snprintf(b, n, "%s", tt_sweep_coll_name((tt_coll)v)); break;
-    case 9: snprintf(b, n, "%s", tt_dtype_name((tt_dtype)v)); break;
-    case 10: snprintf(b, n, "%s", tt_redop_name((tt_redop)v)); break;
-    case 12: snprintf(b, n, "%s", tt_algo_label((tt_algo)v)); break;
-    case 13: snprintf(b, n, "%s", tt_proto_name((tt_proto)v)); break;
-    case O_CYCLES: snprintf(b, n, v ? "%llu" : "0 (until killed)", (unsigned long long)v); break;
-    case O_AVERAGE: snprintf(b, n, "%s", v < 4 ? avg[v] : "?"); break;
-    case O_VALIDATE: snprintf(b, n, "%s", v ? "on" : "off"); break;
-    case O_VMARGIN:
-        memcpy(&d, &v, sizeof d < sizeof v ? sizeof d : sizeof v);
-        snprintf(b, n, "%g%%", d * 100);
-        break;
-    case O_TABLE: file_text(v, "table", b, n); break;
-    case O_TOPO: file_text(v, "topology", b, n); break;
-    case O_CALIB: file_text(v, "calibration", b, n); break;
-    default: snprintf(b, n, "%llu", (unsigned long long)v); break;
-    }
-}
 
 #ifdef TT_HAVE_MPI
 #include <mpi.h>
