@@ -120,8 +120,8 @@ void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n)
     }
 }
 
-/* Rendezvous modes (--master, torchrun's variables; host and GPU ranks): what tt_cli_mpi_agree does under MPI, over the communicator
- * itself, before the first measured collective: every rank's options against rank 0's (an AllGather with
+/* Rendezvous modes (--master, torchrun's variables; host and GPU ranks): what tt_cli_mpi_agree does
+ * under MPI, over the communicator itself, before the first measured collective: every rank's options against rank 0's (an AllGather with
  * the default plan, whatever --algo says) plus every rank's verdict so far (rc), so that ranks started
  * differently stop together with exit 2 instead of rank 0 printing a passing table and failing after it.
  * The agreed exit code; *why: the reason (for -J). */
