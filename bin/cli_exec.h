@@ -91,6 +91,14 @@ void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_bus
 int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
                            int nranks, const char *transport, const char *start);
 
+/* ---- stopped by SIGTERM/SIGINT (cli_exec_stop.c) ---- */
+/* Before any thread is started: SIGTERM and SIGINT (unless ignored at start) blocked in every thread
+ * and taken by one thread, which calls the callback set by tt_cli_exec_stop_on (NULL: a line on
+ * stderr) and then ends the process by that signal (status 128+N). */
+void tt_cli_exec_stop_init(void);
+void tt_cli_exec_stop_on(void (*fn)(void *user, int sig), void *user);
+const char *tt_cli_exec_signame(int sig); /* "SIGTERM", "SIGINT" */
+
 /* ---- the nccl-tests drop-in (cli_perf.c) ---- */
 /* argv[0] named all_reduce_perf, ...: nccl-tests' options translated into topo-exec's in place
  * (0, or the exit code after a message); -1: not a drop-in name, nothing changed. */
@@ -110,12 +118,20 @@ int tt_cli_gpu_no_args(int *argc, char ***argv);
 /* The GPU run of parsed options (o->gpu); the exit code. */
 int tt_cli_gpu_run(tt_cli_exec_opts *o);
 
-/* ---- MPI launch mode (topo_exec_mpi.c; stand-ins without MPI) ---- */
-extern const int tt_cli_have_mpi; /* built with MPI */
-enum { TT_CLI_MPI_NOPT = 15 };    /* the options every rank must share */
+/* ---- the options every rank must share (cli_exec_agree.c): all that changes the collectives ---- */
+enum { TT_CLI_MPI_NOPT = 29 };
 extern const char *const tt_cli_mpi_opt_name[TT_CLI_MPI_NOPT];
 void tt_cli_mpi_opt_values(const tt_cli_exec_opts *o, uint64_t v[TT_CLI_MPI_NOPT]);
 void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n);
+/* What this process alone can add about compared option i (a file it cannot read, and why), or "". */
+void tt_cli_mpi_opt_note(const tt_cli_exec_opts *o, int i, char *b, size_t n);
+/* Rendezvous modes (not MPI): every rank's options against rank 0's and every rank's verdict rc, over
+ * the communicator c before its first other collective; the agreed exit code (2: options differ, named
+ * on rank 0 and the differing rank), *why the reason (for -J). */
+int tt_cli_exec_agree(const tt_cli_exec_opts *o, tt_comm *c, int rc, char *why, size_t whyn);
+
+/* ---- MPI launch mode (topo_exec_mpi.c; stand-ins without MPI) ---- */
+extern const int tt_cli_have_mpi; /* built with MPI */
 tt_status tt_cli_mpi_comm_init(tt_comm **c);     /* MPI_Init + tt_comm_init_mpi */
 /* All ranks: options against rank 0's and every rank's verdict rc; the agreed exit code. */
 int tt_cli_mpi_agree(const tt_cli_exec_opts *o, int me, int nranks, int rc);

@@ -38,8 +38,6 @@ void tt_cli_exec_usage(FILE *f)
             "  -d, --datatype TYPE    int8 uint8 int32 uint32 int64 uint64 half bfloat16 float (default) double\n"
             "  -r, --root N           root of broadcast/reduce (default 0)\n"
             "  -g, --ngpus N          N ranks on GPUs (GPU mode, docs/gpu-executor.md; refused without a usable GPU)\n"
-            "      --gpu-transport T  GPU process ranks: auto (default; net when the hosts differ), host, net\n"
-            "                         (pinned FIFOs + proxy over the host transports; also TOPOTUNE_GPU_TRANSPORT)\n"
             "      --host N           N host ranks as threads of this process (default 4)\n"
             "      --algo NAME        ring, tree, halving-doubling, hierarchical (also NCCL_ALGO)\n"
             "      --proto NAME       simple, ll, ll128 (also NCCL_PROTO)\n"
@@ -69,6 +67,14 @@ void tt_cli_exec_usage(FILE *f)
             "      --validate-runners-up N runner-ups measured per size (default 2; 0..7)\n"
             "      --validate-rounds N     measure the candidates of a size N times, interleaved (default 1)\n"
             "  -h, --help\n"
+            "GPU mode only (-g N, --engine or --gpu-copy-bench without --host/--validate; docs/gpu-executor.md;\n"
+            "host mode refuses these, and GPU mode refuses -m, --chunk, --cycles, --average, --bind, --mpi):\n"
+            "      --engine E         topotune (default) or nccl (libnccl.so.2)\n"
+            "      --channels N       channels of the GPU executor (1..64)\n"
+            "      --check-max SIZE   sizes above SIZE are not checked (default 256M)\n"
+            "      --gpu-copy-bench SIZE   reduce-copy against cudaMemcpy device-to-device\n"
+            "      --gpu-transport T  GPU process ranks: auto (default; net when the hosts differ), host, net\n"
+            "                         (pinned FIFOs + proxy over the host transports; also TOPOTUNE_GPU_TRANSPORT)\n"
             "Without arguments: a short validated AllReduce sweep on this machine's GPUs (-g <all> -b 8 -e 64M -f 8\n"
             "-n 20 -w 5 -c 1) or, without a usable GPU, on host ranks (--host 4 -b 1K -e 1M -f 4 -n 10 -w 2 -c 1).\n"
             "Started as all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf or reduce_perf: nccl-tests'\n"
@@ -131,6 +137,19 @@ static const struct {
 };
 enum { NOPTS = sizeof all_options / sizeof *all_options };
 
+/* Whether ARG ("--name" or "--name=value") is an option of GPU mode only (for host mode's message). */
+static int gpu_only(const char *arg)
+{
+    if (!arg || strncmp(arg, "--", 2))
+        return 0;
+    size_t len = strcspn(arg + 2, "=");
+    for (int i = 0; i < NOPTS; i++)
+        if (all_options[i].modes == M_GPU && strlen(all_options[i].o.name) == len &&
+            !strncmp(all_options[i].o.name, arg + 2, len))
+            return 1;
+    return 0;
+}
+
 /* What the command line said beyond the options struct (checked after the loop). */
 typedef struct {
     const char *algo_s, *proto_s;
@@ -168,6 +187,10 @@ static int size_option(const tt_cli_exec_opts *o, int ch, const char *s, uint64_
     if (tt_parse_size(s, u) != TT_OK)
         return tt_cli_bad("-%s: '%s' is not a size (number with optional K/M/G)",
                           ch == 'b' ? "b" : ch == 'e' ? "e" : ch == 'i' ? "i" : "-chunk", s);
+    /* --chunk 0 would be indistinguishable from no --chunk (the default): refused, never silently the default */
+    if (ch == O_CHUNK && (*u < 64 || *u > (1u << 30)))
+        return tt_cli_bad("--chunk %s: the pipeline chunk must be 64 bytes..1G (leave --chunk out for the default: "
+                          "TOPOTUNE_CHUNK_BYTES or 512K)", s);
     return 0;
 }
 
@@ -277,6 +300,9 @@ static int one_option(tt_cli_exec_opts *o, given *g, int ch, const char *a, char
     case '?':
         if (gpu)
             return tt_cli_bad("option '%s' is not available in GPU mode (-g); see docs/gpu-executor.md", argv[optind - 1]);
+        if (gpu_only(argv[optind - 1]))
+            return tt_cli_bad("option '%s' belongs to GPU mode (-g N without --host/--validate; docs/gpu-executor.md), "
+                              "not to host ranks", argv[optind - 1]);
         return tt_cli_bad("unknown option '%s' (see --help)", argv[optind - 1]);
     default: return gpu_or_validate_option(o, g, ch, a);
     }
@@ -384,11 +410,9 @@ static int finish_host(tt_cli_exec_opts *o, given *g, int have_mpi)
     if (tt_settings_check() != TT_OK) /* the executor's TOPOTUNE_* settings, before anything runs */
         return tt_cli_bad("%s", tt_error_message());
     uint64_t u;
-    if (!o->plan.chunk_bytes) {
+    if (!o->plan.chunk_bytes) { /* no --chunk (its range is checked with the option: 0 is refused there) */
         const char *cb = tt_setting("TOPOTUNE_CHUNK_BYTES"); /* checked just above */
         o->plan.chunk_bytes = (cb && *cb && tt_parse_size(cb, &u) == TT_OK) ? (size_t)u : 512 * 1024;
-    } else if (o->plan.chunk_bytes < 64 || o->plan.chunk_bytes > (1u << 30)) {
-        return tt_cli_bad("--chunk %zu: the pipeline chunk must be 64 bytes..1G", o->plan.chunk_bytes);
     }
     if (o->minb == 0 || o->maxb == 0)
         return tt_cli_bad("sizes must be positive (-b %llu, -e %llu)", (unsigned long long)o->minb,

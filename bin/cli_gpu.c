@@ -191,6 +191,13 @@ static int gpu_open(gpu_run *r)
         }
         r->n = tt_comm_nranks(r->hc);
         r->me = tt_comm_rank(r->hc);
+        char why[640]; /* every process's options against rank 0's before any collective (issue #32 item 7) */
+        int arc = tt_cli_exec_agree(o, r->hc, 0, why, sizeof why);
+        if (arc) {
+            tt_comm_destroy(r->hc);
+            r->hc = NULL;
+            return arc;
+        }
         if (r->n > 64) {
             fprintf(stderr, "topo-exec: %d process ranks: GPU mode runs at most 64\n", r->n);
             tt_comm_destroy(r->hc);

@@ -31,7 +31,8 @@
 
 typedef tt_cli_exec_opts opts;
 
-/* The rows rank 0 printed (for the summary and -J) and the first failure of any rank. */
+/* The rows rank 0 printed (for the summary and -J) and the first failure of any rank; and what a
+ * stop by SIGTERM/SIGINT (on_stop) needs, under mu, which also keeps a row and the stop's lines apart. */
 typedef struct {
     const opts *o;
     tt_cli_exec_row *rows;
@@ -41,6 +42,12 @@ typedef struct {
     char err[1200];
     int pred, tty;
     int nranks;
+    int me;                /* this process's (first) rank; -1 before the rendezvous */
+    const char *transport; /* "none" before the rendezvous */
+    const char *start;     /* -J's start_time */
+    int stop_json;         /* a stop writes -J (rank 0, -J given and writable) */
+    int phase;             /* 0 before the sweep, 1 the sweep (header printed), 2 --validate */
+    int closed;            /* the results (or the reason) are written by the normal way out */
 } shared;
 
 /* live progress line on a terminal (rank 0) */
@@ -76,8 +83,8 @@ static void on_row(void *user, const tt_sweep_row *m)
     tt_strbuf sb;
     tt_strbuf_init(&sb);
     tt_sweep_text_row(&sb, &so, &r, sh->pred, tail);
+    pthread_mutex_lock(&sh->mu); /* a stop (on_stop) prints nothing between rows, and no row after it */
     tt_cli_exec_out(&sb);
-    pthread_mutex_lock(&sh->mu);
     if (sh->nrows == sh->cap) {
         int nc = sh->cap ? sh->cap * 2 : 32;
         tt_cli_exec_row *q = realloc(sh->rows, (size_t)nc * sizeof *q);
@@ -87,6 +94,76 @@ static void on_row(void *user, const tt_sweep_row *m)
         }
     }
     if (sh->nrows < sh->cap) sh->rows[sh->nrows++] = r;
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* SIGTERM/SIGINT (cli_exec_stop.c's thread; the process then dies by the signal): rank 0 prints the
+ * rows so far with the reason and writes them to -J, as the other ways out do; a blocked collective
+ * delays nothing, since nothing here waits for one.  mu stays held: no row follows. */
+static void on_stop(void *user, int sig)
+{
+    shared *sh = user;
+    const opts *o = sh->o;
+    const char *name = tt_cli_exec_signame(sig);
+    char why[256];
+    /* mu is held only while a row or the results are written: 2 s is plenty unless stdout is blocked */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    if (pthread_mutex_timedlock(&sh->mu, &until) != 0) {
+        fprintf(stderr, "topo-exec: stopped by %s; the output has been blocked for 2 s, nothing more written\n", name);
+        return;
+    }
+    if (sh->me > 0) {
+        /* rank 0 keeps the rows and writes -J; the others say why they end, a second later: a launcher that
+         * kills the whole job when one process dies by a signal (mpirun) would otherwise kill rank 0 while it
+         * writes.  Rank 0 ending first, this rank fails on the lost peer before, as on any death. */
+        pthread_mutex_unlock(&sh->mu);
+        fprintf(stderr, "topo-exec: rank %d: stopped by %s (ending in 1 s, after rank 0 has written the results)\n",
+                sh->me, name);
+        struct timespec one = {1, 0};
+        while (nanosleep(&one, &one) != 0)
+            ;
+        return;
+    }
+    if (sh->closed) {
+        fprintf(stderr, "topo-exec: stopped by %s (the results were written)\n", name);
+        return;
+    }
+    if (sh->phase == 1)
+        snprintf(why, sizeof why, "stopped by %s after %d size(s)", name, sh->nrows);
+    else if (sh->phase == 2)
+        snprintf(why, sizeof why, "stopped by %s during --validate (nothing judged; the sizes measured so far are "
+                 "on standard output)", name);
+    else
+        snprintf(why, sizeof why, "stopped by %s before the first size (nothing measured)", name);
+    if (sh->tty)
+        fprintf(stderr, "\r\033[K");
+    if (sh->me == 0 && sh->phase == 1) {
+        double avg;
+        int oob = tt_sweep_summary(sh->rows, sh->nrows, &avg);
+        tt_cli_exec_print_footer(o, oob, avg, -1, why, sh->nrows);
+    }
+    if (sh->stop_json)
+        tt_cli_exec_write_json(o, sh->rows, sh->nrows, why, sh->nranks, sh->transport, sh->start);
+    fprintf(stderr, "topo-exec: %s\n", why);
+}
+
+/* what a stop does from here on (under mu) */
+static void stop_state(shared *sh, int me, int nranks, const char *transport, int stop_json)
+{
+    pthread_mutex_lock(&sh->mu);
+    sh->me = me;
+    sh->nranks = nranks;
+    sh->transport = transport;
+    sh->stop_json = stop_json;
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static void stop_phase(shared *sh, int phase)
+{
+    pthread_mutex_lock(&sh->mu);
+    sh->phase = phase;
     pthread_mutex_unlock(&sh->mu);
 }
 
@@ -189,59 +266,6 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
     return 0;
 }
 
-/* Rendezvous modes (--master, torchrun's variables): what mpi_agree does under MPI, over the communicator
- * itself, before the first measured collective: every rank's options against rank 0's (an AllGather with
- * the default plan, whatever --algo says) plus every rank's verdict so far (rc), so that ranks started
- * differently stop together with exit 2 instead of rank 0 printing a passing table and failing after it.
- * The agreed exit code; *why: the reason (for -J). */
-static int agree_options(const opts *o, tt_comm *c, int rc, char *why, size_t whyn)
-{
-    int me = tt_comm_rank(c), n = tt_comm_nranks(c);
-    enum { W = TT_CLI_MPI_NOPT + 1 };
-    uint64_t mine[W];
-    uint64_t *all = calloc((size_t)n * W, sizeof *all);
-    if (!all) {
-        snprintf(why, whyn, "out of memory comparing the options of the ranks");
-        return EXIT_RUNTIME;
-    }
-    tt_cli_mpi_opt_values(o, mine);
-    mine[TT_CLI_MPI_NOPT] = (uint64_t)rc;
-    tt_status st = tt_allgather(mine, all, W, TT_UINT64, c);
-    if (st == TT_OK)
-        st = tt_comm_wait(c);
-    if (st != TT_OK) {
-        snprintf(why, whyn, "comparing the options of the ranks: %s", tt_error_message());
-        fprintf(stderr, "topo-exec: %s\n", why);
-        free(all);
-        return EXIT_RUNTIME;
-    }
-    int out = 0;
-    for (int r = 1; r < n; r++)
-        for (int i = 0; i < TT_CLI_MPI_NOPT; i++)
-            if (all[(size_t)r * W + i] != all[i]) {
-                char a[64], b[64];
-                tt_cli_mpi_opt_text(i, all[(size_t)r * W + i], a, sizeof a);
-                tt_cli_mpi_opt_text(i, all[i], b, sizeof b);
-                snprintf(why, whyn, "rank %d: option %s is %s there but %s on rank 0; start every rank with the "
-                         "same options (nothing measured)", r, tt_cli_mpi_opt_name[i], a, b);
-                if (me == 0 || me == r)
-                    fprintf(stderr, "topo-exec: %s\n", why);
-                out = EXIT_USAGE;
-                r = n; /* the first difference is enough */
-                break;
-            }
-    for (int r = 0; !out && r < n; r++)
-        if (all[(size_t)r * W + TT_CLI_MPI_NOPT]) {
-            out = (int)all[(size_t)r * W + TT_CLI_MPI_NOPT];
-            snprintf(why, whyn, "nothing measured: rank %d refused to start (exit %d; its message is on its "
-                     "standard error)", r, out);
-            if (me == 0 && r != me)
-                fprintf(stderr, "topo-exec: %s\n", why);
-        }
-    free(all);
-    return out;
-}
-
 /* Whether this process writes -J: rank 0, as far as known before the rendezvous (MPI: after it). */
 static int json_writer_hint(const opts *o)
 {
@@ -322,7 +346,7 @@ static int validate_gpu_procs(const opts *o, const tt_cli_sweep *s)
     if ((rc = open_comms(o, &comms, &nranks)))
         return rc;
     char why[640];
-    rc = agree_options(o, comms[0], 0, why, sizeof why);
+    rc = tt_cli_exec_agree(o, comms[0], 0, why, sizeof why);
     if (!rc)
         rc = tt_cli_validate_gpu(&o->val, s, 1, comms[0]);
     if (tt_comm_destroy(comms[0]) != TT_OK && !rc) {
@@ -342,7 +366,7 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
     int me = tt_comm_rank(comms[0]), nlocal = o->mp ? 1 : nranks, fatal, rc = 0;
     const char *transport = tt_comm_transport(comms[0]);
     if (o->mp == 1 || o->mp == 2) {
-        rc = agree_options(o, comms[0], jrc, why, whyn);
+        rc = tt_cli_exec_agree(o, comms[0], jrc, why, whyn);
         if (rc)
             return rc;
     }
@@ -359,13 +383,18 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
         print_binding(comms, nlocal);
     if (o->val.on) {
         *jwrite = 0; /* --validate writes its own -J */
-        return tt_cli_validate_host(&o->val, sweep, comms, nlocal);
+        stop_phase(sh, 2);
+        rc = tt_cli_validate_host(&o->val, sweep, comms, nlocal);
+        pthread_mutex_lock(&sh->mu);
+        sh->closed = 1;
+        pthread_mutex_unlock(&sh->mu);
+        return rc;
     }
     if (me == 0)
         print_header(o, nranks, transport);
     sh->pred = tt_cli_exec_has_pred();
-    sh->nranks = nranks;
     sh->tty = o->progress && me == 0 && isatty(2);
+    stop_phase(sh, 1);
     for (long long cyc = 0; !rc && !sh->failed && (o->cycles == 0 || cyc < o->cycles); cyc++)
         rc = run_ranks(comms, nlocal, sh); /* --cycles (nccl-tests' -N): the sweep again, rows appended */
     if (sh->failed) {
@@ -374,6 +403,8 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
     }
     if (me != 0)
         return rc;
+    pthread_mutex_lock(&sh->mu); /* the results are written here, not by a stop (held until they are) */
+    sh->closed = 1;
     double avg;
     int oob = tt_sweep_summary(sh->rows, sh->nrows, &avg);
     long fb = o->table ? 0 : -1; /* -1: no table */
@@ -388,6 +419,7 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
         if (jr && !rc)
             rc = jr;
     }
+    pthread_mutex_unlock(&sh->mu);
     return rc;
 }
 
@@ -398,10 +430,11 @@ static int host_main(opts *o)
                           o->warmup, o->agg, o->check, o->plan.chunk_bytes, o->progress, o->json, o->argc, o->argv};
     if (o->val.on && o->ngpus > 0)
         return o->mp ? validate_gpu_procs(o, &sweep) : tt_cli_validate_gpu(&o->val, &sweep, o->ngpus, NULL);
-    char start[64];
+    static char start[64]; /* static: the stop thread (on_stop) may read them until the process ends */
     time_t t = time(NULL);
     strftime(start, sizeof start, "%Y-%m-%d %H:%M:%S", gmtime(&t));
-    shared sh = {.o = o};
+    static shared sh;
+    sh = (shared){.o = o, .me = -1, .transport = "none", .start = start, .nranks = o->mp == 1 ? o->nranks : 0};
     pthread_mutex_init(&sh.mu, NULL);
     int nranks, rc;
     tt_comm **comms = NULL;
@@ -411,10 +444,15 @@ static int host_main(opts *o)
     if (jrc && !o->mp)
         return jrc;
     char why[640] = "";
+    stop_state(&sh, -1, sh.nranks, "none", o->json && !jrc && json_writer_hint(o));
+    tt_cli_exec_stop_on(on_stop, &sh); /* SIGTERM/SIGINT from here on: on_stop */
     if ((rc = open_comms(o, &comms, &nranks))) {
         /* a failed rendezvous still leaves its reason in -J (replacing an older file, never a stale success) */
+        pthread_mutex_lock(&sh.mu);
+        sh.closed = 1;
         if (o->json && !jrc && json_writer_hint(o))
             tt_cli_exec_write_json(o, NULL, 0, tt_error_message(), o->mp == 1 ? o->nranks : 0, "none", start);
+        pthread_mutex_unlock(&sh.mu);
         return rc;
     }
     int me = tt_comm_rank(comms[0]), nlocal = o->mp ? 1 : nranks;
@@ -422,13 +460,17 @@ static int host_main(opts *o)
     int jwrite = me == 0 && o->json && !jrc; /* -J still to write on every way out */
     if (o->mp == 3 && me == 0 && o->json && !jrc)
         jrc = tt_cli_exec_json_probe(o->json), jwrite = !jrc;
+    stop_state(&sh, me, nranks, transport, jwrite);
     rc = host_run(o, &sweep, comms, nranks, &sh, &jwrite, jrc, why, sizeof why, start);
+    pthread_mutex_lock(&sh.mu);
+    sh.closed = 1;
     if (jwrite && rc) { /* stopped before the sweep: the reason, with no results */
         if (!why[0])
             snprintf(why, sizeof why, "nothing measured: stopped before the first collective (exit %d; the reason is "
                      "on standard error)", rc);
         tt_cli_exec_write_json(o, NULL, 0, why, nranks, transport, start);
     }
+    pthread_mutex_unlock(&sh.mu);
     for (int r = 0; r < nlocal; r++) {
         if (tt_comm_destroy(comms[r]) != TT_OK && !rc && !sh.failed) {
             fprintf(stderr, "topo-exec: %s\n", tt_error_message());
@@ -461,5 +503,6 @@ int main(int argc, char **argv)
     tt_cli_exec_set_timeout(&o);
     o.argc = orig_argc; /* -J's args: the command line as typed */
     o.argv = orig_argv;
+    tt_cli_exec_stop_init(); /* SIGTERM/SIGINT: the rows so far and why (on_stop); before any thread starts */
     return host_main(&o);
 }

@@ -26,34 +26,6 @@
 #define MPI_NOPT TT_CLI_MPI_NOPT
 typedef tt_cli_exec_opts opts;
 
-/* the options every rank must share, with their names (MPI mode: tt_cli_mpi_agree; rendezvous
- * modes: agree_options in topo-exec.c) */
-const char *const tt_cli_mpi_opt_name[MPI_NOPT] = {
-    "-t (collective)", "-b (minbytes)", "-e (maxbytes)", "-i (stepbytes)", "-f (stepfactor)",
-    "-n (iters)", "-w (warmup_iters)", "-m (agg_iters)", "-c (check)", "-d (datatype)",
-    "-o (op)", "-r (root)", "--algo/NCCL_ALGO", "--proto/NCCL_PROTO", "--chunk/TOPOTUNE_CHUNK_BYTES"};
-
-void tt_cli_mpi_opt_values(const opts *o, uint64_t v[MPI_NOPT])
-{
-    uint64_t x[MPI_NOPT] = {(uint64_t)o->coll, o->minb, o->maxb, o->stepb, (uint64_t)o->factor,
-                            (uint64_t)o->iters, (uint64_t)o->warmup, (uint64_t)o->agg, (uint64_t)o->check,
-                            (uint64_t)o->dtype, (uint64_t)o->op, (uint64_t)o->root, (uint64_t)o->plan.algo,
-                            (uint64_t)o->plan.proto, (uint64_t)o->plan.chunk_bytes};
-    memcpy(v, x, sizeof x);
-}
-
-void tt_cli_mpi_opt_text(int i, uint64_t v, char *b, size_t n)
-{
-    switch (i) {
-    case 0: snprintf(b, n, "%s", tt_sweep_coll_name((tt_coll)v)); break;
-    case 9: snprintf(b, n, "%s", tt_dtype_name((tt_dtype)v)); break;
-    case 10: snprintf(b, n, "%s", tt_redop_name((tt_redop)v)); break;
-    case 12: snprintf(b, n, "%s", tt_algo_label((tt_algo)v)); break;
-    case 13: snprintf(b, n, "%s", tt_proto_name((tt_proto)v)); break;
-    default: snprintf(b, n, "%llu", (unsigned long long)v); break;
-    }
-}
-
 #ifdef TT_HAVE_MPI
 #include <mpi.h>
 
@@ -94,8 +66,10 @@ int tt_cli_mpi_agree(const opts *o, int me, int nranks, int rc)
             char a[64], b[64];
             tt_cli_mpi_opt_text(i, mine[i], a, sizeof a);
             tt_cli_mpi_opt_text(i, r0[i], b, sizeof b);
-            fprintf(stderr, "topo-exec: rank %d: option %s is %s here but %s on rank 0; start every rank with "
-                            "the same options\n", me, tt_cli_mpi_opt_name[i], a, b);
+            char note[600];
+            tt_cli_mpi_opt_note(o, i, note, sizeof note);
+            fprintf(stderr, "topo-exec: rank %d: option %s is %s here%s but %s on rank 0; start every rank with "
+                            "the same options\n", me, tt_cli_mpi_opt_name[i], a, note, b);
             rc = EXIT_USAGE;
             break;
         }

@@ -672,6 +672,46 @@ static tt_status connect_cpus(builder *b)
     return TT_OK;
 }
 
+/* Two GPUs of one host with the same dev (device index) contradict each other (issue #32): refused,
+ * naming both lines, like a duplicate bus id.  Sorted by (host, dev): O(n log n) on huge files. */
+typedef struct {
+    int host, dev, node;
+} dev_ent;
+
+static int dev_cmp(const void *pa, const void *pb)
+{
+    const dev_ent *a = pa, *b = pb;
+    if (a->host != b->host) return a->host < b->host ? -1 : 1;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    return a->node - b->node;
+}
+
+static tt_status check_dup_gpu_dev(builder *b)
+{
+    const tt_topo *t = b->t;
+    int n = 0;
+    dev_ent *e = malloc((size_t)(t->nnodes ? t->nnodes : 1) * sizeof *e);
+    if (!e)
+        return tt_error_set(TT_ERR_NOMEM, "out of memory checking GPU device indices");
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].type == TT_NODE_GPU && t->nodes[i].u.gpu.dev >= 0 && t->nodes[i].xml)
+            e[n++] = (dev_ent){t->nodes[i].host, t->nodes[i].u.gpu.dev, i};
+    qsort(e, (size_t)n, sizeof *e, dev_cmp);
+    tt_status st = TT_OK;
+    for (int i = 1; i < n && st == TT_OK; i++) {
+        if (e[i].host != e[i - 1].host || e[i].dev != e[i - 1].dev)
+            continue;
+        const tt_node *first = &t->nodes[e[i - 1].node], *dup = &t->nodes[e[i].node];
+        const tt_xml_node *g = child(dup->xml, TT_ELEM_GPU), *g0 = child(first->xml, TT_ELEM_GPU);
+        st = tt_topo__attr_error(b->src, g ? g : dup->xml, TT_ERR_INVALID, TT_ATTR_DEV,
+                                 "duplicate device index %d: GPU %s has it, and so has GPU %s (line %d) on the same "
+                                 "host; give every GPU of a host its own dev", dup->u.gpu.dev, dup->busid,
+                                 first->busid, g0 ? g0->line : first->line);
+    }
+    free(e);
+    return st;
+}
+
 static tt_status build(builder *b)
 {
     const tt_xml_node *root = b->doc->root;
@@ -699,6 +739,8 @@ static tt_status build(builder *b)
             ignore(b, c, TT_ELEM_SYSTEM);
         }
     }
+    if ((st = check_dup_gpu_dev(b)) != TT_OK)
+        return st;
     int n = b->t->nnodes;
     for (int i = 0; i < n; i++) {
         if (b->t->nodes[i].type == TT_NODE_GPU && (st = build_gpu_links(b, i)) != TT_OK)

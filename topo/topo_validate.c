@@ -692,12 +692,30 @@ typedef struct {
     int key;              /* index into dup_keys */
     const char *value;
     const tt_xml_node *node;
+    char host[56];        /* DUP_GPU_DEV: the host it is unique on (<system> and cpu host_hash); else "" */
 } dup_ent;
 
 static const char *const dup_keys[][2] = {
     { TT_ELEM_CPU, TT_ATTR_NUMAID }, { TT_ELEM_NET, TT_ATTR_NAME }, { TT_ELEM_NET, TT_ATTR_DEV },
-    { TT_ELEM_GPU, TT_ATTR_RANK }
+    { TT_ELEM_GPU, TT_ATTR_RANK }, { TT_ELEM_GPU, TT_ATTR_DEV }
 };
+enum { DUP_GPU_DEV = 4 }; /* unique per host, an error (two GPUs cannot share one device index) */
+
+/* The scope of a GPU's dev: its <system> (a cluster file holds several) and its cpu's host_hash. */
+static void gpu_host(const tt_xml_node *g, char *buf, size_t sz)
+{
+    const tt_xml_node *cpu = NULL, *sys = NULL;
+    for (const tt_xml_node *p = g->parent; p; p = p->parent) {
+        if (!cpu && !strcmp(p->name, TT_ELEM_CPU))
+            cpu = p;
+        if (!strcmp(p->name, TT_ELEM_SYSTEM)) {
+            sys = p;
+            break;
+        }
+    }
+    const char *h = cpu ? tt_xml_get(cpu, TT_ATTR_HOST_HASH) : NULL;
+    snprintf(buf, sz, "%d/%.40s", sys ? sys->line : 0, h ? h : "");
+}
 
 static int dup_cmp(const void *pa, const void *pb)
 {
@@ -705,13 +723,22 @@ static int dup_cmp(const void *pa, const void *pb)
     int r;
     if (a->key != b->key)
         return a->key - b->key;
+    if ((r = strcmp(a->host, b->host)))
+        return r;
     r = strcmp(a->value, b->value);
     if (r)
         return r;
     return a->node->line - b->node->line;
 }
 
-/* cpu numaid, net name/dev and gpu rank must be unique: NCCL keys nodes by them.
+/* 1 when a and b are the same key, scope and value */
+static int dup_cmp_same(const dup_ent *a, const dup_ent *b)
+{
+    return a->key == b->key && !strcmp(a->host, b->host) && !strcmp(a->value, b->value);
+}
+
+/* cpu numaid, net name/dev and gpu rank must be unique: NCCL keys nodes by them; and a GPU's dev
+ * (its device index) on its host: two GPUs with one index contradict each other (issue #32).
  * Sorted, so that huge hostile files stay O(n log n). */
 static void check_dups(vctx *c, const tt_xml_node *root)
 {
@@ -724,6 +751,9 @@ static void check_dups(vctx *c, const tt_xml_node *root)
         for (k = 0; k < sizeof dup_keys / sizeof dup_keys[0]; k++) {
             const char *v;
             if (strcmp(a->name, dup_keys[k][0]) || !(v = tt_xml_get(a, dup_keys[k][1])))
+                continue;
+            /* only a PCI device's first <gpu> is its GPU (more are ranks or partitions of it, as the builder reads it) */
+            if (k == DUP_GPU_DEV && a->parent && tt_xml_first_child(a->parent, TT_ELEM_GPU) != a)
                 continue;
             if (n == cap) {
                 int ncap = cap ? cap * 2 : 32;
@@ -740,6 +770,9 @@ static void check_dups(vctx *c, const tt_xml_node *root)
             e[n].key = (int)k;
             e[n].value = v;
             e[n].node = a;
+            e[n].host[0] = '\0';
+            if (k == DUP_GPU_DEV)
+                gpu_host(a, e[n].host, sizeof e[n].host);
             n++;
         }
     }
@@ -747,10 +780,17 @@ static void check_dups(vctx *c, const tt_xml_node *root)
         qsort(e, (size_t)n, sizeof *e, dup_cmp);
     for (i = 1; i < n; i++) {
         int j = i - 1;
-        if (e[i].key != e[j].key || strcmp(e[i].value, e[j].value))
+        if (dup_cmp_same(&e[i], &e[j]) == 0)
             continue;
-        while (j > 0 && e[j - 1].key == e[i].key && !strcmp(e[j - 1].value, e[i].value))
+        while (j > 0 && dup_cmp_same(&e[j - 1], &e[i]))
             j--; /* report against the first one */
+        if (e[i].key == DUP_GPU_DEV) {
+            add(c, TT_SEV_ERROR, "duplicate-gpu-dev", e[i].node,
+                "gpu dev=\"%.40s\" is already used by the GPU at line %d on this host: a device index names one "
+                "GPU, and two GPUs of one host cannot share it",
+                e[i].value, e[j].node->line);
+            continue;
+        }
         add(c, TT_SEV_WARN, "duplicate-id", e[i].node,
             "%s %s=\"%.40s\" is already used at line %d: NCCL keys %ss by it and confuses the two",
             dup_keys[e[i].key][0], dup_keys[e[i].key][1], e[i].value, e[j].node->line,

@@ -106,6 +106,18 @@ else
     expect_grep "$TMP/err" "rank 0 -> 1 via IPC" "... transport logged under TOPOTUNE_DEBUG=INFO"
   fi
   if [ -s "$TMP/out1" ]; then not_ok "... only rank 0 prints (rank 1: $(head -c 200 "$TMP/out1"))"; else ok "... only rank 0 prints"; fi
+  # issue #32 item 7: GPU process ranks started with different options stop before the first collective
+  for d in "-e 512K|-e 1M|-e \(maxbytes\) is 524288 there but 1048576" "--check-max 4K|--check-max 1M|--check-max is 4096 there but 1048576"; do
+    IFS='|' read -r o1 o0 msg <<<"$d"
+    port=$(( 20000 + (RANDOM % 20000) )); t0=$(date +%s%N)
+    timeout 120 "$TE" -g 1 --rank 1 --nranks 2 --master 127.0.0.1:$port -b 8 -f 8 -n 2 $o1 >"$TMP/out1" 2>"$TMP/err1" &
+    p1=$!
+    run timeout 120 "$TE" -g 1 --rank 0 --nranks 2 --master 127.0.0.1:$port -b 8 -f 8 -n 2 $o0
+    wait $p1; rc1=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    [ "$RC$rc1" = 22 ] && ! grep -Eq '^ +[0-9]+ ' "$TMP/out" && ok "GPU process ranks, $o0 on rank 0 and $o1 on rank 1: both exit 2 in ${ms} ms, nothing measured" ||
+      not_ok "GPU process ranks, $o0 / $o1: exits $RC/$rc1 after ${ms} ms; $(head -c 300 "$TMP/err") $(head -c 300 "$TMP/err1")"
+    expect_grep "$TMP/err" "rank 1: option $msg on rank 0" "... rank 0 names the option and both values"
+  done
   run_pair -t reduce_scatter -b 8 -e 1M -f 8 -n 2
   expect_rc 0 "2 process ranks on GPUs, reduce_scatter"
   expect_grep "$TMP/out" "Out of bounds values : 0 OK" "... all values right"

@@ -94,6 +94,11 @@ expect_no_grep "$TMP/out" 'Collective test concluded' "no table is printed"
 run "${MPIRUN[@]}" -np 2 "$X" -t broadcast -b 1K -e 1K : -np 1 "$X" -t reduce -b 1K -e 1K
 expect_rc 2 "MPMD with different -t exits 2"
 expect_grep "$TMP/err" 'rank 2: option -t \(collective\) is reduce here but broadcast on rank 0' "-t mismatch named"
+# issue #32 item 7: --cycles and --table are compared too, before anything runs
+run "${MPIRUN[@]}" -np 1 "$X" -b 1K -e 1K --cycles 2 --no-progress : -np 1 "$X" -b 1K -e 1K --no-progress
+expect_rc 2 "MPMD with --cycles 2 on rank 0 only exits 2"
+expect_grep "$TMP/err" 'rank 1: option --cycles is 1 here but 2 on rank 0' "--cycles mismatch named"
+expect_no_grep "$TMP/out" '^ +[0-9]+ ' "... nothing measured"
 run "${MPIRUN[@]}" -np 1 "$X" -b 1K -e 1K : -np 1 "$X" -b 1K -e 1K --no-such-option
 if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then ok "a rank with a bad option: the job fails (exit $RC), nobody hangs"; else not_ok "bad option on one rank: exit $RC"; fi
 expect_grep "$TMP/err" "unknown option '--no-such-option'" "the bad option is named"

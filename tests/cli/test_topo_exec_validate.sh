@@ -133,7 +133,8 @@ port=$(free_port)
   >"$TMP/mp1.out" 2>"$TMP/mp1.err" & p1=$!
 wait $p0; r0=$?; wait $p1; r1=$?
 if [ "$r0" = 2 ] && [ "$r1" = 2 ]; then ok "2 processes, different tables: both exit 2"; else not_ok "different tables: exits $r0/$r1"; fi
-expect_grep "$TMP/mp1.err" 'rank 1: the ranks derived different candidates to validate' "different tables: the message says so"
+expect_grep "$TMP/mp1.err" 'rank 1: option --table is a table \(content [0-9a-f]+\) there but a table \(content [0-9a-f]+\) on rank 0' \
+  "different tables: the message says so (the options are compared before the plans, issue #32 item 7)"
 
 # 6. Bad input: exit 2 with the place named, nothing measured
 run "$X" --validate --table "$TMP/missing.json" --host 8 -b 1K -e 1K
@@ -231,7 +232,7 @@ t0=$(date +%s)
   >"$TMP/mp1.out" 2>"$TMP/mp1.err" & p1=$!
 wait $p0; r0=$?; wait $p1; r1=$?
 if [ "$r0" = 2 ] && [ "$r1" = 2 ]; then ok "2 processes, rank 1 without its table: both exit 2"; else not_ok "rank 1 without its table: exits $r0/$r1"; fi
-expect_grep "$TMP/mp0.err" 'nothing measured: rank 1 refused to validate \(exit 2' "... rank 0 names rank 1"
+expect_grep "$TMP/mp0.err" 'rank 1: option --table is a file that cannot be read there but a table .* on rank 0' "... rank 0 names rank 1"
 expect_grep "$TMP/mp1.err" 'missing2.json' "... rank 1 names its missing table"
 if [ $(( $(date +%s) - t0 )) -lt 10 ]; then ok "... at once (not after the 20 s deadline)"; else not_ok "... only after $(( $(date +%s) - t0 )) s"; fi
 if [ ! -s "$TMP/mp0.out" ]; then ok "... nothing measured or printed"; else not_ok "rank 0 printed: $(head -c 200 "$TMP/mp0.out")"; fi

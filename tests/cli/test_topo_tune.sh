@@ -107,6 +107,27 @@ slow=$(awk -F'|' '/^\| / && $7 ~ /[0-9]/ { if ($7 + 0 > 1000) print }' "$TMP/out
 # --- fixture generator (hidden)
 run "$T" --gen-nvswitch-domain 72
 cmp -s "$TMP/out" "$FIX/nvl72-sm100.xml" && ok "generator reproduces the NVL72 fixture" || not_ok "generator output differs from the fixture"
+# issue #32 item 12: two GPUs of one host with the same dev are refused (file:line, attribute), as a duplicate bus id
+run "$T" -i "$FIX/invalid/duplicate-gpu-dev.xml" -o "$TMP/dupdev.json"
+expect_rc 2 "two GPUs with dev=0 on one host: exit 2"
+expect_grep "$TMP/err" "duplicate-gpu-dev\.xml:9: <gpu> attribute 'dev': duplicate device index 0: GPU 0000:24:00\.0 has it, and so has GPU 0000:23:00\.0 \(line 6\)" \
+  "... naming file:line, the attribute and both GPUs"
+[ ! -e "$TMP/dupdev.json" ] && ok "... no table written" || not_ok "a table was written for a contradictory topology"
+# the same dev on two hosts (host_hash) is fine
+cp "$FIX/pcie-4gpu.xml" "$TMP/twohosts.xml"
+python3 - "$TMP/twohosts.xml" <<'P'
+import sys, re
+s = open(sys.argv[1]).read()
+a = s.index('<cpu '); b = s.index('</cpu>') + len('</cpu>')
+cpu = s[a:b]
+cpu2 = re.sub(r'host_hash="[^"]*"', 'host_hash="0x1111222233334444"', cpu)
+cpu2 = re.sub(r'busid="0000:([0-9a-f]{2})', lambda m: 'busid="0001:' + m.group(1), cpu2)
+cpu2 = re.sub(r'guid="0x[0-9a-f]+"', 'guid="0x1c34da0300e07a99"', cpu2)
+open(sys.argv[1], 'w').write(s[:b] + '\n  ' + cpu2 + s[b:])
+P
+run "$BIN/topo-dump" -i "$TMP/twohosts.xml" --validate
+[ "$RC" -le 1 ] && ! grep -q 'duplicate-gpu-dev' "$TMP/err" && ok "dev 0..3 on each of two hosts (host_hash): no duplicate-gpu-dev finding (exit $RC)" ||
+  not_ok "two hosts with dev 0..3 each: exit $RC, $(head -c 300 "$TMP/err")"
 run "$T" --version; expect_rc 0 "--version"
 run "$T" --help; expect_rc 0 "--help"; expect_grep "$TMP/out" 'nic-speed' "help lists options"
 finish
