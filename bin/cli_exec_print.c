@@ -64,6 +64,14 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
                          o->proto_src ? " from " : "", o->proto_src ? o->proto_src : "", o->plan.chunk_bytes);
     if (o->table)
         tt_strbuf_printf(&sb, "# plan table: %s; per size it fills what --algo/--proto leave open\n", o->table_desc);
+    if ((o->mp == 1 || o->mp == 2) && (!perf || tt_cli_perf_extra())) { /* a TCP rendezvous on a fixed port */
+        char job[256];
+        if (tt_job_identity(job, sizeof job))
+            tt_strbuf_printf(&sb, "# job: %s\n", job);
+        else
+            tt_strbuf_printf(&sb, "# job: none (none of " TT_JOB_ID_VARS " is set%s%s): a leftover process of an "
+                             "earlier run on this port could take a rank\n", job[0] ? "; only " : "", job);
+    }
     tt_sweep_text_header(&sb, tt_cli_exec_has_pred() ? TT_SWEEP_TEXT_PRED : 0);
     tt_cli_exec_out(&sb);
 }

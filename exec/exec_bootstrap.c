@@ -20,6 +20,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -78,16 +79,36 @@ int exec_boot_take_listener(int port)
     return fd;
 }
 
+/* "HOST:PORT" or "[IPV6]:PORT".  An IPv6 literal without brackets is refused rather than guessed at
+ * ("fe80::1:2" could be fe80::1 port 2 or an address without a port). */
 static tt_status parse_host_port(const char *s, char *host, size_t hn, int *port)
 {
-    const char *colon = s ? strrchr(s, ':') : NULL;
-    if (!colon || colon == s || (size_t)(colon - s) >= hn)
+    const char *h = s, *he = NULL, *colon = NULL;
+    if (s && *s == '[') {
+        const char *rb = strchr(s, ']');
+        if (!rb || rb[1] != ':' || rb == s + 1)
+            return tt_error_set(TT_ERR_INVALID, "rendezvous address '%s': expected [IPV6-ADDRESS]:PORT", s);
+        h = s + 1;
+        he = rb;
+        colon = rb + 1;
+    } else if (s) {
+        colon = strchr(s, ':');
+        if (colon && strchr(colon + 1, ':'))
+            return tt_error_set(TT_ERR_INVALID,
+                                "rendezvous address '%s': an IPv6 address needs brackets around it, "
+                                "[ADDRESS]:PORT (e.g. [::1]:29500)", s);
+        he = colon;
+    }
+    if (!colon || he == h)
         return tt_error_set(TT_ERR_INVALID, "rendezvous address '%s': expected HOST:PORT", s ? s : "");
+    if ((size_t)(he - h) >= hn)
+        return tt_error_set(TT_ERR_INVALID, "rendezvous address '%s': the host is longer than %zu characters", s,
+                            hn - 1);
     long long p;
     if (tt_parse_ll(colon + 1, &p) != TT_OK || p < 1 || p > 65535)
         return tt_error_set(TT_ERR_INVALID, "rendezvous address '%s': port must be 1..65535", s);
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = '\0';
+    memcpy(host, h, (size_t)(he - h));
+    host[he - h] = '\0';
     *port = (int)p;
     return TT_OK;
 }
@@ -95,8 +116,10 @@ static tt_status parse_host_port(const char *s, char *host, size_t hn, int *port
 /* "TTID1 host:port nonce[ secret]": the secret (hex) only in ids of tt_get_unique_id (exec_auth.c) */
 static void encode_id(tt_unique_id *id, const char *host, int port, uint64_t nonce, const unsigned char *secret)
 {
+    int v6 = strchr(host, ':') != NULL; /* an IPv6 literal: in brackets, as parse_host_port reads it */
     memset(id, 0, sizeof *id);
-    int n = snprintf(id->bytes, sizeof id->bytes, ID_PREFIX "%s:%d %016llx", host, port, (unsigned long long)nonce);
+    int n = snprintf(id->bytes, sizeof id->bytes, ID_PREFIX "%s%s%s:%d %016llx", v6 ? "[" : "", host, v6 ? "]" : "",
+                     port, (unsigned long long)nonce);
     for (int i = 0; secret && i < EXEC_ID_SECRET_LEN && (size_t)n + 3 < sizeof id->bytes; i++)
         n += snprintf(id->bytes + n, sizeof id->bytes - (size_t)n, "%s%02x", i ? "" : " ", secret[i]);
 }
@@ -258,13 +281,17 @@ static tt_status io_full(int fd, void *buf, size_t len, int is_send, int64_t dea
     return TT_OK;
 }
 
-static tt_status connect_retry(const char *host, int port, int64_t deadline, int *out, const char *what)
+/* Connects before the deadline, retrying (the other side may start later).  refused_ms > 0: gives up once
+ * every attempt for that long was refused (nobody listens any more: the other side has exited). */
+static tt_status connect_until(const char *host, int port, int64_t deadline, int refused_ms, int *out,
+                               const char *what)
 {
     struct sockaddr_storage ss;
     socklen_t sl;
     if (resolve(host, port, &ss, &sl) != 0)
         return tt_error_set(TT_ERR_INVALID, "%s: cannot resolve '%s'", what, host);
     int last_err = 0;
+    int64_t refused_since = -1;
     while (exec_now_ms() < deadline) {
         int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -291,11 +318,23 @@ static tt_status connect_retry(const char *host, int port, int64_t deadline, int
         }
         last_err = errno;
         close(fd);
+        if (last_err != ECONNREFUSED)
+            refused_since = -1;
+        else if (refused_since < 0)
+            refused_since = exec_now_ms();
+        if (refused_ms > 0 && refused_since >= 0 && exec_now_ms() - refused_since >= refused_ms)
+            return tt_error_set(TT_ERR_REMOTE, "%s: %s:%d refuses connections now (for %d ms): has it exited?", what,
+                                host, port, refused_ms);
         struct timespec ts = {0, 50 * 1000000L};
         nanosleep(&ts, NULL);
     }
     return tt_error_set(TT_ERR_TIMEOUT, "%s: could not connect to %s:%d before the deadline (%s)",
                         what, host, port, last_err ? strerror(last_err) : "timed out");
+}
+
+static tt_status connect_retry(const char *host, int port, int64_t deadline, int *out, const char *what)
+{
+    return connect_until(host, port, deadline, 0, out, what);
 }
 
 static void local_host_of(int fd, char *host, size_t n, const char *fallback)
@@ -315,21 +354,32 @@ static void local_host_of(int fd, char *host, size_t n, const char *fallback)
  * shared-memory names) must carry. */
 static uint64_t job_identity(char *name, size_t n)
 {
-    static const char *const vars[] = {"TOPOTUNE_JOB_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
-                                       "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"};
-    name[0] = '\0';
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = tt_setting(vars[i]);
-        if (!v || !*v || !strcmp(v, "none")) /* torchrun's default --rdzv-id is "none": no identity */
-            continue;
-        const char *step = i == 1 ? tt_setting("SLURM_STEP_ID") : NULL;
-        snprintf(name, n, "%s=%s%s%s", vars[i], v, step ? "." : "", step ? step : "");
-        uint64_t h = 1469598103934665603ull; /* FNV-1a of the text */
-        for (const char *p = name; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ull;
-        return h ? h : 1;
-    }
-    return 0;
+    char text[256];
+    tt_job_identity(text, sizeof text); /* exec_launcher_env.c */
+    size_t len = strlen(text) < n ? strlen(text) : n - 1; /* the name for messages: cut short */
+    memcpy(name, text, len);
+    name[len] = '\0';
+    if (!text[0])
+        return 0;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the whole text (the name may be cut short) */
+    for (const char *p = text; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* Once per process, where the rendezvous has no nonce to tell jobs apart (--master, MASTER_ADDR): that a
+ * process of another run on the same port (a leftover, a restarted job's previous attempt) could take a
+ * rank of this job, and which variables would prevent it. */
+static void job_identity_warn(const exec_boot_id *id)
+{
+    static int warned;
+    char text[256];
+    if (id->nonce || tt_job_identity(text, sizeof text) || __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        return;
+    TT_WARN("exec", "no job id: none of " TT_JOB_ID_VARS " is set%s%s: a leftover process of an earlier run on this "
+            "rendezvous port could take a rank of this job; set TOPOTUNE_JOB_ID (the same value on every rank, "
+            "another one per run) or start the ranks with a launcher that sets one",
+            text[0] ? ", only " : "", text);
 }
 
 static void hello_init(boot_hello *h, const tt_comm *comm, uint64_t nonce, int kind)
@@ -401,21 +451,88 @@ static void peer_name(int fd, char *buf, size_t n)
     snprintf(buf, n, "%s:%s", h, s);
 }
 
+#define DROP_LOGGED 10 /* connections dropped and logged one by one; the rest are counted (hello_wait_close) */
+
+/* Closes pending connection i.  The others keep their order: p[0] is always the oldest (issue #32 item 5:
+ * moving the newest into the freed slot made "the oldest" at PEND_MAX a rank that had just connected). */
 static void pend_drop(hello_wait *w, int i, const char *why)
 {
     w->dropped++;
     snprintf(w->last_drop, sizeof w->last_drop, "%s %s", w->p[i].peer, why);
-    TT_WARN("exec", "%s: dropped a connection from %s: %s", w->where, w->p[i].peer, why);
+    if (w->dropped <= DROP_LOGGED)
+        TT_WARN("exec", "%s: dropped a connection from %s: %s%s", w->where, w->p[i].peer, why,
+                w->dropped == DROP_LOGGED ? " (further drops are counted, not logged one by one)" : "");
     close(w->p[i].fd);
-    w->p[i] = w->p[--w->np];
+    memmove(&w->p[i], &w->p[i + 1], sizeof *w->p * (size_t)(w->np - i - 1));
+    w->np--;
 }
 
-/* The next complete hello of a topotune rank (magic and version checked); TT_ERR_TIMEOUT at the deadline. */
+static int pend_complete(const pend_conn *c) { return c->got == sizeof c->h; }
+
+/* Reads what has arrived on pending connection i: 0 kept (complete or not yet), -1 dropped. */
+static int pend_read(hello_wait *w, int i)
+{
+    pend_conn *c = &w->p[i];
+    if (pend_complete(c))
+        return 0;
+    ssize_t r = recv(c->fd, (char *)&c->h + c->got, sizeof c->h - c->got, MSG_DONTWAIT);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        pend_drop(w, i, "closed before a complete hello");
+        return -1;
+    }
+    if (r > 0)
+        c->got += (size_t)r;
+    if (c->got >= sizeof c->h.magic && c->h.magic != BOOT_MAGIC) {
+        unsigned char *b = (unsigned char *)&c->h;
+        char why[96];
+        snprintf(why, sizeof why, "not a topotune rank (first bytes %02x %02x %02x %02x%s)", b[0], b[1], b[2],
+                 b[3], !memcmp(b, "GET ", 4) || !memcmp(b, "HEAD", 4) || !memcmp(b, "POST", 4) ? ": HTTP" : "");
+        pend_drop(w, i, why);
+        return -1;
+    }
+    if (c->got >= 8 && c->h.version != BOOT_VERSION) {
+        char why[96];
+        snprintf(why, sizeof why, "a topotune rank of another version (protocol %u, this one %u)", c->h.version,
+                 BOOT_VERSION);
+        pend_drop(w, i, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The connection to drop when every slot is taken: the oldest that has sent nothing, else the oldest with a
+ * partial hello; never one with a complete hello (a rank waiting to be answered).  -1: none. */
+static int pend_victim(const hello_wait *w)
+{
+    int partial = -1;
+    for (int i = 0; i < w->np; i++) {
+        if (w->p[i].got == 0)
+            return i;
+        if (partial < 0 && !pend_complete(&w->p[i]))
+            partial = i;
+    }
+    return partial;
+}
+
+/* The next complete hello of a topotune rank (magic and version checked); TT_ERR_TIMEOUT at the deadline.
+ * Under a flood of connections that send nothing (issue #32 item 5) the ranks still get through: each
+ * connection is read as soon as it is accepted, a full table makes room by dropping the oldest stranger,
+ * and a rank whose connection was dropped all the same connects again (boot_worker). */
 static tt_status next_hello(hello_wait *w, int64_t deadline, int hello_ms, int *fd_out, boot_hello *h_out)
 {
     for (;;) {
+        for (int i = 0; i < w->np; i++) /* a complete hello waiting: the oldest first */
+            if (pend_complete(&w->p[i])) {
+                *fd_out = w->p[i].fd;
+                *h_out = w->p[i].h;
+                h_out->host[sizeof h_out->host - 1] = '\0';
+                h_out->jobname[sizeof h_out->jobname - 1] = '\0';
+                memmove(&w->p[i], &w->p[i + 1], sizeof *w->p * (size_t)(w->np - i - 1));
+                w->np--;
+                return TT_OK;
+            }
         int64_t now = exec_now_ms();
-        for (int i = w->np - 1; i >= 0; i--)
+        for (int i = w->np - 1; i >= 0; i--) /* counted from the accept: a slow trickle is no way to stay */
             if (now - w->p[i].t0 > hello_ms) {
                 char why[96];
                 snprintf(why, sizeof why, "no hello within %d ms (%zu of %zu bytes; a probe or scanner?)", hello_ms,
@@ -430,52 +547,25 @@ static tt_status next_hello(hello_wait *w, int64_t deadline, int hello_ms, int *
             pfd[i + 1] = (struct pollfd){w->p[i].fd, POLLIN, 0};
         int64_t left = deadline - now;
         poll(pfd, (nfds_t)w->np + 1, left > 50 ? 50 : (int)left);
-        for (;;) { /* every connection waiting in the backlog */
+        for (int k = 0; k < 4 * PEND_MAX; k++) { /* the connections waiting in the backlog (a bounded batch) */
+            int victim = w->np == PEND_MAX ? pend_victim(w) : -1;
+            if (w->np == PEND_MAX && victim < 0)
+                break; /* every slot holds a rank's hello: those first */
             int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC);
             if (fd < 0)
                 break;
             set_nonblock(fd);
-            if (w->np == PEND_MAX) /* flooded: the oldest makes room */
-                pend_drop(w, 0, "too many connections without a hello");
+            if (victim >= 0) /* flooded: the oldest stranger makes room */
+                pend_drop(w, victim, "too many connections without a hello (the oldest is dropped)");
             pend_conn *c = &w->p[w->np++];
             memset(c, 0, sizeof *c);
             c->fd = fd;
             c->t0 = exec_now_ms();
             peer_name(fd, c->peer, sizeof c->peer);
+            pend_read(w, w->np - 1); /* a rank sends its hello right after connecting: often here already */
         }
-        for (int i = w->np - 1; i >= 0; i--) {
-            pend_conn *c = &w->p[i];
-            ssize_t r = recv(c->fd, (char *)&c->h + c->got, sizeof c->h - c->got, MSG_DONTWAIT);
-            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-                pend_drop(w, i, "closed before a complete hello");
-                continue;
-            }
-            if (r > 0)
-                c->got += (size_t)r;
-            if (c->got >= sizeof c->h.magic && c->h.magic != BOOT_MAGIC) {
-                unsigned char *b = (unsigned char *)&c->h;
-                char why[96];
-                snprintf(why, sizeof why, "not a topotune rank (first bytes %02x %02x %02x %02x%s)", b[0], b[1], b[2],
-                         b[3], !memcmp(b, "GET ", 4) || !memcmp(b, "HEAD", 4) || !memcmp(b, "POST", 4) ? ": HTTP" : "");
-                pend_drop(w, i, why);
-                continue;
-            }
-            if (c->got >= 8 && c->h.version != BOOT_VERSION) {
-                char why[96];
-                snprintf(why, sizeof why, "a topotune rank of another version (protocol %u, this one %u)",
-                         c->h.version, BOOT_VERSION);
-                pend_drop(w, i, why);
-                continue;
-            }
-            if (c->got == sizeof c->h) {
-                *fd_out = c->fd;
-                *h_out = c->h;
-                h_out->host[sizeof h_out->host - 1] = '\0';
-                h_out->jobname[sizeof h_out->jobname - 1] = '\0';
-                w->p[i] = w->p[--w->np];
-                return TT_OK;
-            }
-        }
+        for (int i = w->np - 1; i >= 0; i--)
+            pend_read(w, i);
     }
 }
 
@@ -484,6 +574,9 @@ static void hello_wait_close(hello_wait *w)
     for (int i = 0; i < w->np; i++)
         close(w->p[i].fd);
     w->np = 0;
+    if (w->dropped > DROP_LOGGED)
+        TT_WARN("exec", "%s: dropped %d connection(s) in all that sent no hello of this protocol (last: %s)", w->where,
+                w->dropped, w->last_drop);
 }
 
 static int hello_limit(const tt_comm *comm)
@@ -511,6 +604,7 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
         close(lfd);
         return tt_error_set(TT_ERR_NOMEM, "rendezvous");
     }
+    job_identity_warn(id);
     char myjob[60];
     uint64_t job = job_identity(myjob, sizeof myjob);
     /* the job's nonce: tt_get_unique_id's, else drawn now */
@@ -644,24 +738,46 @@ static tt_status boot_master(tt_comm *comm, exec_boot_id *id, boot_addr *table, 
     return TT_OK;
 }
 
+/* A rank: hello to rank 0, then its answer.  A connection closed before any of the answer came (rank 0
+ * dropped it under a flood of other connections, issue #32 item 5) is not a refusal: the rank connects
+ * again and resends its hello until the deadline.  A refusal is an answer with a status. */
+#define REDIAL_REFUSED_MS 1500 /* after a drop: refused this long means rank 0 is gone, not busy */
 static tt_status boot_worker(tt_comm *comm, exec_boot_id *id, boot_addr *table,
                              const char *my_host, int my_port, int64_t deadline)
 {
     int fd;
     char what[128];
     snprintf(what, sizeof what, "rank %d: rendezvous with rank 0 at %s:%d", comm->rank, id->host, id->port);
-    tt_status st = connect_retry(id->host, id->port, deadline, &fd, what);
-    if (st != TT_OK)
-        return st;
+    job_identity_warn(id);
     boot_hello h;
     hello_init(&h, comm, id->nonce, 0);
     h.port = my_port;
     snprintf(h.host, sizeof h.host, "%s", my_host);
     hello_seal(&h, &id->key);
     boot_reply rep;
-    st = io_full(fd, &h, sizeof h, 1, deadline, what);
+    _Static_assert(offsetof(boot_reply, status) == 0, "the status leads the reply");
+    tt_status st;
+    for (int redial = 0;; redial++) {
+        st = redial ? connect_until(id->host, id->port, deadline, REDIAL_REFUSED_MS, &fd, what)
+                    : connect_retry(id->host, id->port, deadline, &fd, what);
+        if (st != TT_OK)
+            return redial ? tt_error_prefix(st, "rank %d: rank 0 dropped the rendezvous connection %d time(s) before "
+                                                "answering", comm->rank, redial)
+                          : st;
+        st = io_full(fd, &h, sizeof h, 1, deadline, what);
+        if (st == TT_OK)
+            st = io_full(fd, &rep.status, sizeof rep.status, 0, deadline, what);
+        if (st != TT_ERR_REMOTE || exec_now_ms() >= deadline)
+            break;
+        close(fd); /* closed before the answer: dropped, not refused */
+        if (!redial)
+            TT_WARN("exec", "%s: the connection was closed before rank 0 answered (a flooded rendezvous port?): "
+                    "connecting again", what);
+        struct timespec ts = {0, (20 + (long)(getpid() % 40)) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (st == TT_OK)
-        st = io_full(fd, &rep, sizeof rep, 0, deadline, what);
+        st = io_full(fd, (char *)&rep + sizeof rep.status, sizeof rep - sizeof rep.status, 0, deadline, what);
     if (st == TT_OK && rep.status != 0) {
         rep.msg[sizeof rep.msg - 1] = '\0';
         int proven = reply_proven(&rep, h.mac, &id->key, NULL, 0);

@@ -322,7 +322,8 @@ tt_status tt_comm_init_env(tt_comm **comm)
     if (!addr || !*addr)
         return tt_error_set(TT_ERR_INVALID, "environment variable MASTER_ADDR is not set");
     char hp[128];
-    snprintf(hp, sizeof hp, "%s:%lld", addr, port);
+    int v6 = strchr(addr, ':') && addr[0] != '['; /* MASTER_ADDR=::1: an IPv6 literal, bracketed for the id */
+    snprintf(hp, sizeof hp, "%s%s%s:%lld", v6 ? "[" : "", addr, v6 ? "]" : "", port);
     if ((st = tt_unique_id_from_addr(&id, hp)) != TT_OK)
         return st;
     return tt_comm_init_rank(comm, (int)size, &id, (int)rank);

@@ -184,6 +184,14 @@ tt_status tt_comm_init_env(tt_comm **comm);
  * else OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS; 1 when a pair is set
  * (their names in rank_var and size_var when those are not NULL), else 0. */
 int tt_env_rank_vars(const char **rank_var, const char **size_var);
+/* This job's identity for the TCP rendezvous, as text ("SLURM_JOB_ID=111.0", "TORCHELASTIC_RUN_ID=x
+ * (restart 2)"): TOPOTUNE_JOB_ID alone where set, else every launcher part that is set, joined:
+ * SLURM_JOB_ID.SLURM_STEP_ID (requeue SLURM_RESTART_COUNT), TORCHELASTIC_RUN_ID unless "none" with
+ * TORCHELASTIC_RESTART_COUNT, OMPI_MCA_ess_base_jobid else PMIX_NAMESPACE.  A rank of another
+ * identity is refused at the rendezvous.  Returns 1 when a job id was found, 0 when none was (the text
+ * is then empty, or only torchrun's restart count). */
+int tt_job_identity(char *text, size_t n);
+#define TT_JOB_ID_VARS "TOPOTUNE_JOB_ID, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE"
 /* Slurm (srun) without MASTER_ADDR: tt_comm_init_env takes the rank and size from SLURM_PROCID/
  * SLURM_NTASKS and the rendezvous from tt_slurm_master.  1 when the rank variables in use are
  * Slurm's and a node list (SLURM_STEP_NODELIST, SLURM_JOB_NODELIST) is set. */

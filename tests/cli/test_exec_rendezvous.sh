@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The TCP rendezvous of --master jobs under hostile conditions (issue #32, docs/reliability.md "Rendezvous"):
+#  1. a flood of connections that are not ranks (idle, junk, a slow partial hello) on the master ports of
+#     4 jobs at once: every job passes well within its deadline (item 5);
+#  2. a leftover rank 1 of torchrun's previous attempt (same TORCHELASTIC_RUN_ID, older restart count) is
+#     refused as another job, the real rank 1 joins (item 6); without any job id, a warning and the header say so;
+#  3. --master [::1]:PORT (bracketed IPv6) works, an unbracketed IPv6 address is refused naming the form (item 12).
+. "$(dirname "$0")/lib.sh"
+X="$BIN/topo-exec"
+unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_FAULT TOPOTUNE_JOB_ID SLURM_JOB_ID \
+  SLURM_STEP_ID SLURM_STEPID SLURM_RESTART_COUNT TORCHELASTIC_RUN_ID TORCHELASTIC_RESTART_COUNT \
+  OMPI_MCA_ess_base_jobid PMIX_NAMESPACE 2>/dev/null
+# a free port below the kernel's ephemeral range: no data listener or outgoing connection of the jobs and the
+# flood can take it between here and rank 0's bind
+free_port() { python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    p = random.randrange(max(1024, lo - 12000), lo)
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", p)); s.close(); print(p); break
+    except OSError:
+        pass'; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+command -v python3 >/dev/null || { skip "rendezvous tests" "no python3 for the flood helper"; finish; }
+
+# ---- 1. flood: 4 jobs of 5 ranks, each master port with 120 idle + 10 junk + 5 slow connections; 2 rounds ----
+T=20 NJOBS=4 N=5 # -T: seconds
+flood_round() {
+  local round=$1 ports=() pids=() j r p bad="" dt flood
+  for j in $(seq $NJOBS); do ports+=("$(free_port)"); done
+  for j in $(seq 0 $((NJOBS - 1))); do # rank 0 of each job first: the flood needs its port
+    TOPOTUNE_JOB_ID=flood$j "$X" -T $T --rank 0 --nranks $N --master 127.0.0.1:${ports[$j]} -b 64K -e 64K -n 5 -w 1 \
+      --no-progress >"$TMP/f$j.0.out" 2>"$TMP/f$j.0.err" & pids+=($!)
+  done
+  rm -f "$TMP/flood.ready"
+  python3 "$ROOT/tests/cli/rdv_flood.py" "$TMP/flood.ready" 120 10 5 "${ports[@]}" 2>"$TMP/flood.err" & flood=$!
+  for i in $(seq 300); do [ -s "$TMP/flood.ready" ] && break; sleep 0.1; done
+  sleep 0.5 # the flood in full swing: 135 connections for 64 pending slots, each dropped one dialled again at once
+  t0=$(date +%s%N)
+  for j in $(seq 0 $((NJOBS - 1))); do
+    for r in $(seq 1 $((N - 1))); do
+      TOPOTUNE_JOB_ID=flood$j "$X" -T $T --rank $r --nranks $N --master 127.0.0.1:${ports[$j]} -b 64K -e 64K -n 5 -w 1 \
+        --no-progress >"$TMP/f$j.$r.out" 2>"$TMP/f$j.$r.err" & pids+=($!)
+    done
+  done
+  for p in "${pids[@]}"; do wait "$p" || bad="$bad $p"; done
+  dt=$(ms_since $t0)
+  kill $flood 2>/dev/null; wait $flood 2>/dev/null
+  echo "# flood round $round: $(cat "$TMP/flood.ready" 2>/dev/null) connections opened, $NJOBS jobs x $N ranks done after $dt ms"
+  [ -z "$bad" ] && ok "flood round $round, 135 connections per master port: all $NJOBS jobs x $N ranks exit 0" ||
+    not_ok "flood round $round: failed pids$bad: $(cat "$TMP"/f*.err | grep -v 'WARN' | head -c 400)"
+  [ "$dt" -lt $((T * 1000 / 2)) ] && ok "flood round $round: the jobs finish after $dt ms, well within the ${T} s deadline" ||
+    not_ok "flood round $round: the jobs took $dt ms (deadline $T s)"
+  for j in $(seq 0 $((NJOBS - 1))); do
+    grep -q '^# Out of bounds values' "$TMP/f$j.0.out" || not_ok "flood round $round: job $j table incomplete: $(tail -c 200 "$TMP/f$j.0.out")"
+  done
+}
+flood_round 1
+flood_round 2
+expect_grep "$TMP/f0.0.err" 'dropped a connection from 127\.0\.0\.1:[0-9]+: (too many connections without a hello|no hello within)' \
+  "flood: rank 0 logs the strangers it dropped"
+expect_grep "$TMP/f0.0.err" 'dropped [0-9]+ connection\(s\) in all' "flood: rank 0 sums up the drops it did not log one by one"
+
+# ---- 2. job identity: torchrun restarted with the same TORCHELASTIC_RUN_ID ----
+port=$(free_port); pids=()
+torch() { env TORCHELASTIC_RUN_ID=trainjob TORCHELASTIC_RESTART_COUNT=$1 "$X" -T 4 --rank $2 --nranks 2 \
+  --master 127.0.0.1:$port -b 64K -e 64K -n 5 -w 1 --no-progress >"$TMP/$3.out" 2>"$TMP/$3.err" & pids+=($!); }
+torch 0 1 old1; sleep 0.3      # a leftover rank 1 of attempt 0, already waiting
+torch 1 0 new0; sleep 0.6; torch 1 1 new1
+rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs$?"; done
+[ "${rcs:0:1}" != 0 ] && [ "${rcs:1}" = 00 ] && ok "restart 1 of torchrun job: the leftover of restart 0 is refused (exit ${rcs:0:1}), the job exits 0" ||
+  not_ok "torchrun restart: exit codes leftover/rank0/rank1 = $rcs: $(head -c 300 "$TMP/old1.err") | $(head -c 300 "$TMP/new1.err")"
+expect_grep "$TMP/old1.err" 'TORCHELASTIC_RUN_ID=trainjob \(restart 0\)\) is not part of the job at this rendezvous \(TORCHELASTIC_RUN_ID=trainjob \(restart 1\)' \
+  "torchrun restart: the leftover is told it belongs to another attempt"
+expect_grep "$TMP/new0.out" '^# job: TORCHELASTIC_RUN_ID=trainjob \(restart 1\)$' "torchrun restart: the header names the job"
+expect_no_grep "$TMP/new0.err" 'no job id' "torchrun restart: no warning with a job id"
+
+# without any job id: a warning at start on every rank (once each) and the header says so
+port=$(free_port); pids=()
+for r in 0 1; do
+  "$X" -T 4 --rank $r --nranks 2 --master 127.0.0.1:$port -b 1K -e 1K -n 2 --no-progress >"$TMP/n$r.out" 2>"$TMP/n$r.err" & pids+=($!)
+done
+rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs$?"; done
+[ "$rcs" = 00 ] && ok "no job id: the job still runs (exit 00)" || not_ok "no job id: exit codes $rcs: $(head -c 300 "$TMP/n0.err")"
+for r in 0 1; do
+  [ "$(grep -c 'no job id: none of TOPOTUNE_JOB_ID, SLURM_JOB_ID, TORCHELASTIC_RUN_ID' "$TMP/n$r.err")" = 1 ] &&
+    ok "no job id: rank $r warns once, naming the variables" || not_ok "no job id: rank $r stderr: $(head -c 300 "$TMP/n$r.err")"
+done
+expect_grep "$TMP/n0.out" '^# job: none \(none of TOPOTUNE_JOB_ID, .* is set\): a leftover process' "no job id: the header says so"
+
+# ---- 3. IPv6 literals ----
+run "$X" --rank 0 --nranks 2 --master ::1:29500 -b 1K -e 1K
+expect_rc 2 "--master ::1:29500 (no brackets): usage error"
+expect_grep "$TMP/err" "'::1:29500': an IPv6 address needs brackets around it, \[ADDRESS\]:PORT" "unbracketed IPv6: the message shows the form"
+run "$X" --rank 0 --nranks 2 --master '[::1:29500' -b 1K -e 1K
+expect_rc 2 "--master '[::1:29500' (no closing bracket): usage error"
+if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
+  port=$(python3 -c 'import socket;s=socket.socket(socket.AF_INET6);s.bind(("::1",0));print(s.getsockname()[1])')
+  pids=()
+  for r in 0 1; do
+    TOPOTUNE_JOB_ID=v6 "$X" -T 5 --rank $r --nranks 2 --master "[::1]:$port" -b 1K -e 64K -f 8 -n 2 --no-progress \
+      >"$TMP/v$r.out" 2>"$TMP/v$r.err" & pids+=($!)
+  done
+  rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs$?"; done
+  [ "$rcs" = 00 ] && ok "--master [::1]:$port: both ranks exit 0" || not_ok "--master [::1]: exit codes $rcs: $(head -c 300 "$TMP/v0.err")"
+  port=$(python3 -c 'import socket;s=socket.socket(socket.AF_INET6);s.bind(("::1",0));print(s.getsockname()[1])')
+  pids=()
+  for r in 0 1; do
+    env TOPOTUNE_JOB_ID=v6 RANK=$r WORLD_SIZE=2 MASTER_ADDR=::1 MASTER_PORT=$port "$X" -T 5 -b 1K -e 1K -n 2 --no-progress \
+      >"$TMP/e$r.out" 2>"$TMP/e$r.err" & pids+=($!)
+  done
+  rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs$?"; done
+  [ "$rcs" = 00 ] && ok "MASTER_ADDR=::1 (torchrun's variables): both ranks exit 0" || not_ok "MASTER_ADDR=::1: exit codes $rcs: $(head -c 300 "$TMP/e0.err")"
+else
+  skip "--master [::1]:PORT" "no IPv6 loopback on this machine"
+fi
+
+finish
