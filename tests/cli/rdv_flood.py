@@ -8,9 +8,12 @@ For each port (waiting until something listens there): IDLE connections that sen
 that send bytes that are not a hello, SLOW ones that send a hello's first 8 bytes (magic, version) and
 then one byte every 300 ms.  Every connection the other side closes is opened again, so the flood lasts
 until this process is killed.  READY_FILE is written once every connection has been opened once.
+SIGUSR1: a burst of 50 more idle connections to each port at once (held, not dialled again), then
+READY_FILE.burstN (N = 1, 2, ...) is written.
 """
 import os
 import resource
+import signal
 import socket
 import struct
 import sys
@@ -19,7 +22,7 @@ import time
 ready, idle, junk, slow = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 ports = [int(p) for p in sys.argv[5:]]
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-want = len(ports) * (idle + junk + slow) + 64
+want = len(ports) * (idle + junk + slow + 2 * 50) + 64
 if soft < want:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
 
@@ -57,9 +60,29 @@ for port in ports:
 with open(ready, "w") as f:
     f.write("%d\n" % len(conns))
 
+bursts_asked = 0
+bursts_done = 0
+held = []
+
+
+def on_usr1(signum, frame):
+    global bursts_asked
+    bursts_asked += 1
+
+
+signal.signal(signal.SIGUSR1, on_usr1)
 last_trickle = time.time()
 while True:
     time.sleep(0.05)
+    while bursts_done < bursts_asked:
+        for port in ports:
+            for _ in range(50):
+                s = dial(port, "idle", time.time() + 1)
+                if s is not None:
+                    held.append(s)
+        bursts_done += 1
+        with open("%s.burst%d" % (ready, bursts_done), "w") as f:
+            f.write("%d\n" % len(held))
     trickle = time.time() - last_trickle >= 0.3
     if trickle:
         last_trickle = time.time()

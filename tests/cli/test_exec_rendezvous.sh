@@ -24,7 +24,8 @@ for _ in range(200):
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 command -v python3 >/dev/null || { skip "rendezvous tests" "no python3 for the flood helper"; finish; }
 
-# ---- 1. flood: 4 jobs of 5 ranks, each master port with 120 idle + 10 junk + 5 slow connections; 2 rounds ----
+# ---- 1. flood: 4 jobs of 5 ranks, each master port with 120 idle + 10 junk + 5 slow connections (dialled
+#      again whenever dropped); in round 2 the ranks arrive amid 100 more strangers while rank 0 is paused ----
 T=20 NJOBS=4 N=5 # -T: seconds
 flood_round() {
   local round=$1 ports=() pids=() j r p bad="" dt flood
@@ -33,17 +34,26 @@ flood_round() {
     TOPOTUNE_JOB_ID=flood$j "$X" -T $T --rank 0 --nranks $N --master 127.0.0.1:${ports[$j]} -b 64K -e 64K -n 5 -w 1 \
       --no-progress >"$TMP/f$j.0.out" 2>"$TMP/f$j.0.err" & pids+=($!)
   done
-  rm -f "$TMP/flood.ready"
+  rm -f "$TMP"/flood.ready*
   python3 "$ROOT/tests/cli/rdv_flood.py" "$TMP/flood.ready" 120 10 5 "${ports[@]}" 2>"$TMP/flood.err" & flood=$!
   for i in $(seq 300); do [ -s "$TMP/flood.ready" ] && break; sleep 0.1; done
   sleep 0.5 # the flood in full swing: 135 connections for 64 pending slots, each dropped one dialled again at once
   t0=$(date +%s%N)
+  if [ $round = 2 ]; then # rank 0 paused (as on a busy host) while 50 strangers, the ranks, 50 more strangers connect
+    kill -STOP "${pids[@]}"; kill -USR1 $flood
+    for i in $(seq 100); do [ -s "$TMP/flood.ready.burst1" ] && break; sleep 0.05; done
+  fi
   for j in $(seq 0 $((NJOBS - 1))); do
     for r in $(seq 1 $((N - 1))); do
       TOPOTUNE_JOB_ID=flood$j "$X" -T $T --rank $r --nranks $N --master 127.0.0.1:${ports[$j]} -b 64K -e 64K -n 5 -w 1 \
         --no-progress >"$TMP/f$j.$r.out" 2>"$TMP/f$j.$r.err" & pids+=($!)
     done
   done
+  if [ $round = 2 ]; then
+    sleep 0.5; kill -USR1 $flood
+    for i in $(seq 100); do [ -s "$TMP/flood.ready.burst2" ] && break; sleep 0.05; done
+    kill -CONT "${pids[@]}"
+  fi
   for p in "${pids[@]}"; do wait "$p" || bad="$bad $p"; done
   dt=$(ms_since $t0)
   kill $flood 2>/dev/null; wait $flood 2>/dev/null
@@ -61,6 +71,33 @@ flood_round 2
 expect_grep "$TMP/f0.0.err" 'dropped a connection from 127\.0\.0\.1:[0-9]+: (too many connections without a hello|no hello within)' \
   "flood: rank 0 logs the strangers it dropped"
 expect_grep "$TMP/f0.0.err" 'dropped [0-9]+ connection\(s\) in all' "flood: rank 0 sums up the drops it did not log one by one"
+
+# ---- 1b. a rank whose rendezvous connection is closed before rank 0 answers connects again (item 5) ----
+# fake_drop PORT: accepts one connection on PORT, reads a little of the hello, closes it and the listener
+fake_drop() { python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()
+open(sys.argv[2], "w").write("up")
+c, _ = s.accept(); c.recv(16); c.close(); s.close()' "$1" "$TMP/fake.up" & fake=$!
+  for i in $(seq 100); do [ -s "$TMP/fake.up" ] && break; sleep 0.05; done; }
+port=$(free_port); rm -f "$TMP/fake.up"; fake_drop $port
+TOPOTUNE_JOB_ID=redial "$X" -T 10 --rank 1 --nranks 2 --master 127.0.0.1:$port -b 1K -e 1K -n 2 --no-progress \
+  >"$TMP/d1.out" 2>"$TMP/d1.err" & p1=$!
+wait $fake
+TOPOTUNE_JOB_ID=redial "$X" -T 10 --rank 0 --nranks 2 --master 127.0.0.1:$port -b 1K -e 1K -n 2 --no-progress \
+  >"$TMP/d0.out" 2>"$TMP/d0.err" & p0=$!
+wait $p0; rc0=$?; wait $p1; rc1=$?
+[ "$rc0$rc1" = 00 ] && ok "dropped before the answer: rank 1 connects again and the job exits 0" ||
+  not_ok "dropped before the answer: exit codes $rc0$rc1: $(head -c 300 "$TMP/d1.err")"
+expect_grep "$TMP/d1.err" 'the connection was closed before rank 0 answered .*connecting again' "dropped before the answer: rank 1 says it connects again"
+# ... and when nobody listens any more (rank 0 exited), it fails soon with the reason, not at the deadline
+port=$(free_port); rm -f "$TMP/fake.up"; fake_drop $port; t0=$(date +%s%N)
+run env TOPOTUNE_JOB_ID=redial "$X" -T 20 --rank 1 --nranks 2 --master 127.0.0.1:$port -b 1K -e 1K -n 2 --no-progress
+dt=$(ms_since $t0); wait $fake
+[ "$RC" -ne 0 ] && [ "$dt" -lt 8000 ] && ok "rank 0 gone after the drop: rank 1 exits $RC after $dt ms (deadline 20 s)" ||
+  not_ok "rank 0 gone after the drop: rc=$RC after $dt ms"
+expect_grep "$TMP/err" 'rank 0 dropped the rendezvous connection 1 time\(s\) before answering: .*refuses connections now' \
+  "rank 0 gone after the drop: the message says why"
 
 # ---- 2. job identity: torchrun restarted with the same TORCHELASTIC_RUN_ID ----
 port=$(free_port); pids=()
