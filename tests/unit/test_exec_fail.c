@@ -285,6 +285,14 @@ static void test_env_init_errors(void **state)
     tt_unique_id id;
     assert_int_equal(tt_unique_id_from_addr(&id, "localhost"), TT_ERR_INVALID);
     assert_int_equal(tt_unique_id_from_addr(&id, "127.0.0.1:99999"), TT_ERR_INVALID);
+    /* IPv6 (issue #32 item 12): in brackets; without them refused, naming the form */
+    assert_int_equal(tt_unique_id_from_addr(&id, "[::1]:29500"), TT_OK);
+    assert_non_null(strstr(id.bytes, "[::1]:29500"));
+    assert_int_equal(tt_unique_id_from_addr(&id, "::1:29500"), TT_ERR_INVALID);
+    assert_non_null(strstr(tt_error_message(), "needs brackets"));
+    assert_int_equal(tt_unique_id_from_addr(&id, "[::1:29500"), TT_ERR_INVALID);
+    assert_int_equal(tt_unique_id_from_addr(&id, "[]:29500"), TT_ERR_INVALID);
+    assert_int_equal(tt_unique_id_from_addr(&id, "[::1]29500"), TT_ERR_INVALID);
     memset(&id, 0, sizeof id);
     assert_int_equal(tt_comm_init_rank(&c, 2, &id, 0), TT_ERR_INVALID);
     assert_int_equal(tt_comm_init_rank(&c, 2, &id, 2), TT_ERR_INVALID);
