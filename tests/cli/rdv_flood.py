@@ -26,7 +26,7 @@ want = len(ports) * (idle + junk + slow + 2 * 50) + 64
 if soft < want:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
 
-HELLO_HEAD = struct.pack("<II", 0x54544558, 2)  # "TTEX", protocol 2
+HELLO_HEAD = struct.pack("<II", 0x54544558, 3)  # "TTEX", protocol 3 (exec_bootstrap.c BOOT_VERSION)
 
 
 def dial(port, kind, deadline):
