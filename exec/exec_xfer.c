@@ -209,6 +209,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
     int64_t timeout = comm->timeout_ms > 0 ? comm->timeout_ms : EXEC_DEFAULT_TIMEOUT_MS;
     int64_t last_progress = exec_now_ms(), last_progress_us = exec_now_us();
     unsigned idle = 0;
+    int gone_seen = 0; /* a peer found gone since the last progress (shared memory: see below) */
     struct pollfd pfd[2 * comm->nranks]; /* data + failure-report sockets; nranks <= 1024 */
     int pfd_peer[2 * comm->nranks];
 
@@ -266,6 +267,7 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
             last_progress_us = exec_now_us();
             last_progress = last_progress_us / 1000;
             idle = 0;
+            gone_seen = 0;
             continue;
         }
         /* idle: read (send) the neighbours' headers as they come, without waiting for them */
@@ -372,6 +374,14 @@ tt_status exec_xfer(exec_ctx *ctx, exec_xfer_item *items, int n)
                     if (c->tp->check_peer(c) != TT_OK)
                         len += (size_t)snprintf(gone + len, len < sizeof gone ? sizeof gone - len : 0,
                                                 "%srank %d", len ? ", " : "", p);
+                }
+                /* A peer may write its last bytes into the shared-memory ring and exit at once (the barrier
+                 * of tt_comm_destroy): those bytes are still there to read.  So the first time a peer is found
+                 * gone, the items get one more pass; only a peer gone with nothing more to read is lost (the
+                 * TCP path above does the same with POLLIN beside the hang-up). */
+                if (len && !gone_seen) {
+                    gone_seen = 1;
+                    continue;
                 }
                 if (len) {
                     char mine[320];
