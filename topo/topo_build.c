@@ -91,9 +91,17 @@ static tt_status new_node(builder *b, const tt_xml_node *el, tt_node_type type, 
     return TT_OK;
 }
 
-static tt_status check_dup_busid(builder *b, const tt_xml_node *el, const char *busid)
+/* A bus id used twice is an error, except for two switches (seen in RCCL
+ * files): NCCL and RCCL make one node per element, and so does the builder. */
+static tt_status check_dup_busid(builder *b, const tt_xml_node *el, const char *busid,
+                                 tt_node_type type)
 {
     int i = tt_topo_find_busid(b->t, busid);
+    if (i >= 0 && type == TT_NODE_PCI && b->t->nodes[i].type == TT_NODE_PCI) {
+        TT_INFO("topo", "%s:%d: switch bus id %s is used again (first at line %d): a second "
+                "switch node, as NCCL and RCCL make", b->src, el->line, busid, b->t->nodes[i].line);
+        return TT_OK;
+    }
     if (i >= 0)
         return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_BUSID,
                                    "duplicate bus id %s (first at line %d)",
@@ -319,7 +327,7 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
                 el->line, busid, cls);
     if (!busid[0])
         TT_INFO("topo", "%s:%d: <pci> without busid", b->src, el->line);
-    else if ((st = check_dup_busid(b, el, busid)) != TT_OK)
+    else if ((st = check_dup_busid(b, el, busid, type)) != TT_OK)
         return st;
 
     if ((st = tt_topo__get_int(b->src, el, TT_ATTR_LINK_WIDTH, 0, MAX_LINK_WIDTH, 0, &v, NULL)) != TT_OK)

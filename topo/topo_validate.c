@@ -30,6 +30,7 @@ typedef struct {
     const char *busid;
     int line;
     int seq; /* document order */
+    int sw;  /* a switch or bridge (no GPU, NIC or NVSwitch): NCCL makes one node per element */
 } busid_ent;
 
 typedef struct {
@@ -257,6 +258,7 @@ static void collect_busids(vctx *c, const tt_xml_node *root)
         c->bus[c->nbus].busid = b;
         c->bus[c->nbus].line = n->line;
         c->bus[c->nbus].seq = c->nbus;
+        c->bus[c->nbus].sw = tt_topo__pci_is_switch(n);
         c->nbus++;
     }
     if (c->nbus > 1)
@@ -426,7 +428,11 @@ static void check_pci(vctx *c, const tt_xml_node *n)
             "busid=\"%.40s\" is not of the form dddd:bb:dd.f (hex digits)", busid);
     } else {
         const busid_ent *first = find_bus(c, busid);
-        if (first && first->busid != busid)
+        if (first && first->busid != busid && first->sw && tt_topo__pci_is_switch(n))
+            add(c, TT_SEV_INFO, "duplicate-switch", n,
+                "switch bus id %s is already used at line %d: NCCL and RCCL make one switch node "
+                "per element, and so does topotune", busid, first->line);
+        else if (first && first->busid != busid)
             add(c, TT_SEV_ERROR, "duplicate-busid", n, "bus id %s is already used at line %d",
                 busid, first->line);
         else if (has_upper(busid))

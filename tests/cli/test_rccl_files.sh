@@ -10,6 +10,7 @@ MI250="$FIX/rccl-mi250x-8gcd-cxi.xml"
 MI200="$FIX/rccl-xgmi-4gpu.xml"
 SELF="$FIX/nccl-nvlink-self.xml"
 GRAPH="$FIX/nccl-graph-2gpu.xml"
+MI100="$FIX/rccl-mi100-gcn-dupswitch.xml"
 [ -x "$D" ] && [ -x "$T" ] || { not_ok "tools not built"; finish; }
 
 # busbw of the 1 GiB allreduce row in a topo-tune table ($TMP/out)
@@ -107,6 +108,32 @@ expect_rc 1 "self-target nvlink: --validate exits 1 (warning)"
 expect_grep "$TMP/err" 'warning: \[nvlink-self\]' "self-target nvlink: --validate finding"
 run "$D" -i "$SELF" -f matrix
 expect_grep "$TMP/out" '^GPU0 +X +NV12' "self-target nvlink: the peer's own link still joins the pair"
+
+# --- older RCCL's numeric gcn (908) and two switch <pci> with one bus id (#33 item 7)
+run "$D" -i "$MI100" -f matrix
+expect_rc 0 "MI100 numeric gcn + duplicate switch: converts"
+expect_grep "$TMP/out" '^GPU3 +XGMI1 +XGMI1 +XGMI1 +X ' "MI100: 4 GPUs, all pairs one xGMI link"
+run "$D" -i "$MI100" --check
+expect_rc 0 "MI100: --check exits 0 (infos only)"
+n=$(grep -c '\[amd-gpu\] gpu .*AMD MI100 (CDNA) (from its gcn).*46 GB/s per xGMI link' "$TMP/err")
+[ "$n" = 4 ] && ok "MI100: gcn=\"908\" names MI100 for each GPU" || not_ok "MI100: $n GPUs named MI100"
+expect_no_grep "$TMP/err" 'unknown generation' "MI100: no unknown generation"
+expect_grep "$TMP/err" ':12: info: \[duplicate-switch\] pci 0000:20:03.1: .*already used at line 3' "MI100: --check names the duplicate switch (info)"
+run "$D" -i "$MI100" --validate
+expect_rc 0 "MI100: --validate exits 0"
+expect_grep "$TMP/err" ':12: info: \[duplicate-switch\]' "MI100: --validate names the duplicate switch (info)"
+expect_no_grep "$TMP/err" 'duplicate-busid' "MI100: no duplicate-busid error"
+run "$D" -i "$MI100" -f nccl -o "$TMP/mi100.nccl.xml"
+n=$(grep -c 'busid="0000:20:03.1"' "$TMP/mi100.nccl.xml")
+[ "$n" = 2 ] && ok "MI100: both switch elements written" || not_ok "MI100: $n switch elements written"
+run "$D" -i "$TMP/mi100.nccl.xml" -f nccl -o "$TMP/mi100.rt.xml"
+cmp -s "$TMP/mi100.nccl.xml" "$TMP/mi100.rt.xml" && ok "MI100: nccl round trip stable" || not_ok "MI100: round trip differs"
+run "$T" -i "$MI100" -C allreduce --min-size 1G --max-size 1G
+expect_rc 0 "MI100: topo-tune accepts it"
+sed 's/busid="0000:43:00.0" class="0x038000"/busid="0000:20:03.1" class="0x038000"/' "$MI100" > "$TMP/dupgpu.xml"
+run "$D" -i "$TMP/dupgpu.xml"
+expect_rc 2 "a GPU with a switch's bus id is still refused"
+expect_grep "$TMP/err" 'duplicate bus id 0000:20:03.1' "the refusal names the bus id"
 
 # --- an NCCL graph file is refused by every mode, --check included
 run "$D" -i "$GRAPH" --check
