@@ -749,6 +749,9 @@ static tt_status build(builder *b)
     }
     if ((st = check_dup_gpu_dev(b)) != TT_OK)
         return st;
+    /* sm of probed GPUs without one (hwloc exports), by device id (topo_parts.c) */
+    if ((st = tt_topo__infer_sm(b->t)) != TT_OK)
+        return st;
     int n = b->t->nnodes;
     for (int i = 0; i < n; i++) {
         if (b->t->nodes[i].type == TT_NODE_GPU && (st = build_gpu_links(b, i)) != TT_OK)

@@ -26,7 +26,9 @@
  *    give dev, uuid and name;
  *  - NICs: OpenFabrics OS devices (ports, GUIDs, states), else network ones;
  *  - NVSwitches: NVIDIA non-GPU PCI devices of class 0x0680 or 0x0000, or
- *    that an NVLinkBandwidth matrix names; class written as 0x068000;
+ *    any non-GPU PCI device an NVLinkBandwidth matrix names (whatever its
+ *    vendor, as NCCL takes any NVLink target that is no GPU or CPU for its
+ *    switch); class written as 0x068000;
  *  - distances2/distances2hetero NVLinkBandwidth -> <nvlink> (GPU, NVSwitch
  *    0x068000, CPU 0x068001; on arm64 a GPU-CPU link is <c2c>), and
  *    XGMIBandwidth -> <xgmi>.  Counts are bandwidth / per-link figure, each
@@ -256,15 +258,20 @@ static int pci_is_gpu(const tt_xml_node *n, const hx_pci *p)
 
 static int named_in_nvlink(hx_ctx *h, const tt_xml_node *n);
 
-/* NVIDIA, not a GPU, class 0x0680 (bridge, other) or 0x0000 (unclassified),
- * or subtype NVSwitch, or named by an NVLinkBandwidth matrix. */
+/* Not a GPU (display 0x03, accelerator 0x12), and: named by an NVLinkBandwidth
+ * matrix whatever its vendor and class (NCCL attaches an NVLink target that is
+ * no GPU or CPU to its NVSwitch node; a DGX-2 export has a switch without
+ * vendor id), or NVIDIA with class 0x0680 (bridge, other), 0x0000
+ * (unclassified) or subtype NVSwitch. */
 static int pci_is_nvswitch(hx_ctx *h, const tt_xml_node *n, const hx_pci *p)
 {
     const char *st = tt_xml_get(n, "subtype");
-    if (p->vendor != 0x10de || p->cls >> 8 == 0x03 || strcmp(otype(n), "PCIDev"))
+    if (p->cls >> 8 == 0x03 || p->cls >> 8 == 0x12 || strcmp(otype(n), "PCIDev"))
         return 0;
-    return p->cls == 0x0680 || p->cls == 0x0000 || (st && !strcmp(st, "NVSwitch")) ||
-           named_in_nvlink(h, n);
+    if (p->vendor == 0x10de &&
+        (p->cls == 0x0680 || p->cls == 0x0000 || (st && !strcmp(st, "NVSwitch"))))
+        return 1;
+    return named_in_nvlink(h, n);
 }
 
 static long full_class(hx_ctx *h, const tt_xml_node *n, const hx_pci *p)
@@ -299,8 +306,14 @@ static void hx_fill(scan_ctx *c, const char *busid, int idx, void *arg, tt_xml_n
     scan_pci_set_attrs(c, pci, &in);
     if (in.cls == 0x068000 && p.cls != 0x0680) {
         h->nvswitch_guess = 1;
-        scan_unknown(c, pci, "class", "the file gives NVIDIA device %04x class 0x%04x: taken as an "
-                                      "NVSwitch (0x068000)", p.device, p.cls);
+        if (p.vendor == 0x10de)
+            scan_unknown(c, pci, "class", "the file gives NVIDIA device %04x class 0x%04x: taken as "
+                                          "an NVSwitch (0x068000)", p.device, p.cls);
+        else
+            scan_unknown(c, pci, "class", "the file gives device %04x:%04x class 0x%04x, named by "
+                                          "the NVLinkBandwidth matrix and no GPU: taken as an "
+                                          "NVSwitch (0x068000), as NCCL takes such a target",
+                         p.vendor, p.device, p.cls);
     }
     if ((ls = tt_xml_get(o, "pci_link_speed")) && strtod(ls, NULL) > 0)
         tt_xml_setf(pci, "cur_link_gbps", "%g", strtod(ls, NULL));

@@ -610,9 +610,12 @@ static void check_nvlink(vctx *c, const tt_xml_node *n)
                 "NVLink target GPU %s is not a <pci> in this file", target);
         }
     } else if (strcasecmp(tclass, "0x068000") && strcasecmp(tclass, "0x068001")) {
+        /* NCCL's class table maps what is no GPU or CPU to PCI, and its NVLink
+         * reader attaches every such target to its (one) NVSwitch node */
         add(c, TT_SEV_WARN, "unknown-value", n,
             "tclass=\"%.20s\" is neither a GPU (0x03...), an NVSwitch (0x068000) nor a CPU "
-            "(0x068001): NCCL ignores this link",
+            "(0x068001): NCCL attaches the link to its NVSwitch node as for 0x068000, and so "
+            "does topotune",
             tclass);
     }
 }
