@@ -729,8 +729,9 @@ static tt_status build(builder *b)
     if (!root)
         return tt_error_set(TT_ERR_INVALID, "%s: empty topology document", b->src);
     if (!tt_topo__is(root, TT_ELEM_SYSTEM))
-        return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>",
-                            b->src, root->line, root->name ? root->name : "?");
+        return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>%s",
+                            b->src, root->line, root->name ? root->name : "?",
+                            tt_topo__root_note(root->name));
     if ((st = tt_topo__get_int(b->src, root, TT_ATTR_VERSION, 0, 1 << 30, 1, &ver, &present)) != TT_OK)
         return st;
     if (present && ver == 2 && tt_xml_is_rccl(b->doc))

@@ -873,8 +873,7 @@ tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out)
     }
     if (strcmp(root->name, TT_ELEM_SYSTEM)) {
         add(&c, TT_SEV_ERROR, "bad-root", root,
-            "root element is <%.40s>, not <system>: not an NCCL/topotune topology%s", root->name,
-            !strcmp(root->name, "topology") ? " (looks like hwloc XML)" : "");
+            "root element is <%.40s>, not <system>: %s", root->name, tt_topo__root_what(root->name));
         return c.st;
     }
     c.native = tt_xml_get(root, TT_ATTR_TT_VERSION) != NULL;

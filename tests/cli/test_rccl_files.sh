@@ -143,4 +143,13 @@ run "$D" -i "$GRAPH"
 expect_rc 2 "graph file: conversion refuses it"
 run "$D" -i "$GRAPH" --validate
 expect_rc 2 "graph file: --validate refuses it"
+# every mode names it (issue #33 item 8), not only --check
+X="$BIN/topo-exec"
+for mode in "$D -i $GRAPH" "$D -i $GRAPH -f matrix" "$D -i $GRAPH --validate" "$T -i $GRAPH" "$T -i $GRAPH -i $GRAPH" \
+            "$X --validate --topo $GRAPH --host 2 -b 1K -e 1K -n 1 --no-progress"; do
+  run $mode
+  m="$(basename "${mode%% *}") ${mode#* }"; m=${m//$GRAPH/GRAPH}
+  [ "$RC" -ne 0 ] && grep -q 'root element is <graphs>.*an NCCL graph file (NCCL_GRAPH_DUMP_FILE' "$TMP/err" &&
+    ok "graph file named by $m (exit $RC)" || not_ok "graph file: $m: exit $RC, $(head -c 300 "$TMP/err")"
+done
 finish
