@@ -30,6 +30,10 @@ expect_rc 0 "MI250X: converts"
 expect_grep "$TMP/out" '^GPU0 +X +XGMI4 ' "MI250X: the two GCDs of a package share 4 xGMI links"
 expect_grep "$TMP/out" '^GPU1 +XGMI4 +X +XGMI2 ' "MI250X: GCDs of different packages 2 links"
 n=$(grep -c '^NIC[0-9]' "$TMP/out"); [ "$n" = 4 ] && ok "MI250X: 4 NICs" || not_ok "MI250X: $n NICs"
+# two xGMI hops are labelled for AMD, not NVB (issue #33 item 8)
+expect_grep "$TMP/out" '^GPU0 +X +XGMI4 +XGB +XGB +XGMI1 +XGB +XGB +XGMI2 ' "MI250X: GCDs two xGMI hops apart are XGB"
+expect_no_grep "$TMP/out" '^GPU.* NVB ' "MI250X: no NVB cell in an all-AMD matrix"
+expect_grep "$TMP/out" '^  XGB  = AMD xGMI through one intermediate GPU' "MI250X: the legend names XGB"
 TOPOTUNE_DEBUG=INFO run "$D" -i "$MI250" -f matrix
 expect_grep "$TMP/err" 'cxi0> speed 200000000 is above 10 Tb/s as Mb/s: read as kb/s, 200000 Mb/s' "cxi speed: unit inferred on conversion (INFO log)"
 
