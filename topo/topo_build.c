@@ -654,24 +654,62 @@ static tt_status add_missing_reverse(tt_topo *t, tt_node_type between, tt_link_t
     return TT_OK;
 }
 
+/* A CPU node with another CPU node on its host whose arch/vendor the model does not know. */
+static int cpu_unknown_linked(const tt_topo *t, int i)
+{
+    const tt_node *c = &t->nodes[i];
+    if (c->type != TT_NODE_CPU || tt_topo__cpu_known(c->u.cpu.arch, c->u.cpu.vendor))
+        return 0;
+    for (int j = 0; j < t->nnodes; j++)
+        if (j != i && t->nodes[j].type == TT_NODE_CPU && t->nodes[j].host == c->host)
+            return 1;
+    return 0;
+}
+
+static int same_cpu_kind(const tt_node *a, const tt_node *b)
+{
+    return !strcmp(a->u.cpu.arch, b->u.cpu.arch) && !strcmp(a->u.cpu.vendor, b->u.cpu.vendor);
+}
+
+/* One warning per unknown (arch, vendor), with the number of CPU nodes, not one per node
+ * (O(n^2) in nodes, as the CPU links themselves). */
+static void warn_unknown_cpus(builder *b)
+{
+    tt_topo *t = b->t;
+    char *unk = calloc((size_t)t->nnodes + 1, 1);
+    if (!unk)
+        return; /* only a warning is lost */
+    for (int i = 0; i < t->nnodes; i++)
+        unk[i] = (char)cpu_unknown_linked(t, i);
+    for (int i = 0; i < t->nnodes; i++) {
+        const tt_node *c = &t->nodes[i];
+        int first = unk[i], n = 0;
+        for (int k = 0; k < i && first; k++)
+            first = !(unk[k] && same_cpu_kind(&t->nodes[k], c));
+        if (!first)
+            continue;
+        for (int j = i; j < t->nnodes; j++)
+            n += unk[j] && same_cpu_kind(&t->nodes[j], c);
+        TT_WARN("topo", "%s:%d: CPU arch '%s' vendor '%s' unknown: inter-socket bandwidth %.1f GB/s "
+                "assumed (%d CPU node(s))", b->src, c->line, c->u.cpu.arch, c->u.cpu.vendor,
+                tt_inter_cpu_bw(c->u.cpu.arch, c->u.cpu.vendor, c->u.cpu.family, c->u.cpu.model), n);
+    }
+    free(unk);
+}
+
 static tt_status connect_cpus(builder *b)
 {
     tt_topo *t = b->t;
+    warn_unknown_cpus(b);
     for (int i = 0; i < t->nnodes; i++) {
         tt_node *c = &t->nodes[i];
         if (c->type != TT_NODE_CPU)
             continue;
         double bw = tt_inter_cpu_bw(c->u.cpu.arch, c->u.cpu.vendor, c->u.cpu.family,
                                     c->u.cpu.model);
-        int warned = 0;
         for (int j = 0; j < t->nnodes; j++) {
             if (j == i || t->nodes[j].type != TT_NODE_CPU || t->nodes[j].host != c->host)
                 continue;
-            if (!warned && !tt_topo__cpu_known(c->u.cpu.arch, c->u.cpu.vendor)) {
-                TT_WARN("topo", "%s:%d: CPU arch '%s' vendor '%s' unknown: inter-socket bandwidth "
-                        "%.1f GB/s assumed", b->src, c->line, c->u.cpu.arch, c->u.cpu.vendor, bw);
-                warned = 1;
-            }
             tt_status st = tt_topo__link_one(t, i, j, TT_LINK_SYS, bw, 0);
             if (st != TT_OK)
                 return st;
