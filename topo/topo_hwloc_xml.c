@@ -916,7 +916,7 @@ static void add_lone_nvswitches(hx_ctx *h)
 static int build_tree(hx_ctx *h)
 {
     scan_ctx *c = h->c;
-    int ndev = 0, nnuma = 0;
+    int ndev = 0, nnuma = 0, nvf = 0;
     char chain[SCAN_MAX_CHAIN][16], hb[24];
 
     c->cpu_fill = hx_cpu_fill;
@@ -934,6 +934,10 @@ static int build_tree(hx_ctx *h)
         gpu = pci_is_gpu(o, &p);
         if (!gpu && !scan_class_is_nic((long)p.cls << 8) && !pci_is_nvswitch(h, o, &p))
             continue;
+        if (scan_class_is_nic((long)p.cls << 8) && scan_pci_is_vf(p.vendor, p.device)) {
+            nvf++; /* as the sysfs walk: NCCL merges VFs into their PF */
+            continue;
+        }
         n = chain_of(h, o, chain, hb, sizeof hb);
         if (n <= 0)
             continue;
@@ -950,6 +954,10 @@ static int build_tree(hx_ctx *h)
     }
     if (!tt_xml_first_child(c->sys, "cpu"))
         scan_cpu_get(c, -1, NULL);
+    if (nvf)
+        scan_unknown(c, NULL, "pci", "%d SR-IOV virtual function(s) left out (NIC device ids the PCI "
+                                     "ID list names Virtual Function): NCCL merges VFs into their PF",
+                     nvf);
     if (h->noprogif)
         scan_unknown(c, NULL, "class", "hwloc keeps 16-bit PCI classes: the programming-interface "
                                        "byte is written as 00");
@@ -974,6 +982,8 @@ static void cross_check(hx_ctx *h)
         cls = (long)p.cls << 8;
         if (!scan_class_is_gpu(cls, p.vendor) && !scan_class_is_nic(cls) && !scan_class_is_nvswitch(cls))
             continue;
+        if (scan_class_is_nic(cls) && scan_pci_is_vf(p.vendor, p.device))
+            continue; /* the sysfs walk skips VFs too */
         seen++;
         busid_str(&p, b, sizeof b);
         if (!scan_find_pci(c, b)) {

@@ -48,6 +48,11 @@ dialect power-nvlink.xml "the hwloc library" 2 0 0 '^GPU0 +X +NV2 ' "POWER, GPU-
 dialect grace-c2c.xml "topotune's reader" 1 0 0 '^GPU0 +X ' "Grace, 3.0, NVLink-C2C"
 dialect dgx2.xml "the hwloc library" 16 8 12 '^GPU0 +X +NV6 +NV6 .* NV6 +PIX ' "DGX-2: 16 V100, 12 class-0 NVSwitches"
 
+# --- SR-IOV (issue #33 item 8): 6 ConnectX-6 PFs with 2 VFs each are 6 NICs, not 18
+dialect sriov.xml "the hwloc library" 2 6 0 '^GPU0 +X +PHB +PHB ' "6 NIC PFs, 12 SR-IOV VFs left out"
+expect_grep "$TMP/sriov.xml.native" 'attr="pci" reason="12 SR-IOV virtual function\(s\) left out' "sriov: the VFs left out are named"
+expect_no_grep "$TMP/sriov.xml.native" 'device="0x101c"' "sriov: no VF in the tree"
+
 # --- DGX-2 (issue #33 item 6): every NVSwitch kept, the one without vendor id too (NCCL takes
 # any NVLink target that is no GPU or CPU for its switch); sm from the part table by device id
 N="$TMP/dgx2.xml.native"
@@ -92,7 +97,7 @@ expect_grep "$TMP/power-nvlink.xml.native" 'attr="nvlink.tclass" reason="2 GPU-C
 expect_grep "$TMP/grace-c2c.xml.native" '<c2c count="18" bw="25000"/>' "grace-c2c: GPU-CPU NVLink-C2C kept as c2c"
 
 # --- both readers agree on 2.x files
-for f in hgx8 pcie4 vm nogpu smt2s amd-xgmi4 power-nvlink; do
+for f in hgx8 pcie4 vm nogpu smt2s amd-xgmi4 power-nvlink dgx2 sriov; do
   "$TD" -q -i "$H/$f.xml" -o "$TMP/a.xml" 2>/dev/null
   TOPOTUNE_HWLOC_READER=topotune "$TD" -q -i "$H/$f.xml" -o "$TMP/b.xml" 2>/dev/null
   cmp -s "$TMP/a.xml" "$TMP/b.xml" && ok "$f: hwloc library and topotune's reader give the same document" || not_ok "$f: the two readers differ"
