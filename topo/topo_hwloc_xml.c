@@ -56,7 +56,16 @@ typedef struct {
     int family, model;
     int noprogif;                /* some class lacked the programming-interface byte */
     int nvswitch_guess;          /* NVSwitches recognised from a class other than 0x0680 */
+    int file_lines;              /* the mapped tree is the file's own: its lines are the file's */
+    struct hx_line *lines;       /* else: the file's PCI objects by bus id (hwloc's re-export) */
+    int nlines;
 } hx_ctx;
+
+/* A PCI object of the file: its bus id and line, for findings that say file:line. */
+typedef struct hx_line {
+    const char *busid;
+    int line;
+} hx_line;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -283,6 +292,59 @@ static long full_class(hx_ctx *h, const tt_xml_node *n, const hx_pci *p)
     return (long)p->cls << 8 | (p->has_progif ? p->progif : 0);
 }
 
+static int line_cmp(const void *a, const void *b)
+{
+    return strcasecmp(((const hx_line *)a)->busid, ((const hx_line *)b)->busid);
+}
+
+/* Index the file's own PCI objects (the library path maps hwloc's re-export,
+ * whose lines are not the file's). */
+static void index_lines(hx_ctx *h, const tt_xml_doc *file)
+{
+    int n = 0, cap = 0;
+    for (const tt_xml_node *x = file->root; x; x = tt_xml_walk_next(file->root, x)) {
+        const char *b = is(x, "object") ? tt_xml_get(x, "pci_busid") : NULL;
+        if (!b)
+            continue;
+        if (n == cap) {
+            int nc = cap ? cap * 2 : 64;
+            hx_line *p = realloc(h->lines, (size_t)nc * sizeof *p);
+            if (!p)
+                break; /* lines are a courtesy: 0 (no line) then */
+            h->lines = p;
+            cap = nc;
+        }
+        h->lines[n].busid = b;
+        h->lines[n].line = x->line;
+        n++;
+    }
+    h->nlines = n;
+    if (n > 1)
+        qsort(h->lines, (size_t)n, sizeof *h->lines, line_cmp);
+}
+
+/* The file's line of a mapped object (0 when unknown: a live machine). */
+static int file_line(const hx_ctx *h, const tt_xml_node *o)
+{
+    hx_line key, *hit;
+    if (h->file_lines)
+        return o->line;
+    if (!h->nlines || !(key.busid = tt_xml_get(o, "pci_busid")))
+        return 0;
+    hit = bsearch(&key, h->lines, (size_t)h->nlines, sizeof *h->lines, line_cmp);
+    return hit ? hit->line : 0;
+}
+
+/* Elements the mapping made without a line take their parent's (a GPU's <gpu>,
+ * <nvlink>, a NIC's <nic>/<net>, notes): findings then say file:line. */
+static void inherit_lines(tt_xml_node *top)
+{
+    for (tt_xml_node *x = top; x; x = tt_xml_walk_next(top, x))
+        for (int i = 0; i < x->nchildren; i++)
+            if (!x->children[i]->line && x->line > 0)
+                x->children[i]->line = x->line;
+}
+
 static void hx_fill(scan_ctx *c, const char *busid, int idx, void *arg, tt_xml_node *pci)
 {
     hx_ctx *h = arg;
@@ -304,6 +366,8 @@ static void hx_fill(scan_ctx *c, const char *busid, int idx, void *arg, tt_xml_n
     in.why = "hwloc records neither maximum nor current PCIe speed/width nor numa_node, "
              "only the current link rate (cur_link_gbps)";
     scan_pci_set_attrs(c, pci, &in);
+    if (!pci->line)
+        pci->line = file_line(h, o);
     if (in.cls == 0x068000 && p.cls != 0x0680) {
         h->nvswitch_guess = 1;
         if (p.vendor == 0x10de)
@@ -1000,8 +1064,8 @@ static void cross_check(hx_ctx *h)
 /* Maps a parsed <topology> document (our reader's tree) into c.  `live`: hwloc's
  * export of this machine (the hostname is the scan's own; with the tree already
  * built by sysfs only the cross-check runs). */
-static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader, const char *name,
-                              int live)
+static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const tt_xml_doc *file,
+                              const char *reader, const char *name, int live)
 {
     hx_ctx h;
     const char *hn;
@@ -1013,12 +1077,16 @@ static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader, 
     h.c = c;
     h.name = name;
     h.top = doc->root;
+    h.file_lines = file == doc;
+    if (file && file != doc)
+        index_lines(&h, file);
     {
         const char *v = tt_xml_get(doc->root, "version");
         h.major = v ? atoi(v) : 1;
     }
     if (live && c->tree_done) {
         cross_check(&h);
+        free(h.lines);
         return TT_PROBE_OK;
     }
     read_cpu_ident(&h);
@@ -1034,6 +1102,9 @@ static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader, 
     add_links(&h, 0, nv, sizeof nv);
     add_links(&h, 1, xg, sizeof xg);
     add_lone_nvswitches(&h);
+    if (file)
+        inherit_lines(c->sys);
+    free(h.lines);
     c->cpu_fill = saved_fill;
     c->cpu_fill_arg = saved_arg;
     scan_note(c, "%s, format %s: %d NUMA node(s), %d kept PCI device(s); %s; %s", reader,
@@ -1141,21 +1212,21 @@ tt_probe_state scan_hwloc_xml_file(scan_ctx *c, const char *path)
     if (force && !strcmp(force, "topotune")) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by topotune's reader "
                              "(TOPOTUNE_HWLOC_READER=topotune)", path, ver ? ver : "1.x");
-        ps = map_doc(c, doc, "topotune reader", path, 0);
+        ps = map_doc(c, doc, doc, "topotune reader", path, 0);
     } else if (major > (int)(HWLOC_API_VERSION >> 16)) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by topotune's reader (the linked hwloc "
                              "%s reads formats up to %u.x)", path, ver, HWLOC_VERSION,
                 HWLOC_API_VERSION >> 16);
-        ps = map_doc(c, doc, "topotune reader", path, 0);
+        ps = map_doc(c, doc, doc, "topotune reader", path, 0);
     } else if (through_hwloc(text, len, path, &viahw, why, sizeof why) == 0) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by the hwloc library (%s, API %u.%u), "
                              "mapped from its export", path, ver ? ver : "1.x", HWLOC_VERSION,
                 hwloc_get_api_version() >> 16, (hwloc_get_api_version() >> 8) & 0xff);
-        ps = map_doc(c, viahw, "hwloc reader", path, 0);
+        ps = map_doc(c, viahw, doc, "hwloc reader", path, 0);
     } else {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: %s; read by topotune's reader", path,
                 ver ? ver : "1.x", why);
-        ps = map_doc(c, doc, "topotune reader", path, 0);
+        ps = map_doc(c, doc, doc, "topotune reader", path, 0);
     }
     tt_xml_doc_free(viahw);
     tt_xml_doc_free(doc);
@@ -1173,7 +1244,7 @@ tt_probe_state scan_hwloc_xml_live(scan_ctx *c, const char *xml, size_t len)
         scan_note(c, "%s", why);
         return TT_PROBE_FAILED;
     }
-    ps = map_doc(c, doc, "live topology exported by hwloc, mapped as hwloc XML", name, 1);
+    ps = map_doc(c, doc, NULL, "live topology exported by hwloc, mapped as hwloc XML", name, 1);
     tt_xml_doc_free(doc);
     return ps;
 }

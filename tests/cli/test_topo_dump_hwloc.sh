@@ -48,6 +48,19 @@ dialect power-nvlink.xml "the hwloc library" 2 0 0 '^GPU0 +X +NV2 ' "POWER, GPU-
 dialect grace-c2c.xml "topotune's reader" 1 0 0 '^GPU0 +X ' "Grace, 3.0, NVLink-C2C"
 dialect dgx2.xml "the hwloc library" 16 8 12 '^GPU0 +X +NV6 +NV6 .* NV6 +PIX ' "DGX-2: 16 V100, 12 class-0 NVSwitches"
 
+# --- findings from an hwloc file name the file and the line of its PCI object (issue #33 item 8:
+# they said scan:0:), through the hwloc library (its re-export) and through topotune's reader
+l=$(grep -n 'pci_busid="0000:10:00.0"' "$H/dgx2.xml" | cut -d: -f1)
+for rd in hwloc topotune; do
+  TOPOTUNE_HWLOC_READER=$([ $rd = topotune ] && echo topotune) run "$TD" -i "$H/dgx2.xml" --validate
+  expect_grep "$TMP/err" "^$H/dgx2.xml:$l: warning: \[unknown-link-width\] pci 0000:10:00.0:" "dgx2 ($rd reader): --validate says file:line of the object"
+  expect_no_grep "$TMP/err" 'scan:0:' "dgx2 ($rd reader): no scan:0: in --validate"
+done
+TOPOTUNE_DEBUG=INFO run "$TT" -i "$H/dgx2.xml" -C allreduce --min-size 1G --max-size 1G
+expect_no_grep "$TMP/err" 'scan:0:' "dgx2: topo-tune's messages have no scan:0:"
+l=$(grep -n 'pci_busid="0000:14:00.0"' "$H/dgx2.xml" | cut -d: -f1)
+expect_grep "$TMP/err" "assumed: $H/dgx2.xml:$l: info: \[inferred-sm\]" "dgx2: the assumption names file:line of the first GPU"
+
 # --- SR-IOV (issue #33 item 8): 6 ConnectX-6 PFs with 2 VFs each are 6 NICs, not 18
 dialect sriov.xml "the hwloc library" 2 6 0 '^GPU0 +X +PHB +PHB ' "6 NIC PFs, 12 SR-IOV VFs left out"
 expect_grep "$TMP/sriov.xml.native" 'attr="pci" reason="12 SR-IOV virtual function\(s\) left out' "sriov: the VFs left out are named"
