@@ -91,9 +91,17 @@ static tt_status new_node(builder *b, const tt_xml_node *el, tt_node_type type, 
     return TT_OK;
 }
 
-static tt_status check_dup_busid(builder *b, const tt_xml_node *el, const char *busid)
+/* A bus id used twice is an error, except for two switches (seen in RCCL
+ * files): NCCL and RCCL make one node per element, and so does the builder. */
+static tt_status check_dup_busid(builder *b, const tt_xml_node *el, const char *busid,
+                                 tt_node_type type)
 {
     int i = tt_topo_find_busid(b->t, busid);
+    if (i >= 0 && type == TT_NODE_PCI && b->t->nodes[i].type == TT_NODE_PCI) {
+        TT_INFO("topo", "%s:%d: switch bus id %s is used again (first at line %d): a second "
+                "switch node, as NCCL and RCCL make", b->src, el->line, busid, b->t->nodes[i].line);
+        return TT_OK;
+    }
     if (i >= 0)
         return tt_topo__attr_error(b->src, el, TT_ERR_INVALID, TT_ATTR_BUSID,
                                    "duplicate bus id %s (first at line %d)",
@@ -319,7 +327,7 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
                 el->line, busid, cls);
     if (!busid[0])
         TT_INFO("topo", "%s:%d: <pci> without busid", b->src, el->line);
-    else if ((st = check_dup_busid(b, el, busid)) != TT_OK)
+    else if ((st = check_dup_busid(b, el, busid, type)) != TT_OK)
         return st;
 
     if ((st = tt_topo__get_int(b->src, el, TT_ATTR_LINK_WIDTH, 0, MAX_LINK_WIDTH, 0, &v, NULL)) != TT_OK)
@@ -646,24 +654,62 @@ static tt_status add_missing_reverse(tt_topo *t, tt_node_type between, tt_link_t
     return TT_OK;
 }
 
+/* A CPU node with another CPU node on its host whose arch/vendor the model does not know. */
+static int cpu_unknown_linked(const tt_topo *t, int i)
+{
+    const tt_node *c = &t->nodes[i];
+    if (c->type != TT_NODE_CPU || tt_topo__cpu_known(c->u.cpu.arch, c->u.cpu.vendor))
+        return 0;
+    for (int j = 0; j < t->nnodes; j++)
+        if (j != i && t->nodes[j].type == TT_NODE_CPU && t->nodes[j].host == c->host)
+            return 1;
+    return 0;
+}
+
+static int same_cpu_kind(const tt_node *a, const tt_node *b)
+{
+    return !strcmp(a->u.cpu.arch, b->u.cpu.arch) && !strcmp(a->u.cpu.vendor, b->u.cpu.vendor);
+}
+
+/* One warning per unknown (arch, vendor), with the number of CPU nodes, not one per node
+ * (O(n^2) in nodes, as the CPU links themselves). */
+static void warn_unknown_cpus(builder *b)
+{
+    tt_topo *t = b->t;
+    char *unk = calloc((size_t)t->nnodes + 1, 1);
+    if (!unk)
+        return; /* only a warning is lost */
+    for (int i = 0; i < t->nnodes; i++)
+        unk[i] = (char)cpu_unknown_linked(t, i);
+    for (int i = 0; i < t->nnodes; i++) {
+        const tt_node *c = &t->nodes[i];
+        int first = unk[i], n = 0;
+        for (int k = 0; k < i && first; k++)
+            first = !(unk[k] && same_cpu_kind(&t->nodes[k], c));
+        if (!first)
+            continue;
+        for (int j = i; j < t->nnodes; j++)
+            n += unk[j] && same_cpu_kind(&t->nodes[j], c);
+        TT_WARN("topo", "%s:%d: CPU arch '%s' vendor '%s' unknown: inter-socket bandwidth %.1f GB/s "
+                "assumed (%d CPU node(s))", b->src, c->line, c->u.cpu.arch, c->u.cpu.vendor,
+                tt_inter_cpu_bw(c->u.cpu.arch, c->u.cpu.vendor, c->u.cpu.family, c->u.cpu.model), n);
+    }
+    free(unk);
+}
+
 static tt_status connect_cpus(builder *b)
 {
     tt_topo *t = b->t;
+    warn_unknown_cpus(b);
     for (int i = 0; i < t->nnodes; i++) {
         tt_node *c = &t->nodes[i];
         if (c->type != TT_NODE_CPU)
             continue;
         double bw = tt_inter_cpu_bw(c->u.cpu.arch, c->u.cpu.vendor, c->u.cpu.family,
                                     c->u.cpu.model);
-        int warned = 0;
         for (int j = 0; j < t->nnodes; j++) {
             if (j == i || t->nodes[j].type != TT_NODE_CPU || t->nodes[j].host != c->host)
                 continue;
-            if (!warned && !tt_topo__cpu_known(c->u.cpu.arch, c->u.cpu.vendor)) {
-                TT_WARN("topo", "%s:%d: CPU arch '%s' vendor '%s' unknown: inter-socket bandwidth "
-                        "%.1f GB/s assumed", b->src, c->line, c->u.cpu.arch, c->u.cpu.vendor, bw);
-                warned = 1;
-            }
             tt_status st = tt_topo__link_one(t, i, j, TT_LINK_SYS, bw, 0);
             if (st != TT_OK)
                 return st;
@@ -721,8 +767,9 @@ static tt_status build(builder *b)
     if (!root)
         return tt_error_set(TT_ERR_INVALID, "%s: empty topology document", b->src);
     if (!tt_topo__is(root, TT_ELEM_SYSTEM))
-        return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>",
-                            b->src, root->line, root->name ? root->name : "?");
+        return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>%s",
+                            b->src, root->line, root->name ? root->name : "?",
+                            tt_topo__root_note(root->name));
     if ((st = tt_topo__get_int(b->src, root, TT_ATTR_VERSION, 0, 1 << 30, 1, &ver, &present)) != TT_OK)
         return st;
     if (present && ver == 2 && tt_xml_is_rccl(b->doc))
@@ -740,6 +787,9 @@ static tt_status build(builder *b)
         }
     }
     if ((st = check_dup_gpu_dev(b)) != TT_OK)
+        return st;
+    /* sm of probed GPUs without one (hwloc exports), by device id (topo_parts.c) */
+    if ((st = tt_topo__infer_sm(b->t)) != TT_OK)
         return st;
     int n = b->t->nnodes;
     for (int i = 0; i < n; i++) {

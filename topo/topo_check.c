@@ -285,12 +285,9 @@ tt_status tt_topo_check(const tt_xml_doc *doc, tt_findings *out)
     root = doc->root;
     if (strcmp(root->name, TT_ELEM_SYSTEM))
         return tt_error_set(TT_ERR_INVALID,
-                            "%s:%d: root element is <%s>, not <system>: %s", doc->source ? doc->source : "<memory>",
-                            root->line, root->name,
-                            !strcmp(root->name, "graphs")
-                                ? "an NCCL graph file (NCCL_GRAPH_DUMP_FILE: the rings and trees one "
-                                  "communicator chose), not a topology; check the NCCL_TOPO_DUMP_FILE"
-                                : "not an NCCL/topotune topology");
+                            "%s:%d: root element is <%s>, not <system>: %s",
+                            doc->source ? doc->source : "<memory>", root->line, root->name,
+                            tt_topo__root_what(root->name));
     for (x = root; x; x = tt_xml_walk_next(root, x)) {
         if (is_gpu_pci(x))
             ngpu++;

@@ -9,6 +9,8 @@
  *   nvlink-self      warning  an <nvlink>/<xgmi> whose target is the GPU's own bus id
  *   net-speed-unit   warning  a <net speed> above 10 Tb/s as Mb/s, read in another unit
  *                             (or, when no unit fits, NCCL's 10 Gb/s default)
+ *   duplicate-switch info     two switch <pci> elements with one bus id (seen in RCCL
+ *                             files): one switch node each, as NCCL and RCCL make
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,15 @@
 
 #include "tt_topo.h"
 #include "topo_internal.h"
+
+int tt_topo__pci_is_switch(const tt_xml_node *n)
+{
+    const char *cls = tt_xml_get(n, TT_ATTR_CLASS);
+    if (tt_xml_first_child(n, TT_ELEM_GPU) || tt_xml_first_child(n, TT_ELEM_NIC))
+        return 0;
+    return !cls || !(!strncasecmp(cls, "0x02", 4) || !strncasecmp(cls, "0x03", 4) ||
+                     !strncasecmp(cls, "0x12", 4) || !strcasecmp(cls, "0x068000"));
+}
 
 static const char *busid_of(const tt_xml_node *n)
 {
@@ -91,6 +102,53 @@ static tt_status check_net_speed(const tt_xml_node *net, tt_findings *f)
                            "10 Gb/s is used", v);
 }
 
+static int sw_cmp(const void *pa, const void *pb)
+{
+    const tt_xml_node *a = *(const tt_xml_node *const *)pa, *b = *(const tt_xml_node *const *)pb;
+    int r = strcasecmp(tt_xml_get(a, TT_ATTR_BUSID), tt_xml_get(b, TT_ATTR_BUSID));
+    return r ? r : a->line - b->line;
+}
+
+/* Switch <pci> elements sharing a bus id: sorted by (bus id, line), O(n log n). */
+static tt_status check_dup_switches(const tt_xml_node *root, tt_findings *f)
+{
+    const tt_xml_node *x, **sw = NULL;
+    size_t n = 0, cap = 0;
+    tt_status st = TT_OK;
+    for (x = root; x; x = tt_xml_walk_next(root, x)) {
+        if (strcmp(x->name, TT_ELEM_PCI) || !tt_xml_get(x, TT_ATTR_BUSID) || !tt_topo__pci_is_switch(x))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 32;
+            const tt_xml_node **p = realloc(sw, nc * sizeof *p);
+            if (!p) {
+                free(sw);
+                return tt_error_set(TT_ERR_NOMEM, "out of memory checking switch bus ids");
+            }
+            sw = p;
+            cap = nc;
+        }
+        sw[n++] = x;
+    }
+    if (n > 1)
+        qsort(sw, n, sizeof *sw, sw_cmp);
+    for (size_t i = 1; i < n && st == TT_OK; i++) {
+        const char *b = tt_xml_get(sw[i], TT_ATTR_BUSID);
+        size_t first = i - 1;
+        char where[64];
+        if (strcasecmp(b, tt_xml_get(sw[first], TT_ATTR_BUSID)))
+            continue;
+        while (first > 0 && !strcasecmp(b, tt_xml_get(sw[first - 1], TT_ATTR_BUSID)))
+            first--;
+        snprintf(where, sizeof where, "pci %s", b);
+        st = tt_findings_add(f, TT_SEV_INFO, "duplicate-switch", sw[i]->line, where,
+                             "switch bus id %s is already used at line %d: loaded as another switch "
+                             "node, as NCCL and RCCL do", b, sw[first]->line);
+    }
+    free(sw);
+    return st;
+}
+
 tt_status tt_topo__check_dialect(const tt_xml_doc *doc, tt_findings *f)
 {
     const tt_xml_node *root = doc->root, *x;
@@ -108,5 +166,7 @@ tt_status tt_topo__check_dialect(const tt_xml_doc *doc, tt_findings *f)
             st = check_net_speed(x, f);
         }
     }
+    if (st == TT_OK)
+        st = check_dup_switches(root, f);
     return st;
 }

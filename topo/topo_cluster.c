@@ -3,6 +3,7 @@
  * or a merged <cluster> file), host signatures, differences from the majority, merging.
  */
 #include "tt_topo.h"
+#include "topo_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,8 +150,9 @@ tt_status tt_hostset_add_file(tt_hostset *s, const char *path)
         return add_host(s, doc, nm, path);
     }
     if (!root || strcmp(root->name, TT_ELEM_CLUSTER)) {
-        st = tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system> (one host) or <cluster>",
-                          path, root ? root->line : 0, root && root->name ? root->name : "?");
+        st = tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system> (one host) or <cluster>%s",
+                          path, root ? root->line : 0, root && root->name ? root->name : "?",
+                          tt_topo__root_note(root ? root->name : NULL));
         tt_xml_doc_free(doc);
         return st;
     }

@@ -334,9 +334,9 @@ tt_status tt_topo_fuse(const tt_xml_doc *vendor, const tt_xml_doc *scan, tt_xml_
     if (!vendor || !vendor->root || !scan || !scan->root)
         return tt_error_set(TT_ERR_INVALID, "tt_topo_fuse: missing document");
     if (!tt_topo__is(vendor->root, TT_ELEM_SYSTEM))
-        return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>",
+        return tt_error_set(TT_ERR_INVALID, "%s:%d: root element is <%s>, expected <system>%s",
                             vendor->source ? vendor->source : "vendor file", vendor->root->line,
-                            vendor->root->name);
+                            vendor->root->name, tt_topo__root_note(vendor->root->name));
     if (!tt_topo__is(scan->root, TT_ELEM_SYSTEM))
         return tt_error_set(TT_ERR_INVALID, "scan: root element is <%s>, expected <system>",
                             scan->root->name);

@@ -26,7 +26,9 @@
  *    give dev, uuid and name;
  *  - NICs: OpenFabrics OS devices (ports, GUIDs, states), else network ones;
  *  - NVSwitches: NVIDIA non-GPU PCI devices of class 0x0680 or 0x0000, or
- *    that an NVLinkBandwidth matrix names; class written as 0x068000;
+ *    any non-GPU PCI device an NVLinkBandwidth matrix names (whatever its
+ *    vendor, as NCCL takes any NVLink target that is no GPU or CPU for its
+ *    switch); class written as 0x068000;
  *  - distances2/distances2hetero NVLinkBandwidth -> <nvlink> (GPU, NVSwitch
  *    0x068000, CPU 0x068001; on arm64 a GPU-CPU link is <c2c>), and
  *    XGMIBandwidth -> <xgmi>.  Counts are bandwidth / per-link figure, each
@@ -54,7 +56,16 @@ typedef struct {
     int family, model;
     int noprogif;                /* some class lacked the programming-interface byte */
     int nvswitch_guess;          /* NVSwitches recognised from a class other than 0x0680 */
+    int file_lines;              /* the mapped tree is the file's own: its lines are the file's */
+    struct hx_line *lines;       /* else: the file's PCI objects by bus id (hwloc's re-export) */
+    int nlines;
 } hx_ctx;
+
+/* A PCI object of the file: its bus id and line, for findings that say file:line. */
+typedef struct hx_line {
+    const char *busid;
+    int line;
+} hx_line;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -256,15 +267,20 @@ static int pci_is_gpu(const tt_xml_node *n, const hx_pci *p)
 
 static int named_in_nvlink(hx_ctx *h, const tt_xml_node *n);
 
-/* NVIDIA, not a GPU, class 0x0680 (bridge, other) or 0x0000 (unclassified),
- * or subtype NVSwitch, or named by an NVLinkBandwidth matrix. */
+/* Not a GPU (display 0x03, accelerator 0x12), and: named by an NVLinkBandwidth
+ * matrix whatever its vendor and class (NCCL attaches an NVLink target that is
+ * no GPU or CPU to its NVSwitch node; a DGX-2 export has a switch without
+ * vendor id), or NVIDIA with class 0x0680 (bridge, other), 0x0000
+ * (unclassified) or subtype NVSwitch. */
 static int pci_is_nvswitch(hx_ctx *h, const tt_xml_node *n, const hx_pci *p)
 {
     const char *st = tt_xml_get(n, "subtype");
-    if (p->vendor != 0x10de || p->cls >> 8 == 0x03 || strcmp(otype(n), "PCIDev"))
+    if (p->cls >> 8 == 0x03 || p->cls >> 8 == 0x12 || strcmp(otype(n), "PCIDev"))
         return 0;
-    return p->cls == 0x0680 || p->cls == 0x0000 || (st && !strcmp(st, "NVSwitch")) ||
-           named_in_nvlink(h, n);
+    if (p->vendor == 0x10de &&
+        (p->cls == 0x0680 || p->cls == 0x0000 || (st && !strcmp(st, "NVSwitch"))))
+        return 1;
+    return named_in_nvlink(h, n);
 }
 
 static long full_class(hx_ctx *h, const tt_xml_node *n, const hx_pci *p)
@@ -274,6 +290,59 @@ static long full_class(hx_ctx *h, const tt_xml_node *n, const hx_pci *p)
     if (!p->has_progif)
         h->noprogif = 1;
     return (long)p->cls << 8 | (p->has_progif ? p->progif : 0);
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+    return strcasecmp(((const hx_line *)a)->busid, ((const hx_line *)b)->busid);
+}
+
+/* Index the file's own PCI objects (the library path maps hwloc's re-export,
+ * whose lines are not the file's). */
+static void index_lines(hx_ctx *h, const tt_xml_doc *file)
+{
+    int n = 0, cap = 0;
+    for (const tt_xml_node *x = file->root; x; x = tt_xml_walk_next(file->root, x)) {
+        const char *b = is(x, "object") ? tt_xml_get(x, "pci_busid") : NULL;
+        if (!b)
+            continue;
+        if (n == cap) {
+            int nc = cap ? cap * 2 : 64;
+            hx_line *p = realloc(h->lines, (size_t)nc * sizeof *p);
+            if (!p)
+                break; /* lines are a courtesy: 0 (no line) then */
+            h->lines = p;
+            cap = nc;
+        }
+        h->lines[n].busid = b;
+        h->lines[n].line = x->line;
+        n++;
+    }
+    h->nlines = n;
+    if (n > 1)
+        qsort(h->lines, (size_t)n, sizeof *h->lines, line_cmp);
+}
+
+/* The file's line of a mapped object (0 when unknown: a live machine). */
+static int file_line(const hx_ctx *h, const tt_xml_node *o)
+{
+    hx_line key, *hit;
+    if (h->file_lines)
+        return o->line;
+    if (!h->nlines || !(key.busid = tt_xml_get(o, "pci_busid")))
+        return 0;
+    hit = bsearch(&key, h->lines, (size_t)h->nlines, sizeof *h->lines, line_cmp);
+    return hit ? hit->line : 0;
+}
+
+/* Elements the mapping made without a line take their parent's (a GPU's <gpu>,
+ * <nvlink>, a NIC's <nic>/<net>, notes): findings then say file:line. */
+static void inherit_lines(tt_xml_node *top)
+{
+    for (tt_xml_node *x = top; x; x = tt_xml_walk_next(top, x))
+        for (int i = 0; i < x->nchildren; i++)
+            if (!x->children[i]->line && x->line > 0)
+                x->children[i]->line = x->line;
 }
 
 static void hx_fill(scan_ctx *c, const char *busid, int idx, void *arg, tt_xml_node *pci)
@@ -297,10 +366,18 @@ static void hx_fill(scan_ctx *c, const char *busid, int idx, void *arg, tt_xml_n
     in.why = "hwloc records neither maximum nor current PCIe speed/width nor numa_node, "
              "only the current link rate (cur_link_gbps)";
     scan_pci_set_attrs(c, pci, &in);
+    if (!pci->line)
+        pci->line = file_line(h, o);
     if (in.cls == 0x068000 && p.cls != 0x0680) {
         h->nvswitch_guess = 1;
-        scan_unknown(c, pci, "class", "the file gives NVIDIA device %04x class 0x%04x: taken as an "
-                                      "NVSwitch (0x068000)", p.device, p.cls);
+        if (p.vendor == 0x10de)
+            scan_unknown(c, pci, "class", "the file gives NVIDIA device %04x class 0x%04x: taken as "
+                                          "an NVSwitch (0x068000)", p.device, p.cls);
+        else
+            scan_unknown(c, pci, "class", "the file gives device %04x:%04x class 0x%04x, named by "
+                                          "the NVLinkBandwidth matrix and no GPU: taken as an "
+                                          "NVSwitch (0x068000), as NCCL takes such a target",
+                         p.vendor, p.device, p.cls);
     }
     if ((ls = tt_xml_get(o, "pci_link_speed")) && strtod(ls, NULL) > 0)
         tt_xml_setf(pci, "cur_link_gbps", "%g", strtod(ls, NULL));
@@ -903,7 +980,7 @@ static void add_lone_nvswitches(hx_ctx *h)
 static int build_tree(hx_ctx *h)
 {
     scan_ctx *c = h->c;
-    int ndev = 0, nnuma = 0;
+    int ndev = 0, nnuma = 0, nvf = 0;
     char chain[SCAN_MAX_CHAIN][16], hb[24];
 
     c->cpu_fill = hx_cpu_fill;
@@ -921,6 +998,10 @@ static int build_tree(hx_ctx *h)
         gpu = pci_is_gpu(o, &p);
         if (!gpu && !scan_class_is_nic((long)p.cls << 8) && !pci_is_nvswitch(h, o, &p))
             continue;
+        if (scan_class_is_nic((long)p.cls << 8) && scan_pci_is_vf(p.vendor, p.device)) {
+            nvf++; /* as the sysfs walk: NCCL merges VFs into their PF */
+            continue;
+        }
         n = chain_of(h, o, chain, hb, sizeof hb);
         if (n <= 0)
             continue;
@@ -937,6 +1018,10 @@ static int build_tree(hx_ctx *h)
     }
     if (!tt_xml_first_child(c->sys, "cpu"))
         scan_cpu_get(c, -1, NULL);
+    if (nvf)
+        scan_unknown(c, NULL, "pci", "%d SR-IOV virtual function(s) left out (NIC device ids the PCI "
+                                     "ID list names Virtual Function): NCCL merges VFs into their PF",
+                     nvf);
     if (h->noprogif)
         scan_unknown(c, NULL, "class", "hwloc keeps 16-bit PCI classes: the programming-interface "
                                        "byte is written as 00");
@@ -961,6 +1046,8 @@ static void cross_check(hx_ctx *h)
         cls = (long)p.cls << 8;
         if (!scan_class_is_gpu(cls, p.vendor) && !scan_class_is_nic(cls) && !scan_class_is_nvswitch(cls))
             continue;
+        if (scan_class_is_nic(cls) && scan_pci_is_vf(p.vendor, p.device))
+            continue; /* the sysfs walk skips VFs too */
         seen++;
         busid_str(&p, b, sizeof b);
         if (!scan_find_pci(c, b)) {
@@ -977,8 +1064,8 @@ static void cross_check(hx_ctx *h)
 /* Maps a parsed <topology> document (our reader's tree) into c.  `live`: hwloc's
  * export of this machine (the hostname is the scan's own; with the tree already
  * built by sysfs only the cross-check runs). */
-static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader, const char *name,
-                              int live)
+static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const tt_xml_doc *file,
+                              const char *reader, const char *name, int live)
 {
     hx_ctx h;
     const char *hn;
@@ -990,12 +1077,16 @@ static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader, 
     h.c = c;
     h.name = name;
     h.top = doc->root;
+    h.file_lines = file == doc;
+    if (file && file != doc)
+        index_lines(&h, file);
     {
         const char *v = tt_xml_get(doc->root, "version");
         h.major = v ? atoi(v) : 1;
     }
     if (live && c->tree_done) {
         cross_check(&h);
+        free(h.lines);
         return TT_PROBE_OK;
     }
     read_cpu_ident(&h);
@@ -1011,6 +1102,9 @@ static tt_probe_state map_doc(scan_ctx *c, tt_xml_doc *doc, const char *reader, 
     add_links(&h, 0, nv, sizeof nv);
     add_links(&h, 1, xg, sizeof xg);
     add_lone_nvswitches(&h);
+    if (file)
+        inherit_lines(c->sys);
+    free(h.lines);
     c->cpu_fill = saved_fill;
     c->cpu_fill_arg = saved_arg;
     scan_note(c, "%s, format %s: %d NUMA node(s), %d kept PCI device(s); %s; %s", reader,
@@ -1118,21 +1212,21 @@ tt_probe_state scan_hwloc_xml_file(scan_ctx *c, const char *path)
     if (force && !strcmp(force, "topotune")) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by topotune's reader "
                              "(TOPOTUNE_HWLOC_READER=topotune)", path, ver ? ver : "1.x");
-        ps = map_doc(c, doc, "topotune reader", path, 0);
+        ps = map_doc(c, doc, doc, "topotune reader", path, 0);
     } else if (major > (int)(HWLOC_API_VERSION >> 16)) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by topotune's reader (the linked hwloc "
                              "%s reads formats up to %u.x)", path, ver, HWLOC_VERSION,
                 HWLOC_API_VERSION >> 16);
-        ps = map_doc(c, doc, "topotune reader", path, 0);
+        ps = map_doc(c, doc, doc, "topotune reader", path, 0);
     } else if (through_hwloc(text, len, path, &viahw, why, sizeof why) == 0) {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: read by the hwloc library (%s, API %u.%u), "
                              "mapped from its export", path, ver ? ver : "1.x", HWLOC_VERSION,
                 hwloc_get_api_version() >> 16, (hwloc_get_api_version() >> 8) & 0xff);
-        ps = map_doc(c, viahw, "hwloc reader", path, 0);
+        ps = map_doc(c, viahw, doc, "hwloc reader", path, 0);
     } else {
         TT_INFO(SCAN_SUBSYS, "%s: hwloc XML format %s: %s; read by topotune's reader", path,
                 ver ? ver : "1.x", why);
-        ps = map_doc(c, doc, "topotune reader", path, 0);
+        ps = map_doc(c, doc, doc, "topotune reader", path, 0);
     }
     tt_xml_doc_free(viahw);
     tt_xml_doc_free(doc);
@@ -1150,7 +1244,7 @@ tt_probe_state scan_hwloc_xml_live(scan_ctx *c, const char *xml, size_t len)
         scan_note(c, "%s", why);
         return TT_PROBE_FAILED;
     }
-    ps = map_doc(c, doc, "live topology exported by hwloc, mapped as hwloc XML", name, 1);
+    ps = map_doc(c, doc, NULL, "live topology exported by hwloc, mapped as hwloc XML", name, 1);
     tt_xml_doc_free(doc);
     return ps;
 }

@@ -95,6 +95,14 @@ tt_status tt_topo__get_busid(const char *src, const tt_xml_node *n, const char *
                              char out[32]);
 
 /* --check findings on values read from another producer's dialect (topo_check_dialect.c) */
+/* A <pci> that NCCL and the builder make a PCI switch node of (topo_check_dialect.c). */
+int tt_topo__pci_is_switch(const tt_xml_node *pci);
+/* What a non-<system> root element says about the file (topo_lint.c): the clause after
+ * "not <system>: ", and a note (": an NCCL graph file ...", else "") to append. */
+const char *tt_topo__root_what(const char *root);
+const char *tt_topo__root_note(const char *root);
+/* sm of probed NVIDIA GPUs that give none, from the part table by device id (topo_parts.c). */
+tt_status tt_topo__infer_sm(tt_topo *t);
 tt_status tt_topo__check_dialect(const tt_xml_doc *doc, tt_findings *f);
 
 #endif

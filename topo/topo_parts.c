@@ -481,6 +481,36 @@ static tt_status infer_nics(tt_topo *t)
     return TT_OK;
 }
 
+/* A probed NVIDIA GPU (a <gpu> child) without sm, as hwloc exports give it:
+ * the compute capability of the part its PCI device id names.  Before the
+ * links are built: NVLink bandwidth per link depends on sm. */
+tt_status tt_topo__infer_sm(tt_topo *t)
+{
+    for (int i = 0; i < t->nnodes; i++) {
+        tt_node *n = &t->nodes[i];
+        long long dev = -1, ven = -1;
+        const tt_gpu_part *p;
+        if (n->type != TT_NODE_GPU || n->u.gpu.amd || n->u.gpu.sm > 0 || !n->xml ||
+            partial_gpu(n))
+            continue;
+        if (tt_topo__read_ll(n->xml, TT_ATTR_DEVICE, &dev, NULL) != TT_ATTR_OK)
+            continue;
+        if (tt_topo__read_ll(n->xml, TT_ATTR_VENDOR, &ven, NULL) != TT_ATTR_OK)
+            ven = -1;
+        if ((ven >= 0 && ven != 0x10de) || dev < 0 || !(p = tt_gpu_part_by_id((unsigned)dev)))
+            continue;
+        n->u.gpu.sm = p->sm;
+        n->u.gpu.cc = p->sm;
+        tt_status st = tt_findings_add(&t->assumed, TT_SEV_INFO, "inferred-sm", n->line, n->busid,
+                                       "compute capability %d.%d inferred from device id 0x%04llx "
+                                       "(%s): the file gives no sm",
+                                       p->sm / 10, p->sm % 10, dev, p->product);
+        if (st != TT_OK)
+            return st;
+    }
+    return TT_OK;
+}
+
 tt_status tt_topo__infer_partial(tt_topo *t)
 {
     tt_status st = infer_gpus(t);

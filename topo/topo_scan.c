@@ -222,7 +222,8 @@ tt_status tt_topo_scan_report(const tt_scan_options *o, tt_xml_doc **out, tt_sca
         return tt_error_set(TT_ERR_IO, "hwloc XML '%s': cannot read: %s", o->hwloc_xml,
                             strerror(errno));
 
-    c.doc = tt_xml_doc_new("system", "scan");
+    /* an hwloc file: findings name it, with the line of its PCI object */
+    c.doc = tt_xml_doc_new("system", offline ? o->hwloc_xml : "scan");
     rep->probes = calloc((size_t)nprobes + 1, sizeof *rep->probes);
     if (!c.doc || !rep->probes) {
         tt_xml_doc_free(c.doc);

@@ -80,6 +80,8 @@ int scan_is_bdf(const char *s);
 int scan_class_is_gpu(long cls, long vendor);
 int scan_class_is_nic(long cls);
 int scan_class_is_nvswitch(long cls);
+/* An SR-IOV virtual function by PCI vendor/device id (producers without physfn: hwloc XML). */
+int scan_pci_is_vf(unsigned vendor, unsigned device);
 
 /* ---- topo_scan_tree.c: the NCCL-shaped tree, shared by sysfs and hwloc ---- */
 /* cpu element for a NUMA node, created in numaid order when absent. */

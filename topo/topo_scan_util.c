@@ -151,3 +151,20 @@ int scan_class_is_gpu(long cls, long vendor)
 int scan_class_is_nic(long cls) { return cls >= 0 && (cls >> 16) == 0x02; }
 
 int scan_class_is_nvswitch(long cls) { return cls == 0x068000; }
+
+/* SR-IOV virtual functions by PCI id, for producers that record no physfn (hwloc XML):
+ * the device ids the public PCI ID list names "Virtual Function" for the NIC vendors
+ * whose PFs NCCL uses (model assumption, docs/scan.md).  NCCL merges VFs into the PF;
+ * the sysfs walk skips them by their physfn link. */
+int scan_pci_is_vf(unsigned vendor, unsigned device)
+{
+    static const unsigned mellanox[] = {0x1014, 0x1016, 0x1018, 0x101a, 0x101c, 0x101e, 0};
+    static const unsigned intel[] = {0x10ed, 0x154c, 0x1889, 0};
+    static const unsigned broadcom[] = {0x16dc, 0x1806, 0x1807, 0};
+    const unsigned *ids = vendor == 0x15b3 ? mellanox : vendor == 0x8086 ? intel
+                        : vendor == 0x14e4 ? broadcom : NULL;
+    for (int i = 0; ids && ids[i]; i++)
+        if (ids[i] == device)
+            return 1;
+    return 0;
+}

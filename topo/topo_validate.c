@@ -30,6 +30,7 @@ typedef struct {
     const char *busid;
     int line;
     int seq; /* document order */
+    int sw;  /* a switch or bridge (no GPU, NIC or NVSwitch): NCCL makes one node per element */
 } busid_ent;
 
 typedef struct {
@@ -257,6 +258,7 @@ static void collect_busids(vctx *c, const tt_xml_node *root)
         c->bus[c->nbus].busid = b;
         c->bus[c->nbus].line = n->line;
         c->bus[c->nbus].seq = c->nbus;
+        c->bus[c->nbus].sw = tt_topo__pci_is_switch(n);
         c->nbus++;
     }
     if (c->nbus > 1)
@@ -426,7 +428,11 @@ static void check_pci(vctx *c, const tt_xml_node *n)
             "busid=\"%.40s\" is not of the form dddd:bb:dd.f (hex digits)", busid);
     } else {
         const busid_ent *first = find_bus(c, busid);
-        if (first && first->busid != busid)
+        if (first && first->busid != busid && first->sw && tt_topo__pci_is_switch(n))
+            add(c, TT_SEV_INFO, "duplicate-switch", n,
+                "switch bus id %s is already used at line %d: NCCL and RCCL make one switch node "
+                "per element, and so does topotune", busid, first->line);
+        else if (first && first->busid != busid)
             add(c, TT_SEV_ERROR, "duplicate-busid", n, "bus id %s is already used at line %d",
                 busid, first->line);
         else if (has_upper(busid))
@@ -604,9 +610,12 @@ static void check_nvlink(vctx *c, const tt_xml_node *n)
                 "NVLink target GPU %s is not a <pci> in this file", target);
         }
     } else if (strcasecmp(tclass, "0x068000") && strcasecmp(tclass, "0x068001")) {
+        /* NCCL's class table maps what is no GPU or CPU to PCI, and its NVLink
+         * reader attaches every such target to its (one) NVSwitch node */
         add(c, TT_SEV_WARN, "unknown-value", n,
             "tclass=\"%.20s\" is neither a GPU (0x03...), an NVSwitch (0x068000) nor a CPU "
-            "(0x068001): NCCL ignores this link",
+            "(0x068001): NCCL attaches the link to its NVSwitch node as for 0x068000, and so "
+            "does topotune",
             tclass);
     }
 }
@@ -864,8 +873,7 @@ tt_status tt_topo_validate(const tt_xml_doc *doc, tt_findings *out)
     }
     if (strcmp(root->name, TT_ELEM_SYSTEM)) {
         add(&c, TT_SEV_ERROR, "bad-root", root,
-            "root element is <%.40s>, not <system>: not an NCCL/topotune topology%s", root->name,
-            !strcmp(root->name, "topology") ? " (looks like hwloc XML)" : "");
+            "root element is <%.40s>, not <system>: %s", root->name, tt_topo__root_what(root->name));
         return c.st;
     }
     c.native = tt_xml_get(root, TT_ATTR_TT_VERSION) != NULL;

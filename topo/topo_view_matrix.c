@@ -3,7 +3,7 @@
  *
  * Cells: X (self), NV# (# NVLinks, from the NVLink path bandwidth divided by
  * the per-link bandwidth of the GPU's architecture), NVB (NVLink through one
- * peer GPU), C2C, and for everything else the PCI relation of the two devices
+ * peer GPU), XGMI# and XGB (the same for AMD xGMI), C2C, and for everything else the PCI relation of the two devices
  * in the PCI tree (NCCL's PXN/P2C/rerouted classes are shown by the PCI
  * relation underneath them, as nvidia-smi does):
  *   PIX  - common ancestor is a PCI switch, at most one switch in between
@@ -102,14 +102,16 @@ static void cell(const tt_topo *t, int a, int b, int *work, char *buf, size_t sz
     }
     p = tt_topo_path(t, a, b);
     if (p && na->type == TT_NODE_GPU && t->nodes[b].type == TT_NODE_GPU) {
+        int xgmi = 0, l;
+        /* the first link says which fabric (an xGMI path is xGMI all the way) */
+        if ((p->type == TT_PATH_NVL || p->type == TT_PATH_NVB) && p->route && p->nhops >= 1)
+            for (l = 0; l < na->nlinks; l++)
+                if (na->links[l].peer == p->route[1] && na->links[l].type == TT_LINK_NVL)
+                    xgmi = na->links[l].xgmi;
         if (p->type == TT_PATH_NVL) {
-            int xgmi = 0, l;
             double per;
-            if (p->route && p->nhops >= 1)
-                for (l = 0; l < na->nlinks; l++)
-                    if (na->links[l].peer == p->route[1] && na->links[l].type == TT_LINK_NVL)
-                        xgmi = na->links[l].xgmi;
-            per = xgmi ? tt_xgmi_bw_per_link() : tt_nvlink_bw_per_link(na->u.gpu.sm);
+            per = xgmi ? (na->u.gpu.xgmi_bw > 0 ? na->u.gpu.xgmi_bw : tt_xgmi_bw_per_link())
+                       : tt_nvlink_bw_per_link(na->u.gpu.sm);
             if (per > 0 && p->bw > 0)
                 snprintf(buf, sz, "%s%d", xgmi ? "XGMI" : "NV", (int)lround(p->bw / per));
             else
@@ -117,7 +119,7 @@ static void cell(const tt_topo *t, int a, int b, int *work, char *buf, size_t sz
             return;
         }
         if (p->type == TT_PATH_NVB) {
-            snprintf(buf, sz, "NVB");
+            snprintf(buf, sz, "%s", xgmi ? "XGB" : "NVB");
             return;
         }
         if (p->type == TT_PATH_C2C) {
@@ -326,6 +328,7 @@ tt_status tt_topo_write_matrix(const tt_topo *t, tt_strbuf *out)
                      "  NVB  = NVLink through one intermediate GPU\n"
                      "  NV#  = NVLink, # links bonded (directly or through NVSwitch)\n"
                      "  XGMI# = AMD xGMI, # links\n"
+                     "  XGB  = AMD xGMI through one intermediate GPU\n"
                      "  N/A  = NUMA node unknown (numaid -1, none from the driver) or no CPU "
                      "affinity; GPU NUMA ID: the GPU's memory is no NUMA node\n");
     if (nnet > 0) {

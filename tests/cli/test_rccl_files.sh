@@ -10,6 +10,7 @@ MI250="$FIX/rccl-mi250x-8gcd-cxi.xml"
 MI200="$FIX/rccl-xgmi-4gpu.xml"
 SELF="$FIX/nccl-nvlink-self.xml"
 GRAPH="$FIX/nccl-graph-2gpu.xml"
+MI100="$FIX/rccl-mi100-gcn-dupswitch.xml"
 [ -x "$D" ] && [ -x "$T" ] || { not_ok "tools not built"; finish; }
 
 # busbw of the 1 GiB allreduce row in a topo-tune table ($TMP/out)
@@ -29,6 +30,10 @@ expect_rc 0 "MI250X: converts"
 expect_grep "$TMP/out" '^GPU0 +X +XGMI4 ' "MI250X: the two GCDs of a package share 4 xGMI links"
 expect_grep "$TMP/out" '^GPU1 +XGMI4 +X +XGMI2 ' "MI250X: GCDs of different packages 2 links"
 n=$(grep -c '^NIC[0-9]' "$TMP/out"); [ "$n" = 4 ] && ok "MI250X: 4 NICs" || not_ok "MI250X: $n NICs"
+# two xGMI hops are labelled for AMD, not NVB (issue #33 item 8)
+expect_grep "$TMP/out" '^GPU0 +X +XGMI4 +XGB +XGB +XGMI1 +XGB +XGB +XGMI2 ' "MI250X: GCDs two xGMI hops apart are XGB"
+expect_no_grep "$TMP/out" '^GPU.* NVB ' "MI250X: no NVB cell in an all-AMD matrix"
+expect_grep "$TMP/out" '^  XGB  = AMD xGMI through one intermediate GPU' "MI250X: the legend names XGB"
 TOPOTUNE_DEBUG=INFO run "$D" -i "$MI250" -f matrix
 expect_grep "$TMP/err" 'cxi0> speed 200000000 is above 10 Tb/s as Mb/s: read as kb/s, 200000 Mb/s' "cxi speed: unit inferred on conversion (INFO log)"
 
@@ -108,6 +113,32 @@ expect_grep "$TMP/err" 'warning: \[nvlink-self\]' "self-target nvlink: --validat
 run "$D" -i "$SELF" -f matrix
 expect_grep "$TMP/out" '^GPU0 +X +NV12' "self-target nvlink: the peer's own link still joins the pair"
 
+# --- older RCCL's numeric gcn (908) and two switch <pci> with one bus id (#33 item 7)
+run "$D" -i "$MI100" -f matrix
+expect_rc 0 "MI100 numeric gcn + duplicate switch: converts"
+expect_grep "$TMP/out" '^GPU3 +XGMI1 +XGMI1 +XGMI1 +X ' "MI100: 4 GPUs, all pairs one xGMI link"
+run "$D" -i "$MI100" --check
+expect_rc 0 "MI100: --check exits 0 (infos only)"
+n=$(grep -c '\[amd-gpu\] gpu .*AMD MI100 (CDNA) (from its gcn).*46 GB/s per xGMI link' "$TMP/err")
+[ "$n" = 4 ] && ok "MI100: gcn=\"908\" names MI100 for each GPU" || not_ok "MI100: $n GPUs named MI100"
+expect_no_grep "$TMP/err" 'unknown generation' "MI100: no unknown generation"
+expect_grep "$TMP/err" ':12: info: \[duplicate-switch\] pci 0000:20:03.1: .*already used at line 3' "MI100: --check names the duplicate switch (info)"
+run "$D" -i "$MI100" --validate
+expect_rc 0 "MI100: --validate exits 0"
+expect_grep "$TMP/err" ':12: info: \[duplicate-switch\]' "MI100: --validate names the duplicate switch (info)"
+expect_no_grep "$TMP/err" 'duplicate-busid' "MI100: no duplicate-busid error"
+run "$D" -i "$MI100" -f nccl -o "$TMP/mi100.nccl.xml"
+n=$(grep -c 'busid="0000:20:03.1"' "$TMP/mi100.nccl.xml")
+[ "$n" = 2 ] && ok "MI100: both switch elements written" || not_ok "MI100: $n switch elements written"
+run "$D" -i "$TMP/mi100.nccl.xml" -f nccl -o "$TMP/mi100.rt.xml"
+cmp -s "$TMP/mi100.nccl.xml" "$TMP/mi100.rt.xml" && ok "MI100: nccl round trip stable" || not_ok "MI100: round trip differs"
+run "$T" -i "$MI100" -C allreduce --min-size 1G --max-size 1G
+expect_rc 0 "MI100: topo-tune accepts it"
+sed 's/busid="0000:43:00.0" class="0x038000"/busid="0000:20:03.1" class="0x038000"/' "$MI100" > "$TMP/dupgpu.xml"
+run "$D" -i "$TMP/dupgpu.xml"
+expect_rc 2 "a GPU with a switch's bus id is still refused"
+expect_grep "$TMP/err" 'duplicate bus id 0000:20:03.1' "the refusal names the bus id"
+
 # --- an NCCL graph file is refused by every mode, --check included
 run "$D" -i "$GRAPH" --check
 expect_rc 2 "graph file: --check refuses it"
@@ -116,4 +147,13 @@ run "$D" -i "$GRAPH"
 expect_rc 2 "graph file: conversion refuses it"
 run "$D" -i "$GRAPH" --validate
 expect_rc 2 "graph file: --validate refuses it"
+# every mode names it (issue #33 item 8), not only --check
+X="$BIN/topo-exec"
+for mode in "$D -i $GRAPH" "$D -i $GRAPH -f matrix" "$D -i $GRAPH --validate" "$T -i $GRAPH" "$T -i $GRAPH -i $GRAPH" \
+            "$X --validate --topo $GRAPH --host 2 -b 1K -e 1K -n 1 --no-progress"; do
+  run $mode
+  m="$(basename "${mode%% *}") ${mode#* }"; m=${m//$GRAPH/GRAPH}
+  [ "$RC" -ne 0 ] && grep -q 'root element is <graphs>.*an NCCL graph file (NCCL_GRAPH_DUMP_FILE' "$TMP/err" &&
+    ok "graph file named by $m (exit $RC)" || not_ok "graph file: $m: exit $RC, $(head -c 300 "$TMP/err")"
+done
 finish

@@ -289,4 +289,13 @@ fi
 sed 's/rank="3"/rank="17"/' "$FIX/pcie-4gpu.xml" >"$TMP/range.xml"
 run "$TD" -i "$TMP/range.xml" --validate
 grep -q 'rank-range' "$TMP/out" "$TMP/err" && ok "--validate: a GPU rank out of range is a finding" || not_ok "GPU rank 17 of 4: no finding ($(head -c 300 "$TMP/out"))"
+
+# issue #33 item 8: an unknown CPU vendor is one warning with the count, not one per CPU node
+sed 's/vendor="AuthenticAMD"/vendor=""/' "$ROOT/tests/fixtures/hgx-a100-8gpu.xml" > "$TMP/novendor.xml"
+for tool in "$TD -f matrix" "$BIN/topo-tune -C allreduce --min-size 1G --max-size 1G"; do
+  run $tool -i "$TMP/novendor.xml"
+  n=$(grep -c "vendor '' unknown" "$TMP/err")
+  [ "$RC" = 0 ] && [ "$n" = 1 ] && grep -q "vendor '' unknown: inter-socket bandwidth .* assumed (4 CPU node(s))" "$TMP/err" &&
+    ok "$(basename "${tool%% *}"): vendor '' unknown said once for the 4 CPU nodes" || not_ok "$(basename "${tool%% *}"): exit $RC, $n vendor lines"
+done
 finish

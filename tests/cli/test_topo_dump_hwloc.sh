@@ -46,6 +46,49 @@ dialect smt2s.xml "the hwloc library" 2 2 0 '^GPU0 +X +SYS +PHB +SYS +0-31,64-95
 dialect amd-xgmi4.xml "the hwloc library" 4 1 0 '^GPU0 +X +XGMI2 +XGMI1 +XGMI1 ' "AMD RSMI + XGMIBandwidth"
 dialect power-nvlink.xml "the hwloc library" 2 0 0 '^GPU0 +X +NV2 ' "POWER, GPU-CPU NVLink"
 dialect grace-c2c.xml "topotune's reader" 1 0 0 '^GPU0 +X ' "Grace, 3.0, NVLink-C2C"
+dialect dgx2.xml "the hwloc library" 16 8 12 '^GPU0 +X +NV6 +NV6 .* NV6 +PIX ' "DGX-2: 16 V100, 12 class-0 NVSwitches"
+
+# --- findings from an hwloc file name the file and the line of its PCI object (issue #33 item 8:
+# they said scan:0:), through the hwloc library (its re-export) and through topotune's reader
+l=$(grep -n 'pci_busid="0000:10:00.0"' "$H/dgx2.xml" | cut -d: -f1)
+for rd in hwloc topotune; do
+  TOPOTUNE_HWLOC_READER=$([ $rd = topotune ] && echo topotune) run "$TD" -i "$H/dgx2.xml" --validate
+  expect_grep "$TMP/err" "^$H/dgx2.xml:$l: warning: \[unknown-link-width\] pci 0000:10:00.0:" "dgx2 ($rd reader): --validate says file:line of the object"
+  expect_no_grep "$TMP/err" 'scan:0:' "dgx2 ($rd reader): no scan:0: in --validate"
+done
+TOPOTUNE_DEBUG=INFO run "$TT" -i "$H/dgx2.xml" -C allreduce --min-size 1G --max-size 1G
+expect_no_grep "$TMP/err" 'scan:0:' "dgx2: topo-tune's messages have no scan:0:"
+l=$(grep -n 'pci_busid="0000:14:00.0"' "$H/dgx2.xml" | cut -d: -f1)
+expect_grep "$TMP/err" "assumed: $H/dgx2.xml:$l: info: \[inferred-sm\]" "dgx2: the assumption names file:line of the first GPU"
+
+# --- SR-IOV (issue #33 item 8): 6 ConnectX-6 PFs with 2 VFs each are 6 NICs, not 18
+dialect sriov.xml "the hwloc library" 2 6 0 '^GPU0 +X +PHB +PHB ' "6 NIC PFs, 12 SR-IOV VFs left out"
+expect_grep "$TMP/sriov.xml.native" 'attr="pci" reason="12 SR-IOV virtual function\(s\) left out' "sriov: the VFs left out are named"
+expect_no_grep "$TMP/sriov.xml.native" 'device="0x101c"' "sriov: no VF in the tree"
+
+# --- DGX-2 (issue #33 item 6): every NVSwitch kept, the one without vendor id too (NCCL takes
+# any NVLink target that is no GPU or CPU for its switch); sm from the part table by device id
+N="$TMP/dgx2.xml.native"
+[ "$(count "$N" '<nvlink target="[0-9a-f:.]*" count="1" tclass="0x068000" bw_mbps="25000"/>')" -eq 96 ] &&
+  ok "dgx2: 96 GPU->NVSwitch links (16 x 6), all of class 0x068000" || not_ok "dgx2: $(count "$N" 'tclass="0x068000"') NVSwitch links"
+expect_no_grep "$N" 'tclass="0x000000"' "dgx2: no NVLink of class 0"
+expect_grep "$N" 'attr="class" reason="the file gives device 0000:0000 class 0x0000, named by the NVLinkBandwidth matrix' "dgx2: the vendor-less NVSwitch has its finding"
+run "$TD" -i "$TMP/dgx2.xml.nccl" --validate
+expect_no_grep "$TMP/err" 'NCCL ignores' "dgx2: --validate finds no link NCCL would ignore"
+run "$TT" -i "$H/dgx2.xml" -f json -o "$TMP/dgx2.json"
+expect_rc 0 "dgx2: json table"
+expect_grep "$TMP/dgx2.json" '"sm_min":[[:space:]]*70,' "dgx2: the table records sm 70 (V100-SXM3 by device id 0x1db8)"
+n=$(grep -c 'assumed: .*\[inferred-sm\] 16 elements .*compute capability 7.0 inferred from device id 0x1db8' "$TMP/err")
+[ "$n" = 1 ] && ok "dgx2: the inferred sm is one assumed: line for the 16 GPUs" || not_ok "dgx2: $n inferred-sm lines"
+run "$TT" -i "$H/dgx2.xml" -C allreduce
+expect_grep "$TMP/out" 'll128' "dgx2: LL128 is in the table (sm 70)"
+run "$TT" -i "$H/dgx2.xml" -C allreduce --min-size 1G --max-size 1G
+bw=$(awk '$1 == "0" && $2 == "B" { print $NF }' "$TMP/out" | tail -1)
+# A model figure, not a measurement: 16 V100 on NVSwitch, 6 NVLinks of 20 GB/s (NCCL's SM70 figure)
+# per GPU; the ring bound is 120 GB/s busbw.  Issue #33 reports about 130 GB/s for this machine; no
+# measurement of ours backs that, so only a plausible range is asserted (it was 63 GB/s algbw).
+awk -v b="$bw" 'BEGIN { exit !(b + 0 >= 100 && b + 0 <= 150) }' && ok "dgx2: 1 GiB allreduce busbw $bw GB/s in [100, 150]" ||
+  not_ok "dgx2: 1 GiB allreduce busbw '$bw'"
 
 # --- dialect details
 N="$TMP/v3-hgx8.xml.native"
@@ -67,7 +110,7 @@ expect_grep "$TMP/power-nvlink.xml.native" 'attr="nvlink.tclass" reason="2 GPU-C
 expect_grep "$TMP/grace-c2c.xml.native" '<c2c count="18" bw="25000"/>' "grace-c2c: GPU-CPU NVLink-C2C kept as c2c"
 
 # --- both readers agree on 2.x files
-for f in hgx8 pcie4 vm nogpu smt2s amd-xgmi4 power-nvlink; do
+for f in hgx8 pcie4 vm nogpu smt2s amd-xgmi4 power-nvlink dgx2 sriov; do
   "$TD" -q -i "$H/$f.xml" -o "$TMP/a.xml" 2>/dev/null
   TOPOTUNE_HWLOC_READER=topotune "$TD" -q -i "$H/$f.xml" -o "$TMP/b.xml" 2>/dev/null
   cmp -s "$TMP/a.xml" "$TMP/b.xml" && ok "$f: hwloc library and topotune's reader give the same document" || not_ok "$f: the two readers differ"

@@ -17,9 +17,15 @@ expect_rc 0 "h100 partial: matrix"
 expect_grep "$TMP/out" '^GPU0 +X +NV18 +NV18 +NV18 +NV18 +NV18 +NV18 +NV18 +PIX +PXB +NODE +NODE +SYS' \
   "h100 partial: NV18 to every GPU (inferred NVSwitch), PIX to its NIC, PXB to the NIC under the sibling leaf switch"
 expect_grep "$TMP/out" 'NIC7: ib-0000:dc:00.0' "h100 partial: 8 NICs from class 0x0207xx in the matrix"
-eq "$(cnt '\[inferred-nvlink\]' "$TMP/err")" 8 "h100 partial: one inferred-nvlink finding per GPU on stderr"
-eq "$(cnt '\[inferred-net\]' "$TMP/err")" 8 "h100 partial: one inferred-net finding per NIC"
+# one assumed: line per kind, with the count (issue #33 item 8: 17 lines before)
+eq "$(cnt '^topo-dump: assumed: ' "$TMP/err")" 3 "h100 partial: 3 assumed: lines (one per kind), not 17"
+eq "$(cnt '\[inferred-nvlink\] 8 elements \(0000:18:00.0 and 7 more; TOPOTUNE_DEBUG=INFO lists each\): inferred' "$TMP/err")" 1 "h100 partial: inferred-nvlink: one line for the 8 GPUs"
+eq "$(cnt '\[inferred-net\] 8 elements \(0000:19:00.0 and 7 more; TOPOTUNE_DEBUG=INFO lists each\): e\.g\. ' "$TMP/err")" 1 "h100 partial: inferred-net: one line for the 8 NICs"
 eq "$(cnt '\[inferred-nvswitch\]' "$TMP/err")" 1 "h100 partial: the synthesised NVSwitch has its finding"
+TOPOTUNE_DEBUG=INFO run "$TD" -i "$V/h100-sxm-partial.xml" -f matrix
+eq "$(cnt 'INFO cli: assumed: .*\[inferred-nvlink\] 0000:' "$TMP/err")" 8 "h100 partial: TOPOTUNE_DEBUG=INFO lists the 8 GPUs"
+eq "$(cnt 'INFO cli: assumed: .*\[inferred-net\] 0000:' "$TMP/err")" 8 "h100 partial: TOPOTUNE_DEBUG=INFO lists the 8 NICs"
+run "$TD" -i "$V/h100-sxm-partial.xml" -f matrix
 expect_grep "$TMP/err" 'inferred from device id 0x2330 \(H100 SXM5 80GB: NVLink 4, 18 links x 25 GB/s per direction, sm 9.0\): 18 links via NVSwitch.*not seen' \
   "h100 partial: the finding names the device id, the part, the fabric and 'not seen'"
 expect_grep "$TMP/err" 'speed 400 Gb/s assumed \(its PCIe link runs at 32 GT/s\)' "h100 partial: NIC speed assumption named"

@@ -29,6 +29,32 @@ static void test_generations(void **state)
     assert_string_equal(m.from, "pci device id");
     assert_int_equal(tt_amd_gpu_model("", 0x7408, &m), 1);
     assert_bw(m.xgmi_gbps, 50.0);
+    /* older RCCL writes HIP's gcnArch number: 906, 908, 910 (gfx90a), 940-942 (#33) */
+    assert_int_equal(tt_amd_gpu_model("906", 0, &m), 1);
+    assert_bw(m.xgmi_gbps, 50.0);
+    assert_int_equal(m.cc, 70);
+    assert_string_equal(m.from, "gcn");
+    assert_int_equal(tt_amd_gpu_model("gfx906:sramecc+:xnack-", 0, &m), 1);
+    assert_int_equal(m.cc, 70);
+    assert_int_equal(tt_amd_gpu_model("908", 0, &m), 1);
+    assert_bw(m.xgmi_gbps, 46.0);
+    assert_int_equal(tt_amd_gpu_model("910", 0, &m), 1);
+    assert_bw(m.xgmi_gbps, 50.0);
+    assert_int_equal(m.cc, 80);
+    assert_int_equal(tt_amd_gpu_model("90a", 0, &m), 1);
+    assert_bw(m.xgmi_gbps, 50.0);
+    assert_int_equal(tt_amd_gpu_model("GFX90A", 0, &m), 1);
+    for (int k = 0; k < 3; k++) {
+        const char *mi300[] = {"940", "941", "942"};
+        assert_int_equal(tt_amd_gpu_model(mi300[k], 0, &m), 1);
+        assert_bw(m.xgmi_gbps, 64.0);
+        assert_int_equal(m.cc, 90);
+    }
+    assert_int_equal(tt_amd_gpu_model("", 0x66a1, &m), 1); /* MI50 by device id */
+    assert_int_equal(m.cc, 70);
+    /* a number that is no generation, and a prefix of one, stay unknown */
+    assert_int_equal(tt_amd_gpu_model("907", 0, &m), 0);
+    assert_int_equal(tt_amd_gpu_model("gfx94", 0, &m), 0);
     /* unknown: the default, said so */
     assert_int_equal(tt_amd_gpu_model("gfx1201", 0x7551, &m), 0);
     assert_bw(m.xgmi_gbps, tt_xgmi_bw_per_link());
