@@ -320,6 +320,7 @@ static int table_args(tune_opts *o, tt_model_params *params)
     if (o->calib && (st = tt_model_params_load(o->calib, params)) != TT_OK) return tt_cli_fail(st);
     a->inputs = o->inputs;
     a->ninputs = o->ninputs;
+    a->topts = &o->topts;
     a->nodes = o->nodes_given ? o->nodes : 0;
     a->gpn_given = a->ov.gpus_per_node > 0;
     a->params = params;

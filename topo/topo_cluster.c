@@ -109,7 +109,7 @@ static tt_status add_host(tt_hostset *s, tt_xml_doc *doc, const char *name, cons
         return tt_error_set(TT_ERR_NOMEM, "out of memory loading %s", source);
     }
     drop_down_nets(h, h->model_doc->root);
-    if ((st = tt_topo_from_xml(h->model_doc, NULL, &h->topo)) != TT_OK) {
+    if ((st = tt_topo_from_xml(h->model_doc, s->opts, &h->topo)) != TT_OK) {
         tt_xml_doc_free(h->model_doc);
         tt_xml_doc_free(doc);
         return tt_error_prefix(st, "host %s", name);

@@ -364,6 +364,8 @@ typedef struct {
 typedef struct {
     tt_host_topo *hosts;
     int n, cap;
+    const tt_topo_options *opts; /* how every host's graph is built (--gpu-part ...); NULL = defaults.
+                                  * Set after tt_hostset_init, before adding files. */
 } tt_hostset;
 
 void tt_hostset_init(tt_hostset *s);
