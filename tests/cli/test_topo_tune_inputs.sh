@@ -35,4 +35,31 @@ run env TOPOTUNE_GPU_PART=A100-SXM "$TT" -i "$TMP/p1.xml" "$TMP/p2.xml" -C allre
 run "$TT" -i "$TMP/p1.xml" "$TMP/p2.xml" -C allreduce --min-size 1G --max-size 1G -f json
 expect_grep "$TMP/err" 'gpu-unknown' "two partial files without a part: still warned"
 
+# --- item 5: a BMC's display adapter is listed, not a GPU (docs/xml-schema.md "Display and management adapters")
+run "$TD" -i "$I/h100-8gpu-bmc-vga.xml" -f matrix
+expect_rc 0 "BMC VGA: matrix"
+expect_no_grep "$TMP/out" '^GPU8' "BMC VGA (ES1000, class 0x030000 vendor 0x1002): not GPU8"
+expect_grep "$TMP/err" 'h100-8gpu-bmc-vga.xml:59: info: \[display-adapter\] 0000:03:00.0: .*vendor 0x1002 device 0x515e: ATI ES1000' \
+  "BMC VGA: listed with file:line, class, vendor and device"
+run "$TD" -i "$I/h100-8gpu-bmc-vga.xml" --validate
+expect_rc 0 "BMC VGA: --validate clean (not a GPU without <gpu>, its slow x1 link does not matter)"
+run "$TT" -i "$I/h100-8gpu-bmc-vga.xml" -C allreduce --min-size 1G --max-size 1G -f json
+expect_rc 0 "BMC VGA: tuned"
+expect_grep "$TMP/out" '"ranks":[[:space:]]*8,' "BMC VGA: 8 ranks"
+expect_no_grep "$TMP/err" 'gpu-unknown|gpu-part' "BMC VGA: no --gpu-part asked"
+run "$TT" -i "$I/h100-sxm-partial-aspeed-vga.xml" -C allreduce --min-size 1G --max-size 1G -f json
+expect_rc 0 "partial file with an ASPEED VGA: tuned"
+expect_no_grep "$TMP/err" 'gpu-unknown|interconnect unknown' "partial file with an ASPEED VGA: no gpu-unknown warning"
+expect_grep "$TMP/err" '\[display-adapter\] 0000:03:00.0: .*ASPEED' "partial file: the ASPEED VGA is listed"
+bb=$(busbw)
+above "$bb" 100 && ok "partial file with an ASPEED VGA: NVSwitch board inferred, busbw $bb GB/s > 100" \
+  || not_ok "partial file with an ASPEED VGA: busbw ${bb:-none} GB/s, wanted > 100"
+
+run env TOPOTUNE_DEBUG=INFO "$TD" -i "$I/hwloc-pcie4-es1000.xml" -f matrix
+expect_rc 0 "hwloc export with an ES1000 VGA: read"
+expect_no_grep "$TMP/out" '^GPU4' "hwloc export: the ES1000 is not GPU4"
+expect_grep "$TMP/err" 'PCI 0000:05:00.0 \(class 0x0300, vendor 0x1002 device 0x515e\) is a display or management adapter' \
+  "hwloc export: the ES1000 is named (INFO) and left out"
+expect_no_grep "$TMP/err" 'unknown generation|gpu-interconnect-unknown' "hwloc export: no AMD-generation or interconnect warning for it"
+
 finish
