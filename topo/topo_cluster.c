@@ -60,19 +60,6 @@ static void drop_down_nets(tt_host_topo *h, tt_xml_node *top)
     }
 }
 
-static const char *gpu_vendor(const tt_node *g)
-{
-    const tt_xml_node *pci = g->xml;
-    if (!pci) return "";
-    const char *v = tt_xml_get(pci, TT_ATTR_VENDOR);
-    const tt_xml_node *gx = tt_xml_first_child(pci, TT_ELEM_GPU);
-    if ((v && !strcasecmp(v, "0x1002")) || (gx && (tt_xml_first_child(gx, TT_ELEM_XGMI) || tt_xml_get(gx, "gcn"))))
-        return "AMD";
-    if ((v && !strcasecmp(v, "0x10de")) || (gx && (tt_xml_first_child(gx, TT_ELEM_NVLINK) || tt_xml_first_child(gx, TT_ELEM_C2C))))
-        return "NVIDIA";
-    return "";
-}
-
 /* Takes ownership of doc (freed on error). */
 static tt_status add_host(tt_hostset *s, tt_xml_doc *doc, const char *name, const char *source)
 {
@@ -121,9 +108,20 @@ static tt_status add_host(tt_hostset *s, tt_xml_doc *doc, const char *name, cons
         tt_xml_doc_free(doc);
         return tt_error_set(TT_ERR_INVALID, "%s: host %s has no GPU; is it a compute node's file?", source, name);
     }
-    for (int i = 0; i < h->topo->nnodes && !h->vendor[0]; i++)
-        if (h->topo->nodes[i].type == TT_NODE_GPU)
-            snprintf(h->vendor, sizeof h->vendor, "%s", gpu_vendor(&h->topo->nodes[i]));
+    if ((st = tt_topo_check_one_vendor(h->topo)) != TT_OK) {
+        tt_topo_free(h->topo);
+        tt_xml_doc_free(h->model_doc);
+        tt_xml_doc_free(doc);
+        return tt_error_prefix(st, "host %s", name);
+    }
+    for (int i = 0; i < h->topo->nnodes && !h->vendor[0]; i++) {
+        const tt_node *g = &h->topo->nodes[i];
+        char why[128];
+        if (g->type != TT_NODE_GPU) continue;
+        snprintf(h->vendor, sizeof h->vendor, "%s", tt_topo_gpu_vendor(g, why, sizeof why));
+        snprintf(h->vendor_why, sizeof h->vendor_why, "%.200s:%d: GPU %.32s: %.120s", h->topo->source, g->xml ? g->xml->line : 0,
+                 g->busid, why);
+    }
     s->n++;
     return TT_OK;
 }
@@ -300,10 +298,10 @@ tt_status tt_hostset_compare(const tt_hostset *s, tt_findings *out)
         for (int j = 0; j < i; j++)
             if (s->hosts[i].vendor[0] && s->hosts[j].vendor[0] && strcmp(s->hosts[i].vendor, s->hosts[j].vendor))
                 return tt_error_set(TT_ERR_INVALID,
-                                    "%s: host %s has %s GPUs but %s (host %s) has %s GPUs; one communicator cannot "
-                                    "span NCCL and RCCL hosts: tune them as two clusters",
-                                    s->hosts[i].source, s->hosts[i].name, s->hosts[i].vendor, s->hosts[j].source,
-                                    s->hosts[j].name, s->hosts[j].vendor);
+                                    "%s: host %s has %s GPUs (%s) but %s (host %s) has %s GPUs (%s); NCCL and RCCL "
+                                    "cannot form one communicator across vendors: tune them as two clusters",
+                                    s->hosts[i].source, s->hosts[i].name, s->hosts[i].vendor, s->hosts[i].vendor_why,
+                                    s->hosts[j].source, s->hosts[j].name, s->hosts[j].vendor, s->hosts[j].vendor_why);
     if (s->n < 2) return TT_OK;
     sig *g = calloc((size_t)s->n, sizeof *g);
     if (!g) return tt_error_set(TT_ERR_NOMEM, "out of memory comparing hosts");

@@ -344,6 +344,17 @@ tt_status tt_topo_to_native(const tt_xml_doc *doc, tt_xml_doc **out);
 tt_status tt_topo_synth_host(int nranks, tt_xml_doc **out);
 tt_status tt_topo_synth_nvl72(int ngpu, tt_xml_doc **out);
 
+/* ==== GPU vendors (topo_vendor.c) ==== */
+
+/* The vendor of GPU node g as its file shows it: "NVIDIA", "AMD", or "" when nothing tells
+ * (PCI class alone); why (may be NULL) gets the evidence ("vendor 0x10de", "an <xgmi> link",
+ * "NCCL's <gpu sm> without RCCL's gcn/arch", ...). Rule: docs/xml-schema.md "GPU vendor". */
+const char *tt_topo_gpu_vendor(const tt_node *g, char *why, size_t n);
+/* TT_OK when the GPUs whose vendor shows are of one vendor; else TT_ERR_INVALID naming two
+ * GPUs of different vendors by file:line, bus id and evidence (one communicator cannot hold
+ * NVIDIA and AMD GPUs). */
+tt_status tt_topo_check_one_vendor(const tt_topo *t);
+
 /* ==== clusters of hosts (topo_cluster.c) ==== */
 
 #define TT_HOSTSET_MAX 65536       /* hosts of one cluster */
@@ -359,6 +370,7 @@ typedef struct {
     int down;            /* NET ports left out because they are down */
     char down_names[200];/* their names, comma separated */
     char vendor[16];     /* GPU vendor: "NVIDIA", "AMD" or "" (not recorded) */
+    char vendor_why[400];/* "file:line: GPU busid: evidence" (tt_topo_gpu_vendor) */
 } tt_host_topo;
 
 typedef struct {

@@ -62,4 +62,30 @@ expect_grep "$TMP/err" 'PCI 0000:05:00.0 \(class 0x0300, vendor 0x1002 device 0x
   "hwloc export: the ES1000 is named (INFO) and left out"
 expect_no_grep "$TMP/err" 'unknown generation|gpu-interconnect-unknown' "hwloc export: no AMD-generation or interconnect warning for it"
 
+# --- item 4: GPUs of two vendors never make one communicator, whatever tells the vendor
+run "$TT" -i "$I/node-nvidia-noids.xml" "$I/node-amd-noids.xml" -C allreduce
+expect_rc 2 "an NVIDIA node and an AMD node without vendor ids: refused"
+expect_grep "$TMP/err" 'node-amd-noids.xml:4: GPU 0000:c1:00.0: RCCL.s <gpu arch>.*node-nvidia-noids.xml:4: GPU 0000:18:00.0: NCCL.s <gpu sm> without RCCL.s gcn/arch.*cannot form one communicator across vendors' \
+  "mixed nodes: both files, lines and the evidence are named"
+run "$TD" --merge "$I/node-nvidia-noids.xml" "$I/node-amd-noids.xml" -o "$TMP/mixed.xml"
+run "$TT" -i "$TMP/mixed.xml" -C allreduce
+expect_rc 2 "a merged file of an NVIDIA and an AMD node: refused"
+expect_grep "$TMP/err" 'across vendors' "merged mixed file: said why"
+run "$TT" -i "$I/host-nvidia-and-amd.xml" -C allreduce
+expect_rc 2 "one host with NVIDIA and AMD compute GPUs: refused"
+expect_grep "$TMP/err" 'host-nvidia-and-amd.xml:12: GPU 0000:c1:00.0 is AMD \(vendor 0x1002\) but .*host-nvidia-and-amd.xml:4: GPU 0000:18:00.0 is NVIDIA \(vendor 0x10de\).*across vendors' \
+  "one mixed host: both GPUs named by file:line"
+run "$TT" -i "$I/host-nvidia-and-amd.xml" "$I/node-nvidia-noids.xml" -C allreduce
+expect_rc 2 "a mixed host among several inputs: refused"
+run "$TT" -i "$I/h100-8gpu-bmc-vga.xml" "$I/h100-8gpu-bmc-vga.xml" -C allreduce
+expect_rc 2 "the same file twice is still a usage error (host given twice)"
+cp "$I/h100-8gpu-bmc-vga.xml" "$TMP/n1.xml"; cp "$I/h100-8gpu-bmc-vga.xml" "$TMP/n2.xml"
+run "$TT" -i "$TMP/n1.xml" "$TMP/n2.xml" -C allreduce
+expect_rc 0 "NVIDIA hosts beside an AMD display adapter: one communicator of the NVIDIA GPUs"
+expect_grep "$TMP/err" '2 hosts, 0 differ' "NVIDIA hosts with a BMC VGA: the adapter is no GPU and no vendor"
+for f in node-nvidia-noids node-amd-noids; do
+  run "$TT" -i "$I/$f.xml" -C allreduce
+  expect_rc 0 "$f alone: tuned"
+done
+
 finish
