@@ -229,6 +229,14 @@ static int links_count(const tt_xml_node *gx, const char *elem)
     return total;
 }
 
+/* A NIC known by PCI class alone: class 0x02xxxx, no <nic> (nor <gpu>) child */
+static int class_only_nic(const tt_xml_node *pci)
+{
+    const char *cls = tt_xml_get(pci, TT_ATTR_CLASS);
+    return cls && !strncasecmp(cls, "0x02", 4) && !tt_xml_first_child(pci, TT_ELEM_NIC) &&
+           !tt_xml_first_child(pci, TT_ELEM_GPU);
+}
+
 static tt_status host_sig(const tt_host_topo *h, sig *g)
 {
     const tt_topo *t = h->topo;
@@ -278,6 +286,21 @@ static tt_status host_sig(const tt_host_topo *h, sig *g)
             snprintf(pre, sizeof pre, "NIC %s PCIe link ", name);
             rc |= sig_add(g, pre, v, "");
         }
+    }
+    /* NICs known by PCI class alone (class 0x02xxxx, no <nic>): the builder gives each one port
+     * named ib-BUSID / eth-BUSID (docs/xml-schema.md "Partial vendor files"); the same names here */
+    for (const tt_xml_node *x = h->doc->root; x; x = tt_xml_walk_next(h->doc->root, x)) {
+        if (!x->name || strcmp(x->name, TT_ELEM_PCI) || !class_only_nic(x)) continue;
+        const char *cls = tt_xml_get(x, TT_ATTR_CLASS), *bus = tt_xml_get(x, TT_ATTR_BUSID);
+        char name[64];
+        nports++;
+        snprintf(name, sizeof name, "%s-%s", !strncasecmp(cls, "0x0207", 6) ? "ib" : "eth",
+                 bus && *bus ? bus : "(no busid)");
+        snprintf(pre, sizeof pre, "NIC %s ", name);
+        rc |= sig_add(g, pre, "present", "");
+        pci_link(x, v, sizeof v);
+        snprintf(pre, sizeof pre, "NIC %s PCIe link ", name);
+        rc |= sig_add(g, pre, v, "");
     }
     snprintf(v, sizeof v, "%d", nports);
     rc |= sig_add(g, "", v, " NIC ports");

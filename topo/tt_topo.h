@@ -389,7 +389,8 @@ tt_status tt_hostset_add_file(tt_hostset *s, const char *path);
 /* Per-host signature and differences from the majority.  One finding per difference:
  * severity warning, code "host-differs", where = host name, message e.g.
  * "GPU 3 PCIe link 32.0 GT/s PCIe x8 (majority 32.0 GT/s PCIe x16)", "7 GPUs (majority 8)",
- * "NIC mlx5_2 state DOWN (majority ACTIVE)".  Hosts with GPUs of different vendors
+ * "NIC mlx5_2 state DOWN (majority ACTIVE)"; NICs known by PCI class only are compared by
+ * presence and PCIe link as "NIC ib-BUSID" / "eth-BUSID".  Hosts with GPUs of different vendors
  * (NVIDIA and AMD) cannot form one communicator: TT_ERR_INVALID naming both files.
  * At most TT_HOSTSET_MAX_SAID differences per host, then one "and N more differences". */
 tt_status tt_hostset_compare(const tt_hostset *s, tt_findings *out);

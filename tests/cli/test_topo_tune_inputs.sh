@@ -88,4 +88,23 @@ for f in node-nvidia-noids node-amd-noids; do
   expect_rc 0 "$f alone: tuned"
 done
 
+# --- item 3: cluster comparison counts and compares NICs known by PCI class only
+B="$FIX/vendor/h100-sxm-partial.xml" # 8 InfiniBand NICs of class 0x0207xx, no <net>
+for h in a b c; do cp "$B" "$TMP/cn-$h.xml"; done
+run "$TT" -i "$TMP/cn-a.xml" "$TMP/cn-b.xml" "$TMP/cn-c.xml" -C allreduce
+expect_grep "$TMP/err" '3 hosts, 0 differ from the majority' "class-only NICs: identical hosts do not differ"
+cp "$I/classnic-one-removed.xml" "$TMP/cn-d.xml"
+run "$TT" -i "$TMP/cn-a.xml" "$TMP/cn-b.xml" "$TMP/cn-c.xml" "$TMP/cn-d.xml" -C allreduce
+expect_grep "$TMP/err" '4 hosts, 1 differs from the majority' "a host with one class-only NIC removed differs"
+expect_grep "$TMP/err" 'host cn-d.xml differs: NIC ib-0000:2b:00.0 absent \(majority present\)' "the missing class-only NIC is named"
+expect_grep "$TMP/err" 'host cn-d.xml differs: 7 NIC ports \(majority 8\)' "the NIC count differs"
+cp "$I/classnic-gen4.xml" "$TMP/cn-e.xml"
+run "$TT" -i "$TMP/cn-a.xml" "$TMP/cn-b.xml" "$TMP/cn-c.xml" "$TMP/cn-e.xml" -C allreduce
+expect_grep "$TMP/err" '4 hosts, 1 differs from the majority' "a host with one class-only NIC at Gen4 differs"
+expect_grep "$TMP/err" 'host cn-e.xml differs: NIC ib-0000:2b:00.0 PCIe link 16.0 GT/s PCIe x16 \(majority 32.0 GT/s PCIe x16\)' \
+  "the downgraded class-only NIC is named with both links"
+run "$TD" --merge "$TMP/cn-a.xml" "$TMP/cn-b.xml" "$TMP/cn-c.xml" "$TMP/cn-e.xml" -o "$TMP/cn-merged.xml"
+run "$TT" -i "$TMP/cn-merged.xml" -C allreduce
+expect_grep "$TMP/err" '4 hosts, 1 differs from the majority' "merged file: the Gen4 class-only NIC differs too"
+
 finish
