@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "cli_tune.h"
+#include "cli_vendor.h"
 
 /* write sb (after st) to path, or say why not: 0 or TT_CLI_EXIT_ERROR */
 static int emit(tt_status st, const char *path, const tt_strbuf *sb)
@@ -63,6 +64,7 @@ int tt_cli_tune_hosts(const tt_cli_tune_args *a)
     tt_findings_init(&diffs);
     memset(&slow, 0, sizeof slow);
     int rc = TT_CLI_EXIT_ERROR, ndiff = 0;
+    hs.opts = a->topts; /* --gpu-part applies to every host, as TOPOTUNE_GPU_PART does */
     tt_status st = tt_hostset_add_files(&hs, a->inputs, a->ninputs);
     if (st == TT_OK && a->nodes > 0 && a->nodes != hs.n) {
         tt_cli_bad("--nodes %d but the input describes %d host%s (%s%s): a cluster of different hosts is tuned "
@@ -85,6 +87,7 @@ int tt_cli_tune_hosts(const tt_cli_tune_args *a)
     }
     fprintf(stderr, "%s: %d host%s, %d differ%s from the majority; %s\n", tt_cli_prog(), hs.n, hs.n == 1 ? "" : "s",
             ndiff, ndiff == 1 ? "s" : "", slow.why);
+    tt_cli_print_assumptions(hs.hosts[slow.chosen].topo); /* what --gpu-part filled in for the table's host */
     tt_tune_json_extra x = {&hs, &slow, &diffs, NULL};
     rc = tt_cli_tune_write(hs.hosts[slow.chosen].topo, &slow.cluster, a, &x);
 done:

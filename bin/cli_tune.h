@@ -13,6 +13,7 @@
 typedef struct {
     const char *const *inputs;   /* host files (or one merged <cluster> file) */
     int ninputs;
+    const tt_topo_options *topts; /* every host's graph (--gpu-part); NULL = defaults */
     const char *const *files;    /* measurement files */
     int nfiles;
     int nodes;                   /* --nodes, 0 = not given (one node per host) */

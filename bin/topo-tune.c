@@ -320,6 +320,7 @@ static int table_args(tune_opts *o, tt_model_params *params)
     if (o->calib && (st = tt_model_params_load(o->calib, params)) != TT_OK) return tt_cli_fail(st);
     a->inputs = o->inputs;
     a->ninputs = o->ninputs;
+    a->topts = &o->topts;
     a->nodes = o->nodes_given ? o->nodes : 0;
     a->gpn_given = a->ov.gpus_per_node > 0;
     a->params = params;
@@ -343,7 +344,8 @@ static int run_topology(const tune_opts *o, const tt_tune_shape *shapes, int nsh
         return tt_cli_tune_hosts(a);
     }
     if (st == TT_OK) st = tt_topo_from_xml(doc, &o->topts, &topo);
-    if (st == TT_OK) tt_cli_print_assumptions(topo); /* partial vendor files: what was inferred, or that nothing was */
+    if (st == TT_OK) tt_cli_print_assumptions(topo);
+    if (st == TT_OK) st = tt_topo_check_one_vendor(topo); /* NVIDIA and AMD GPUs make no one communicator */ /* partial vendor files: what was inferred, or that nothing was */
     if (st == TT_OK) st = tt_cluster_for_topo(topo, o->nodes, &a->ov, &cl);
     if (st != TT_OK) rc = tt_cli_fail(st);
     else if (o->mode == OPT_CALIBRATE) rc = tt_cli_calibrate(topo, &cl, a);

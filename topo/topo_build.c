@@ -259,6 +259,16 @@ static tt_status build_gpu_attrs(builder *b, const tt_xml_node *pci_el, tt_node 
     return amd_gpu_attrs(b, pci_el, g, n);
 }
 
+/* A display-class function that is not a compute GPU (topo_display.c): listed, not a rank. */
+static int display_adapter(builder *b, const tt_xml_node *el, const char *busid, long long cls, int has_gpu,
+                           tt_status *st)
+{
+    char why[400];
+    if (!tt_topo__display_adapter(el, cls, has_gpu, why, sizeof why)) return 0;
+    *st = tt_findings_add(&b->t->assumed, TT_SEV_INFO, "display-adapter", el->line, busid, "%s", why);
+    return 1;
+}
+
 static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cpu, int depth);
 
 static tt_status build_pci_children(builder *b, const tt_xml_node *el, int self, int cpu,
@@ -314,7 +324,7 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
      * RCCL files); under any other class it is ignored with a warning. */
     if (nic_el)
         type = TT_NODE_NIC;
-    else if (has_cls && (cls >> 16) == 0x03)
+    else if (has_cls && (cls >> 16) == 0x03 && !display_adapter(b, el, busid, cls, gpu_el != NULL, &st))
         type = TT_NODE_GPU;
     else if (gpu_el && (!has_cls || (cls >> 16) == 0x12))
         type = TT_NODE_GPU;
@@ -322,6 +332,8 @@ static tt_status build_pci(builder *b, const tt_xml_node *el, int parent, int cp
         type = TT_NODE_NIC;
     else
         type = TT_NODE_PCI;
+    if (st != TT_OK) /* the display-adapter finding could not be recorded */
+        return st;
     if (gpu_el && type != TT_NODE_GPU)
         TT_WARN("topo", "%s:%d: pci %s has class 0x%06llx: its <gpu> child is ignored", b->src,
                 el->line, busid, cls);

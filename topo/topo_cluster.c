@@ -61,19 +61,6 @@ static void drop_down_nets(tt_host_topo *h, tt_xml_node *top)
     }
 }
 
-static const char *gpu_vendor(const tt_node *g)
-{
-    const tt_xml_node *pci = g->xml;
-    if (!pci) return "";
-    const char *v = tt_xml_get(pci, TT_ATTR_VENDOR);
-    const tt_xml_node *gx = tt_xml_first_child(pci, TT_ELEM_GPU);
-    if ((v && !strcasecmp(v, "0x1002")) || (gx && (tt_xml_first_child(gx, TT_ELEM_XGMI) || tt_xml_get(gx, "gcn"))))
-        return "AMD";
-    if ((v && !strcasecmp(v, "0x10de")) || (gx && (tt_xml_first_child(gx, TT_ELEM_NVLINK) || tt_xml_first_child(gx, TT_ELEM_C2C))))
-        return "NVIDIA";
-    return "";
-}
-
 /* Takes ownership of doc (freed on error). */
 static tt_status add_host(tt_hostset *s, tt_xml_doc *doc, const char *name, const char *source)
 {
@@ -110,7 +97,7 @@ static tt_status add_host(tt_hostset *s, tt_xml_doc *doc, const char *name, cons
         return tt_error_set(TT_ERR_NOMEM, "out of memory loading %s", source);
     }
     drop_down_nets(h, h->model_doc->root);
-    if ((st = tt_topo_from_xml(h->model_doc, NULL, &h->topo)) != TT_OK) {
+    if ((st = tt_topo_from_xml(h->model_doc, s->opts, &h->topo)) != TT_OK) {
         tt_xml_doc_free(h->model_doc);
         tt_xml_doc_free(doc);
         return tt_error_prefix(st, "host %s", name);
@@ -122,9 +109,20 @@ static tt_status add_host(tt_hostset *s, tt_xml_doc *doc, const char *name, cons
         tt_xml_doc_free(doc);
         return tt_error_set(TT_ERR_INVALID, "%s: host %s has no GPU; is it a compute node's file?", source, name);
     }
-    for (int i = 0; i < h->topo->nnodes && !h->vendor[0]; i++)
-        if (h->topo->nodes[i].type == TT_NODE_GPU)
-            snprintf(h->vendor, sizeof h->vendor, "%s", gpu_vendor(&h->topo->nodes[i]));
+    if ((st = tt_topo_check_one_vendor(h->topo)) != TT_OK) {
+        tt_topo_free(h->topo);
+        tt_xml_doc_free(h->model_doc);
+        tt_xml_doc_free(doc);
+        return tt_error_prefix(st, "host %s", name);
+    }
+    for (int i = 0; i < h->topo->nnodes && !h->vendor[0]; i++) {
+        const tt_node *g = &h->topo->nodes[i];
+        char why[128];
+        if (g->type != TT_NODE_GPU) continue;
+        snprintf(h->vendor, sizeof h->vendor, "%s", tt_topo_gpu_vendor(g, why, sizeof why));
+        snprintf(h->vendor_why, sizeof h->vendor_why, "%.200s:%d: GPU %.32s: %.120s", h->topo->source, g->xml ? g->xml->line : 0,
+                 g->busid, why);
+    }
     s->n++;
     return TT_OK;
 }
@@ -233,6 +231,14 @@ static int links_count(const tt_xml_node *gx, const char *elem)
     return total;
 }
 
+/* A NIC known by PCI class alone: class 0x02xxxx, no <nic> (nor <gpu>) child */
+static int class_only_nic(const tt_xml_node *pci)
+{
+    const char *cls = tt_xml_get(pci, TT_ATTR_CLASS);
+    return cls && !strncasecmp(cls, "0x02", 4) && !tt_xml_first_child(pci, TT_ELEM_NIC) &&
+           !tt_xml_first_child(pci, TT_ELEM_GPU);
+}
+
 static tt_status host_sig(const tt_host_topo *h, sig *g)
 {
     const tt_topo *t = h->topo;
@@ -283,6 +289,21 @@ static tt_status host_sig(const tt_host_topo *h, sig *g)
             rc |= sig_add(g, pre, v, "");
         }
     }
+    /* NICs known by PCI class alone (class 0x02xxxx, no <nic>): the builder gives each one port
+     * named ib-BUSID / eth-BUSID (docs/xml-schema.md "Partial vendor files"); the same names here */
+    for (const tt_xml_node *x = h->doc->root; x; x = tt_xml_walk_next(h->doc->root, x)) {
+        if (!x->name || strcmp(x->name, TT_ELEM_PCI) || !class_only_nic(x)) continue;
+        const char *cls = tt_xml_get(x, TT_ATTR_CLASS), *bus = tt_xml_get(x, TT_ATTR_BUSID);
+        char name[64];
+        nports++;
+        snprintf(name, sizeof name, "%s-%s", !strncasecmp(cls, "0x0207", 6) ? "ib" : "eth",
+                 bus && *bus ? bus : "(no busid)");
+        snprintf(pre, sizeof pre, "NIC %s ", name);
+        rc |= sig_add(g, pre, "present", "");
+        pci_link(x, v, sizeof v);
+        snprintf(pre, sizeof pre, "NIC %s PCIe link ", name);
+        rc |= sig_add(g, pre, v, "");
+    }
     snprintf(v, sizeof v, "%d", nports);
     rc |= sig_add(g, "", v, " NIC ports");
     return rc ? tt_error_set(TT_ERR_NOMEM, "out of memory comparing hosts") : TT_OK;
@@ -302,10 +323,10 @@ tt_status tt_hostset_compare(const tt_hostset *s, tt_findings *out)
         for (int j = 0; j < i; j++)
             if (s->hosts[i].vendor[0] && s->hosts[j].vendor[0] && strcmp(s->hosts[i].vendor, s->hosts[j].vendor))
                 return tt_error_set(TT_ERR_INVALID,
-                                    "%s: host %s has %s GPUs but %s (host %s) has %s GPUs; one communicator cannot "
-                                    "span NCCL and RCCL hosts: tune them as two clusters",
-                                    s->hosts[i].source, s->hosts[i].name, s->hosts[i].vendor, s->hosts[j].source,
-                                    s->hosts[j].name, s->hosts[j].vendor);
+                                    "%s: host %s has %s GPUs (%s) but %s (host %s) has %s GPUs (%s); NCCL and RCCL "
+                                    "cannot form one communicator across vendors: tune them as two clusters",
+                                    s->hosts[i].source, s->hosts[i].name, s->hosts[i].vendor, s->hosts[i].vendor_why,
+                                    s->hosts[j].source, s->hosts[j].name, s->hosts[j].vendor, s->hosts[j].vendor_why);
     if (s->n < 2) return TT_OK;
     sig *g = calloc((size_t)s->n, sizeof *g);
     if (!g) return tt_error_set(TT_ERR_NOMEM, "out of memory comparing hosts");

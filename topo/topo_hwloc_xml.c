@@ -257,12 +257,17 @@ static const tt_xml_node *gpu_osdev(const tt_xml_node *pci)
     return best;
 }
 
-/* A GPU: display class (0x03xx) from NVIDIA or AMD, or with a GPU OS device. */
+/* A GPU: display class (0x03xx) from NVIDIA, or with a GPU OS device, or an AMD 3D (0x0302)
+ * or display (0x0380) controller (Instinct).  An AMD VGA (0x0300, a BMC's ES1000) or another
+ * vendor's display function without a GPU OS device is a display adapter, left out as the sysfs
+ * walk leaves it out (an INFO line names it; the rule: topo_display.c, docs/xml-schema.md). */
 static int pci_is_gpu(const tt_xml_node *n, const hx_pci *p)
 {
     if (p->cls >> 8 != 0x03)
         return 0;
-    return p->vendor == 0x10de || p->vendor == 0x1002 || gpu_osdev(n) != NULL;
+    if (p->vendor == 0x10de || gpu_osdev(n) != NULL)
+        return 1;
+    return p->vendor == 0x1002 && ((p->cls & 0xff) == 0x02 || (p->cls & 0xff) == 0x80);
 }
 
 static int named_in_nvlink(hx_ctx *h, const tt_xml_node *n);
@@ -996,6 +1001,12 @@ static int build_tree(hx_ctx *h)
         if (pci_of(o, &p))
             continue;
         gpu = pci_is_gpu(o, &p);
+        if (!gpu && p.cls >> 8 == 0x03) {
+            char b[16];
+            busid_str(&p, b, sizeof b);
+            TT_INFO(SCAN_SUBSYS, "%s: PCI %s (class 0x%04x, vendor 0x%04x device 0x%04x) is a display or management "
+                    "adapter, not a compute GPU: left out", h->name, b, p.cls, p.vendor, p.device);
+        }
         if (!gpu && !scan_class_is_nic((long)p.cls << 8) && !pci_is_nvswitch(h, o, &p))
             continue;
         if (scan_class_is_nic((long)p.cls << 8) && scan_pci_is_vf(p.vendor, p.device)) {

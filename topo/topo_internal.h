@@ -38,6 +38,11 @@ int tt_topo__bcm_gen(const tt_node *n, int level);
  * every assumption is a finding in t->assumed. Before paths are computed. */
 tt_status tt_topo__infer_partial(tt_topo *t);
 
+/* Display and management adapters (topo_display.c): 1 when a <pci> of class `cls`
+ * (0x03xxxx) is not a compute GPU by the documented rule, with the finding's message in
+ * why; 0 when it is a GPU (or not of the display class). */
+int tt_topo__display_adapter(const tt_xml_node *el, long long cls, int has_gpu_child, char *why, size_t n);
+
 /* Free every path (topo_graph.c; the graph owns t->paths, topo_paths.c fills it). */
 void tt_topo__free_paths(tt_topo *t);
 

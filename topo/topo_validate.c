@@ -297,6 +297,15 @@ static int class_prefix(const tt_xml_node *n, const char *prefix)
     return cls && !strncasecmp(cls, prefix, strlen(prefix));
 }
 
+/* a display or management adapter (a BMC's VGA), not a GPU: the builder's rule (topo_display.c) */
+static int display_only(const tt_xml_node *n)
+{
+    long long cls;
+    char why[8];
+    return tt_topo__read_ll(n, TT_ATTR_CLASS, &cls, NULL) == TT_ATTR_OK &&
+           tt_topo__display_adapter(n, cls, tt_xml_first_child(n, TT_ELEM_GPU) != NULL, why, sizeof why);
+}
+
 /* ------------------------------------------------------------ per element */
 
 static void check_limits(vctx *c, const tt_xml_node *n)
@@ -413,7 +422,7 @@ static void check_pci(vctx *c, const tt_xml_node *n)
     const char *speed = tt_xml_get(n, TT_ATTR_LINK_SPEED);
     int bridge = tt_xml_first_child(n, TT_ELEM_PCI) != NULL || tt_xml_first_child(n, TT_ELEM_PCILINK) != NULL ||
                  class_prefix(n, "0x0604");
-    int gpu = class_prefix(n, "0x03");
+    int gpu = class_prefix(n, "0x03") && !display_only(n);
     int nic = class_prefix(n, "0x02");
     int matters = bridge || gpu || nic || tt_xml_first_child(n, TT_ELEM_GPU) || tt_xml_first_child(n, TT_ELEM_NIC);
     long long v, w = -1;

@@ -344,6 +344,17 @@ tt_status tt_topo_to_native(const tt_xml_doc *doc, tt_xml_doc **out);
 tt_status tt_topo_synth_host(int nranks, tt_xml_doc **out);
 tt_status tt_topo_synth_nvl72(int ngpu, tt_xml_doc **out);
 
+/* ==== GPU vendors (topo_vendor.c) ==== */
+
+/* The vendor of GPU node g as its file shows it: "NVIDIA", "AMD", or "" when nothing tells
+ * (PCI class alone); why (may be NULL) gets the evidence ("vendor 0x10de", "an <xgmi> link",
+ * "NCCL's <gpu sm> without RCCL's gcn/arch", ...). Rule: docs/xml-schema.md "GPU vendor". */
+const char *tt_topo_gpu_vendor(const tt_node *g, char *why, size_t n);
+/* TT_OK when the GPUs whose vendor shows are of one vendor; else TT_ERR_INVALID naming two
+ * GPUs of different vendors by file:line, bus id and evidence (one communicator cannot hold
+ * NVIDIA and AMD GPUs). */
+tt_status tt_topo_check_one_vendor(const tt_topo *t);
+
 /* ==== clusters of hosts (topo_cluster.c) ==== */
 
 #define TT_HOSTSET_MAX 65536       /* hosts of one cluster */
@@ -359,11 +370,14 @@ typedef struct {
     int down;            /* NET ports left out because they are down */
     char down_names[200];/* their names, comma separated */
     char vendor[16];     /* GPU vendor: "NVIDIA", "AMD" or "" (not recorded) */
+    char vendor_why[400];/* "file:line: GPU busid: evidence" (tt_topo_gpu_vendor) */
 } tt_host_topo;
 
 typedef struct {
     tt_host_topo *hosts;
     int n, cap;
+    const tt_topo_options *opts; /* how every host's graph is built (--gpu-part ...); NULL = defaults.
+                                  * Set after tt_hostset_init, before adding files. */
 } tt_hostset;
 
 void tt_hostset_init(tt_hostset *s);
@@ -375,7 +389,8 @@ tt_status tt_hostset_add_file(tt_hostset *s, const char *path);
 /* Per-host signature and differences from the majority.  One finding per difference:
  * severity warning, code "host-differs", where = host name, message e.g.
  * "GPU 3 PCIe link 32.0 GT/s PCIe x8 (majority 32.0 GT/s PCIe x16)", "7 GPUs (majority 8)",
- * "NIC mlx5_2 state DOWN (majority ACTIVE)".  Hosts with GPUs of different vendors
+ * "NIC mlx5_2 state DOWN (majority ACTIVE)"; NICs known by PCI class only are compared by
+ * presence and PCIe link as "NIC ib-BUSID" / "eth-BUSID".  Hosts with GPUs of different vendors
  * (NVIDIA and AMD) cannot form one communicator: TT_ERR_INVALID naming both files.
  * At most TT_HOSTSET_MAX_SAID differences per host, then one "and N more differences". */
 tt_status tt_hostset_compare(const tt_hostset *s, tt_findings *out);
