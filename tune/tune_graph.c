@@ -2,10 +2,12 @@
  * tune_graph.c - the working graph the channel search runs on.
  *
  * It is a copy of one node of the topology with capacities per directed edge, limited to
- * the GPUs (first gpus_per_node GPUs) and NET ports the cluster description uses.  Fewer NICs
- * than the topology holds: the best placed ones, spread over the GPUs they serve (one per home
- * GPU in turn, the home being the GPU with the best path; p4d-style 4 NICs on an 8-NIC HGX file
- * take one NIC per PCIe switch, not the first four).  More NICs than the topology holds: the
+ * the GPUs (the first gpus_per_node GPUs in canonical order, i.e. by PCI bus id) and NET
+ * ports the cluster description uses; nodes and edges are in canonical order (canon_cmp), so
+ * the order of elements in the file changes nothing.  Fewer NICs than the topology holds:
+ * the best placed ones, spread over the GPUs they serve (one per home GPU in turn, the home
+ * being the GPU with the best path; p4d-style 4 NICs on an 8-NIC HGX file take one NIC per
+ * PCIe switch, not the first four).  More NICs than the topology holds: the
  * cluster the user asked for is built, every NIC synthetic, evenly spread over the GPUs (NIC i
  * next to GPU i*G/K), each on its GPU's own PCIe parent with the GPU's PCIe bandwidth (MODEL
  * ASSUMPTION: DGX/HGX/p5-style placement; the file's own NICs are left out so that no GPU keeps
