@@ -13,10 +13,13 @@
  *   - pass 2: duplicate channels (halve bw) when bwIntra >= 25 unless (ccMin > 80 and
  *     bwIntra < 50 and nChannels > 4); then raise the speed at a fixed channel count
  *     (rings: both; trees: bwIntra up to 2*bwInter; NVLS: bwInter).
- * Simplifications (documented): channels are built greedily instead of searched (GPU
- * order = rank order, rotated so channel c enters through NIC c mod K at the GPU closest
- * to it and leaves through the NIC closest to its last GPU, i.e. crossNic allowed);
- * path types are not relaxed step by step - the graph reports the worst class it used;
+ * GPU orders are searched on the graph (ring_order below, docs/model.md "Ring and tree
+ * search"): a depth-first search over GPU orders that follows the routes with room at the
+ * speed tried, best path class then widest path first, backtracking, path class relaxed
+ * one level at a time, a bounded number of steps per channel.  The working graph is in a
+ * canonical order (tune_graph.c), so the result does not depend on the order of elements
+ * in the file.  Channel c enters through NIC c mod K at the GPU closest to it and leaves
+ * through the NIC closest to its last GPU that has room (crossNic allowed);
  * reverse-direction consumption (NCCL: only pre-Ampere GPUs and POWER CPUs) is left out; the
  * tree pattern is BALANCED_TREE when the NIC has a second GPU at the same path class, else
  * TREE on SM90+ (NCCL's "simpler tree"); NVLS heads are capped by the NIC count on
@@ -51,9 +54,21 @@ typedef struct {
     tg_graph *g;
     int multi;      /* several nodes: channels go through NICs */
     int ngpu, nnet;
-    int strides;    /* one node of xGMI-linked AMD GPUs: rings may also step by any stride
-                     * coprime with ngpu (several disjoint rings over a full mesh) */
     double *save;
+    /* ring / chain search state (ring_order) */
+    int *order;         /* GPUs of the channel being built, order[0] = first */
+    char *visited;
+    int *cand;          /* candidate scratch: ngpu per depth */
+    long budget;        /* search steps left for this channel */
+    tt_path_type level; /* highest path class a hop may use */
+    int close;          /* RING_CLOSE_* */
+    int exit_net;       /* RING_CLOSE_NET: the NET port the chain left through */
+    tt_path_type *levels; /* distinct GPU-GPU path classes, ascending */
+    int nlevels;
+    int lvl_from;       /* levels below failed for an earlier channel of this count */
+    int fresh;          /* the channel being built is the first of its count (all capacity left) */
+    double fail_sp[3][TT_PATH_DIS + 1]; /* per close mode and level: lowest speed that failed
+                                         * on the first channel (slower ones may still fit) */
     tt_path_type worst_intra, worst_inter;
 } search;
 
@@ -121,6 +136,100 @@ static int nets_for_gpu(const search *s, int i, int *order)
     return n;
 }
 
+#define RING_CLOSE_NONE 0 /* a chain: the last GPU sends nothing inside the node */
+#define RING_CLOSE_RING 1 /* the last GPU sends to the first */
+#define RING_CLOSE_NET 2  /* the last GPU sends to a NET port (nets_for_gpu order) */
+/* Search steps (hops tried) per channel and path-class level.  MODEL ASSUMPTION: NCCL bounds
+ * its own search by a global step count too; 1 << 14 hops per channel is enough to find a ring
+ * in every fixture and keeps a failed speed on 72 GPUs in the millisecond range. */
+#define RING_BUDGET (1L << 14)
+
+static void give_back(search *s, int a, int b, double bw)
+{
+    const int *r = s->g->route[a * s->g->nend + b];
+    for (int i = 0; r && r[i] >= 0; i++) s->g->e[r[i]].left += bw;
+}
+
+/* the last hop of a ring / chain; 1 when it fits (capacity taken) */
+static int ring_close(search *s, int cur, double sp)
+{
+    if (s->close == RING_CLOSE_NONE) return 1;
+    if (s->close == RING_CLOSE_RING) {
+        if (s->g->ptype[cur * s->g->nend + s->order[0]] > s->level) return 0;
+        return take(s, cur, s->order[0], sp);
+    }
+    int order[256];
+    int no = nets_for_gpu(s, cur, order);
+    for (int o = 0; o < no && o < 256; o++) {
+        if (take(s, cur, tg_net_ep(s->g, order[o]), sp)) { s->exit_net = order[o]; return 1; }
+    }
+    return 0;
+}
+
+/* Depth-first search over GPU orders: order[0..depth) placed, capacity for their hops taken.
+ * Next GPUs are tried by path class, then path bandwidth, then rank distance from the first
+ * GPU (so rank order comes first where the links allow it).  1: order[] complete. */
+static int ring_dfs(search *s, int depth, int n, double sp)
+{
+    int cur = s->order[depth - 1];
+    if (depth == n) return ring_close(s, cur, sp);
+    int *cand = s->cand + (size_t)depth * n;
+    int nc = 0;
+    int a = s->order[0];
+    for (int step = 1; step < n; step++) {
+        int v = (a + step) % n;
+        if (s->visited[v]) continue;
+        int idx = cur * s->g->nend + v;
+        if (!s->g->route[idx] || s->g->ptype[idx] > s->level) continue;
+        /* insertion by (class, bandwidth desc); equal ones keep rank distance order */
+        int j = nc++;
+        while (j > 0) {
+            int p = cur * s->g->nend + cand[j - 1];
+            if (s->g->ptype[p] < s->g->ptype[idx] ||
+                (s->g->ptype[p] == s->g->ptype[idx] && s->g->pbw[p] + EPS >= s->g->pbw[idx]))
+                break;
+            cand[j] = cand[j - 1];
+            j--;
+        }
+        cand[j] = v;
+    }
+    for (int k = 0; k < nc; k++) {
+        if (--s->budget < 0) return 0;
+        int v = cand[k];
+        if (!take(s, cur, v, sp)) continue;
+        s->visited[v] = 1;
+        s->order[depth] = v;
+        if (ring_dfs(s, depth + 1, n, sp)) return 1;
+        s->visited[v] = 0;
+        give_back(s, cur, v, sp);
+    }
+    return 0;
+}
+
+/* An order of all GPUs starting at GPU a whose hops fit at speed sp: the lowest path-class
+ * level that gives one, each level with its own step budget.  1: s->order filled, capacity
+ * taken (the caller restores on failure of a later step). */
+static int ring_order(search *s, int a, double sp, int close)
+{
+    int n = s->ngpu;
+    s->close = close;
+    /* a level that failed cannot succeed with less capacity left: skip it for the later
+     * channels of this count, and on the first channel at a speed not below one that failed
+     * (exact on one node, where every channel starts at GPU 0; a heuristic across NICs) */
+    for (int l = s->lvl_from; l < s->nlevels; l++) {
+        if (s->fresh && sp + EPS >= s->fail_sp[close][l]) { s->lvl_from = l + 1; continue; }
+        s->level = s->levels[l];
+        s->budget = RING_BUDGET;
+        memset(s->visited, 0, (size_t)n);
+        s->visited[a] = 1;
+        s->order[0] = a;
+        if (ring_dfs(s, 1, n, sp)) return 1;
+        if (s->fresh && sp < s->fail_sp[close][l]) s->fail_sp[close][l] = sp;
+        s->lvl_from = l + 1;
+    }
+    return 0;
+}
+
 /* One ring channel number c at speed sp. Returns 1 when it fits (capacity taken). */
 static int ring_channel(search *s, int c, double sp)
 {
@@ -128,20 +237,9 @@ static int ring_channel(search *s, int c, double sp)
     snap(s);
     if (!s->multi) {
         if (n == 1) return 1;
-        /* stride 1 (rank order) as NCCL; over an xGMI mesh also the other strides d
-         * coprime with n (i -> i+d is a ring): model assumption, RCCL builds its rings
-         * over xGMI from several GPU orders (docs/topology-model.md) */
-        for (int d = 1; d < n && (d == 1 || s->strides); d++) {
-            int a = d, b = n, ok = 1;
-            while (b) { int r = a % b; a = b; b = r; }
-            if (a != 1) continue;
-            for (int i = 0; i < n && ok; i++)
-                if (!take(s, i, (i + d) % n, sp)) ok = 0;
-            if (!ok) { restore(s); continue; }
-            for (int i = 0; i < n; i++) note_type(s, i, (i + d) % n, 0);
-            return 1;
-        }
-        return 0;
+        if (!ring_order(s, 0, sp, RING_CLOSE_RING)) { restore(s); return 0; }
+        for (int i = 0; i < n; i++) note_type(s, s->order[i], s->order[(i + 1) % n], 0);
+        return 1;
     }
     if (s->nnet == 0) return 0;
     int k = -1, a = -1;
@@ -151,28 +249,18 @@ static int ring_channel(search *s, int c, double sp)
     }
     if (a < 0) return 0;
     if (!take(s, tg_net_ep(s->g, k), a, sp)) { restore(s); return 0; }
-    int cur = a;
-    for (int step = 1; step < n; step++) {
-        int nx = (a + step) % n;
-        if (!take(s, cur, nx, sp)) { restore(s); return 0; }
-        cur = nx;
+    if (n == 1) {
+        s->order[0] = a;
+        s->close = RING_CLOSE_NET;
+        if (!ring_close(s, a, sp)) { restore(s); return 0; }
+    } else if (!ring_order(s, a, sp, RING_CLOSE_NET)) {
+        restore(s);
+        return 0;
     }
-    /* leave through the NIC closest to the last GPU that has room (crossNic) */
-    int order[256];
-    int no = nets_for_gpu(s, cur, order);
-    int ok = 0, used = -1;
-    for (int o = 0; o < no && o < 256; o++) {
-        if (take(s, cur, tg_net_ep(s->g, order[o]), sp)) { ok = 1; used = order[o]; break; }
-    }
-    if (!ok) { restore(s); return 0; }
+    int cur = s->order[n - 1];
     note_type(s, tg_net_ep(s->g, k), a, 1);
-    note_type(s, cur, tg_net_ep(s->g, used), 1);
-    cur = a;
-    for (int step = 1; step < n; step++) {
-        int nx = (a + step) % n;
-        note_type(s, cur, nx, 0);
-        cur = nx;
-    }
+    note_type(s, cur, tg_net_ep(s->g, s->exit_net), 1);
+    for (int i = 0; i + 1 < n; i++) note_type(s, s->order[i], s->order[i + 1], 0);
     return 1;
 }
 
@@ -226,8 +314,21 @@ static int tree_channel(search *s, int c, double si, double se, tt_pattern pat)
         }
         order[j + 1] = v;
     }
-    for (int i = 0; i + 1 < m; i++) {
-        if (!take(s, order[i], order[i + 1], si)) { restore(s); return 0; }
+    if (n > 1024) { restore(s); return 0; } /* chain orders are kept in order[1024] */
+    if (!s->multi && n > 1) {
+        /* one node: the chain is searched on the graph like a ring that is not closed */
+        if (!ring_order(s, a, si, RING_CLOSE_NONE)) { restore(s); return 0; }
+        memcpy(order, s->order, sizeof(int) * (size_t)n);
+    } else {
+        int i = 0;
+        while (i + 1 < m && take(s, order[i], order[i + 1], si)) i++;
+        if (i + 1 < m) {
+            /* the fixed order does not fit: search the chain on the graph from a (the NIC
+             * return of a balanced tree stays on the first two GPUs, so only without b) */
+            restore(s);
+            if (b >= 0 || !ring_order(s, a, si, RING_CLOSE_NONE)) { restore(s); return 0; }
+            memcpy(order, s->order, sizeof(int) * (size_t)n);
+        }
     }
     if (s->multi) {
         int netep = tg_net_ep(s->g, k);
@@ -252,7 +353,8 @@ static int count_ring(search *s, double sp, int maxch)
     s->worst_intra = TT_PATH_LOC;
     s->worst_inter = TT_PATH_LOC;
     int nc = 0;
-    while (nc < maxch && ring_channel(s, nc, sp)) nc++;
+    s->lvl_from = 0;
+    for (s->fresh = 1; nc < maxch && ring_channel(s, nc, sp); s->fresh = 0) nc++;
     return nc;
 }
 
@@ -262,7 +364,8 @@ static int count_tree(search *s, double si, double se, tt_pattern pat, int maxch
     s->worst_intra = TT_PATH_LOC;
     s->worst_inter = TT_PATH_LOC;
     int nc = 0;
-    while (nc < maxch && tree_channel(s, nc, si, se, pat)) nc++;
+    s->lvl_from = 0;
+    for (s->fresh = 1; nc < maxch && tree_channel(s, nc, si, se, pat); s->fresh = 0) nc++;
     return nc;
 }
 
@@ -447,11 +550,29 @@ tt_status tt_tune_channels_compute(const tt_topo *t, const tt_cluster *c, tt_tun
     search s = {0};
     s.g = &g;
     s.multi = c->nodes > 1;
-    s.strides = c->xgmi;
     s.ngpu = g.ngpu;
     s.nnet = g.nnet;
     s.save = calloc((size_t)g.ne + 1, sizeof(double));
-    if (!s.save) { tg_free(&g); return tt_error_set(TT_ERR_NOMEM, "tune: out of memory"); }
+    s.order = calloc((size_t)g.ngpu + 1, sizeof(int));
+    s.visited = calloc((size_t)g.ngpu + 1, 1);
+    s.cand = calloc((size_t)g.ngpu * (size_t)g.ngpu + 1, sizeof(int));
+    s.levels = calloc(TT_PATH_DIS + 1, sizeof(tt_path_type));
+    if (!s.save || !s.order || !s.visited || !s.cand || !s.levels) {
+        free(s.save); free(s.order); free(s.visited); free(s.cand); free(s.levels);
+        tg_free(&g);
+        return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+    }
+    /* path-class levels of the search: the classes found between GPUs, ascending */
+    for (int lv = TT_PATH_LOC; lv < TT_PATH_DIS; lv++) {
+        int seen = 0;
+        for (int i = 0; i < g.ngpu && !seen; i++)
+            for (int j = 0; j < g.ngpu && !seen; j++)
+                if (i != j && g.route[i * g.nend + j] && (int)g.ptype[i * g.nend + j] == lv) seen = 1;
+        if (seen) s.levels[s.nlevels++] = (tt_path_type)lv;
+    }
+    if (s.nlevels == 0) s.levels[s.nlevels++] = TT_PATH_SYS;
+    for (int m = 0; m < 3; m++)
+        for (int l = 0; l <= TT_PATH_DIS; l++) s.fail_sp[m][l] = 1e30;
 
     /* totalBw: max over GPUs of max(PCI link, sum NVLink); NVSwitch link capacity */
     double total = 0, nvs_cap = 1e30, nvl_gpu = 0;
@@ -537,6 +658,10 @@ tt_status tt_tune_channels_compute(const tt_topo *t, const tt_cluster *c, tt_tun
             out->tree.nchannels, out->tree.bw_intra, out->tree.bw_inter, out->tree.pattern,
             out->nvls.nchannels, out->nvls.bw_intra, out->nvls.bw_inter, out->comm_channels);
     free(s.save);
+    free(s.order);
+    free(s.visited);
+    free(s.cand);
+    free(s.levels);
     tg_free(&g);
     return TT_OK;
 }

@@ -2,10 +2,12 @@
  * tune_graph.c - the working graph the channel search runs on.
  *
  * It is a copy of one node of the topology with capacities per directed edge, limited to
- * the GPUs (first gpus_per_node GPUs) and NET ports the cluster description uses.  Fewer NICs
- * than the topology holds: the best placed ones, spread over the GPUs they serve (one per home
- * GPU in turn, the home being the GPU with the best path; p4d-style 4 NICs on an 8-NIC HGX file
- * take one NIC per PCIe switch, not the first four).  More NICs than the topology holds: the
+ * the GPUs (the first gpus_per_node GPUs in canonical order, i.e. by PCI bus id) and NET
+ * ports the cluster description uses; nodes and edges are in canonical order (canon_cmp), so
+ * the order of elements in the file changes nothing.  Fewer NICs than the topology holds:
+ * the best placed ones, spread over the GPUs they serve (one per home GPU in turn, the home
+ * being the GPU with the best path; p4d-style 4 NICs on an 8-NIC HGX file take one NIC per
+ * PCIe switch, not the first four).  More NICs than the topology holds: the
  * cluster the user asked for is built, every NIC synthetic, evenly spread over the GPUs (NIC i
  * next to GPU i*G/K), each on its GPU's own PCIe parent with the GPU's PCIe bandwidth (MODEL
  * ASSUMPTION: DGX/HGX/p5-style placement; the file's own NICs are left out so that no GPU keeps
@@ -202,12 +204,58 @@ static double gpu_pci_bw(const tt_topo *t, int gi, int *parent)
 /* Best GPU path class / bandwidth to a topology NET node, by a quick route on the raw
  * topology: used only to rank NET ports when the description uses fewer than exist. */
 typedef struct { int node; int type; double bw; int home; } net_rank;
+/* Canonical order of topology nodes, independent of the order of elements in the file: by
+ * type, then PCI bus id, then what the element itself says (GPU dev, CPU NUMA id, NET name
+ * and dev), then the name; the file position decides only between nodes alike in all that. */
+static const tt_topo *canon_topo;
+static int canon_cmp_idx(int a, int b)
+{
+    const tt_node *x = &canon_topo->nodes[a], *y = &canon_topo->nodes[b];
+    if (x->type != y->type) return (int)x->type - (int)y->type;
+    int c = strcmp(x->busid, y->busid);
+    if (c) return c;
+    switch (x->type) {
+    case TT_NODE_GPU:
+        if (x->u.gpu.dev != y->u.gpu.dev) return x->u.gpu.dev - y->u.gpu.dev;
+        break;
+    case TT_NODE_CPU:
+        if (x->u.cpu.numaid != y->u.cpu.numaid) return x->u.cpu.numaid - y->u.cpu.numaid;
+        if (x->host != y->host) return x->host - y->host;
+        c = strcmp(x->u.cpu.affinity, y->u.cpu.affinity);
+        if (c) return c;
+        break;
+    case TT_NODE_NET:
+        c = strcmp(x->u.net.name, y->u.net.name);
+        if (c) return c;
+        if (x->u.net.dev != y->u.net.dev) return x->u.net.dev - y->u.net.dev;
+        if (x->u.net.port != y->u.net.port) return x->u.net.port - y->u.net.port;
+        break;
+    default:
+        break;
+    }
+    c = strcmp(x->name, y->name);
+    if (c) return c;
+    return a - b;
+}
+static int canon_cmp(const void *a, const void *b) { return canon_cmp_idx(*(const int *)a, *(const int *)b); }
+
 static int net_rank_cmp(const void *a, const void *b)
 {
     const net_rank *x = a, *y = b;
     if (x->type != y->type) return x->type - y->type;
     if (x->bw != y->bw) return x->bw > y->bw ? -1 : 1;
-    return x->node - y->node;
+    return canon_cmp_idx(x->node, y->node);
+}
+
+/* raw edges in canonical order (the working graph's node numbers are canonical already) */
+static int raw_cmp(const void *a, const void *b)
+{
+    const raw_edge *x = a, *y = b;
+    if (x->from != y->from) return x->from - y->from;
+    if (x->to != y->to) return x->to - y->to;
+    if (x->type != y->type) return (int)x->type - (int)y->type;
+    if (x->bw != y->bw) return x->bw > y->bw ? -1 : 1;
+    return 0;
 }
 
 tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
@@ -219,8 +267,13 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
     int tn = t->nnodes;
     /* choose NET ports: rank by best GPU path (topology paths when present) */
     int ntopo_net = t->ntype[TT_NODE_NET];
+    int *ord = malloc((size_t)(tn + 1) * sizeof(int));
+    if (!ord) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+    for (int i = 0; i < tn; i++) ord[i] = i;
+    canon_topo = t;
+    qsort(ord, (size_t)tn, sizeof(int), canon_cmp);
     net_rank *nr = calloc((size_t)(ntopo_net + 1), sizeof(*nr));
-    if (!nr) return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
+    if (!nr) { free(ord); return tt_error_set(TT_ERR_NOMEM, "tune: out of memory"); }
     int nn = 0;
     for (int i = 0; i < tn; i++) {
         if (t->nodes[i].type != TT_NODE_NET) continue;
@@ -233,7 +286,9 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
                 if (t->nodes[j].type != TT_NODE_GPU) continue;
                 const tt_path *p = &t->paths[(size_t)j * tn + i];
                 if (p->nhops < 0) continue;
-                if ((int)p->type < nr[nn].type || ((int)p->type == nr[nn].type && p->bw > nr[nn].bw)) {
+                if ((int)p->type < nr[nn].type || ((int)p->type == nr[nn].type && p->bw > nr[nn].bw) ||
+                    ((int)p->type == nr[nn].type && p->bw == nr[nn].bw && nr[nn].home >= 0 &&
+                     canon_cmp_idx(j, nr[nn].home) < 0)) {
                     nr[nn].type = p->type;
                     nr[nn].bw = p->bw;
                     nr[nn].home = j;
@@ -256,6 +311,7 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
             free(taken);
             free(homes);
             free(nr);
+            free(ord);
             return tt_error_set(TT_ERR_NOMEM, "tune: out of memory");
         }
         int np = 0;
@@ -286,8 +342,9 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
     g->net = calloc((size_t)(want_nics + 1), sizeof(int));
     if (!g->type || !g->topo_index || !map || !g->gpu || !g->net) goto oom;
     int gseen = 0;
-    for (int i = 0; i < tn; i++) {
-        map[i] = -1;
+    for (int i = 0; i < tn; i++) map[i] = -1;
+    for (int oi = 0; oi < tn; oi++) {
+        int i = ord[oi];
         const tt_node *nd = &t->nodes[i];
         if (nd->type == TT_NODE_GPU) {
             if (gseen >= ngpu) { gseen++; continue; }
@@ -307,7 +364,8 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
     }
     for (int k = 0; k < use_topo_nets; k++) g->net[g->nnet++] = map[nr[k].node];
     double nic_bw = c->nic_gbps / 8.0;
-    for (int i = 0; i < tn; i++) {
+    for (int oi = 0; oi < tn; oi++) {
+        int i = ord[oi];
         if (map[i] < 0) continue;
         const tt_node *nd = &t->nodes[i];
         for (int l = 0; l < nd->nlinks; l++) {
@@ -344,6 +402,7 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
             goto oom;
         g->net[g->nnet++] = net;
     }
+    qsort(raw.e, (size_t)raw.n, sizeof(*raw.e), raw_cmp);
     /* CSR */
     g->ne = raw.n;
     g->e = calloc((size_t)(raw.n + 1), sizeof(*g->e));
@@ -370,6 +429,8 @@ tt_status tg_build(const tt_topo *t, const tt_cluster *c, tg_graph *g)
     map = NULL;
     free(nr);
     nr = NULL;
+    free(ord);
+    ord = NULL;
     /* routes */
     g->nend = g->ngpu + g->nnet;
     size_t ne2 = (size_t)g->nend * g->nend;
@@ -387,6 +448,7 @@ oom:
     free(raw.e);
     free(map);
     free(nr);
+    free(ord);
     tg_free(g);
     return tt_error_set(TT_ERR_NOMEM, "tune: out of memory building the working graph");
 }
