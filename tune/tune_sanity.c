@@ -47,8 +47,9 @@ static unsigned gpu_device(const tt_node *n, int *amd)
 {
     const char *d = n->xml ? tt_xml_get(n->xml, TT_ATTR_DEVICE) : NULL;
     const char *v = n->xml ? tt_xml_get(n->xml, TT_ATTR_VENDOR) : NULL;
-    const tt_xml_node *gx = n->xml ? tt_xml_first_child(n->xml, TT_ELEM_GPU) : NULL;
-    *amd = (v && !strcasecmp(v, "0x1002")) || (gx && (tt_xml_first_child(gx, TT_ELEM_XGMI) || tt_xml_get(gx, "gcn")));
+    /* the vendor rule of topo_vendor.c (vendor id, RCCL's gcn/arch, xGMI links, AMD classes): an AMD GPU
+     * known only by `arch` and class 0x0380 is AMD too, never an "NVLink part" for its sm-like number */
+    *amd = (v && !strcasecmp(v, "0x1002")) || !strcmp(tt_topo_gpu_vendor(n, NULL, 0), "AMD");
     return d ? (unsigned)strtoul(d, NULL, 16) : 0;
 }
 

@@ -87,6 +87,9 @@ for f in node-nvidia-noids node-amd-noids; do
   run "$TT" -i "$I/$f.xml" -C allreduce
   expect_rc 0 "$f alone: tuned"
 done
+# an AMD GPU known by RCCL's arch and class 0x0380 only is no "NVLink part" for its sm-like number
+run "$TT" -i "$I/node-amd-noids.xml" -C allreduce
+expect_no_grep "$TMP/err" 'nvlink-missing' "node-amd-noids alone: no nvlink-missing warning (AMD by the vendor rule)"
 
 # --- item 3: cluster comparison counts and compares NICs known by PCI class only
 B="$FIX/vendor/h100-sxm-partial.xml" # 8 InfiniBand NICs of class 0x0207xx, no <net>
