@@ -43,7 +43,8 @@ static int setup(void)
     tt_model_params_default(&params);
     const char *cal = tt_setting("TOPOTUNE_CALIBRATION");
     if ((cal && *cal && tt_model_params_load(cal, &params) != TT_OK) || tt_cli_read_topology(path, 0, &doc, NULL) != TT_OK ||
-        tt_topo_from_xml(doc, NULL, &topo) != TT_OK || tt_cluster_from_topo(topo, &base) != TT_OK) {
+        tt_topo_from_xml(doc, NULL, &topo) != TT_OK || tt_topo_check_one_vendor(topo) != TT_OK ||
+        tt_cluster_from_topo(topo, &base) != TT_OK) {
         fprintf(stderr, "topo-exec: prediction off: %s\n", tt_error_message());
         tt_topo_free(topo);
         topo = NULL;

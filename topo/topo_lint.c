@@ -17,6 +17,9 @@ tt_status tt_topo_validate_build(const tt_xml_doc *doc, const tt_topo_options *o
     if (tt_topo_from_xml(doc, o, &t) != TT_OK)
         st = tt_findings_add(f, TT_SEV_ERROR, "build-failed", 0, "", "the topology graph cannot be built: %s",
                              tt_error_message());
+    /* GPUs of two vendors: a valid machine, but no one communicator (topo-tune refuses it) */
+    if (t && st == TT_OK && tt_topo_check_one_vendor(t) != TT_OK)
+        st = tt_findings_add(f, TT_SEV_WARN, "mixed-gpu-vendors", 0, "", "%s", tt_error_message());
     /* what the builder assumed for a partial vendor file (issue #19) */
     for (int i = 0; t && st == TT_OK && i < t->assumed.n; i++) {
         const tt_finding *a = &t->assumed.items[i];

@@ -76,6 +76,7 @@ tt_status tt_validate_model_load(tt_validate_model *m, const char *topo, int gpu
         what = NULL;
     }
     if ((st = tt_topo_from_xml(m->doc, NULL, &m->topo)) != TT_OK ||
+        (st = tt_topo_check_one_vendor(m->topo)) != TT_OK || /* NVIDIA and AMD: no one communicator */
         (st = tt_cluster_from_topo(m->topo, &m->base)) != TT_OK)
         return tt_error_prefix(st, "%s", what ? what : TT_TOPO_SYNTH_HOST_SOURCE);
     if (m->base.topo_gpus < nranks && !(gpu && !topo))

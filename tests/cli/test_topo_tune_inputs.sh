@@ -5,6 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 TD="$BIN/topo-dump"
 TT="$BIN/topo-tune"
+TE="$BIN/topo-exec"
 I="$FIX/inputs"
 busbw() { grep -Eo '"busbw":[[:space:]]*[0-9.]+' "$TMP/out" | head -1 | grep -Eo '[0-9.]+$'; }
 above() { awk -v b="${1:-0}" -v m="$2" 'BEGIN{exit !(b > m)}'; }
@@ -75,6 +76,17 @@ run "$TT" -i "$I/host-nvidia-and-amd.xml" -C allreduce
 expect_rc 2 "one host with NVIDIA and AMD compute GPUs: refused"
 expect_grep "$TMP/err" 'host-nvidia-and-amd.xml:12: GPU 0000:c1:00.0 is AMD \(vendor 0x1002\) but .*host-nvidia-and-amd.xml:4: GPU 0000:18:00.0 is NVIDIA \(vendor 0x10de\).*across vendors' \
   "one mixed host: both GPUs named by file:line"
+# the other tools that read a topology say it too: topo-dump --validate warns, topo-exec --validate --topo
+# refuses, --predict refuses (it would predict for a communicator that cannot exist)
+run "$TD" --validate -i "$I/host-nvidia-and-amd.xml"
+expect_rc 1 "topo-dump --validate of a host with NVIDIA and AMD GPUs: a warning"
+expect_grep "$TMP/err" 'mixed-gpu-vendors.*host-nvidia-and-amd.xml:12: GPU 0000:c1:00.0 is AMD' "... mixed-gpu-vendors naming the GPUs"
+run "$TE" --validate --host 2 -b 8 -e 64 --topo "$I/host-nvidia-and-amd.xml"
+expect_rc 2 "topo-exec --validate --topo of a mixed host: refused"
+expect_grep "$TMP/err" 'across vendors' "... saying why"
+run "$TE" --host 2 -b 8 -e 64 -n 1 -w 0 --predict "$I/host-nvidia-and-amd.xml"
+expect_rc 2 "topo-exec --predict of a mixed host: refused"
+expect_grep "$TMP/err" 'prediction off: .*across vendors' "... saying why"
 run "$TT" -i "$I/host-nvidia-and-amd.xml" "$I/node-nvidia-noids.xml" -C allreduce
 expect_rc 2 "a mixed host among several inputs: refused"
 run "$TT" -i "$I/h100-8gpu-bmc-vga.xml" "$I/h100-8gpu-bmc-vga.xml" -C allreduce
