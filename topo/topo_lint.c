@@ -29,22 +29,6 @@ tt_status tt_topo_validate_build(const tt_xml_doc *doc, const tt_topo_options *o
     return st;
 }
 
-#define GRAPH_FILE "an NCCL graph file (NCCL_GRAPH_DUMP_FILE: the rings and trees one communicator " \
-                   "chose), not a topology; give the NCCL_TOPO_DUMP_FILE"
-
-const char *tt_topo__root_what(const char *root)
-{
-    if (root && !strcmp(root, "graphs"))
-        return GRAPH_FILE;
-    if (root && !strcmp(root, "topology"))
-        return "not an NCCL/topotune topology (looks like hwloc XML)";
-    return "not an NCCL/topotune topology";
-}
-
-const char *tt_topo__root_note(const char *root)
-{
-    return root && !strcmp(root, "graphs") ? ": " GRAPH_FILE : "";
-}
 
 tt_status tt_topo_require_system(const tt_xml_doc *doc, const char *label)
 {
