@@ -85,7 +85,8 @@ static tt_status csv_rows(const tt_tune_ctx *ctx, const tt_tune_table *tab, tt_s
 
 static void csv_header(const tt_tune_ctx *ctx, tt_strbuf *out)
 {
-    tt_strbuf_printf(out, "# topotune %s tuning table for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE) and topotune's\n",
+    tt_strbuf_printf(out, "# topotune tuning table (model %s) for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE) and "
+                          "topotune's\n",
                      tt_model_name(ctx->model));
     tt_strbuf_append(out, "# channels: the channel count the model runs the range on (explicit: NCCL's example plugin reads -1 as 1 channel)\n");
 }

@@ -10,6 +10,7 @@ PCIE="$FIX/pcie-4gpu.xml"
 # --- NCCL model on the HGX fixture, 1 node: ring/LL up to 1 MiB, NVLS above (reference 8a)
 run "$T" --input "$HGX" --model nccl --format nccl-csv --collective allreduce
 expect_rc 0 "nccl-csv exits 0"
+expect_grep "$TMP/out" '^# topotune tuning table \(model nccl\) for NCCL' "nccl-csv: the first line names the model once (was 'topotune topotune' for the default model)"
 expect_grep "$TMP/out" '^# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff$' "csv header in NCCL example-plugin column order"
 expect_grep "$TMP/out" '^allreduce,1048576,2097151,ring,ll,24,1,8,-1,-1$' "1 MiB: ring/ll on 24 channels"
 expect_grep "$TMP/out" '^allreduce,2097152,34359738367,nvls,simple,16,1,8,-1,-1$' "from 2 MiB: nvls/simple 16 channels"
@@ -130,4 +131,6 @@ run "$BIN/topo-dump" -i "$TMP/twohosts.xml" --validate
   not_ok "two hosts with dev 0..3 each: exit $RC, $(head -c 300 "$TMP/err")"
 run "$T" --version; expect_rc 0 "--version"
 run "$T" --help; expect_rc 0 "--help"; expect_grep "$TMP/out" 'nic-speed' "help lists options"
+run "$T" --input "$HGX" --format nccl-csv --collective allreduce
+expect_no_grep "$TMP/out" 'topotune topotune' "nccl-csv of the default model: no 'topotune topotune'"
 finish
