@@ -252,7 +252,9 @@ static int one_option(tt_cli_exec_opts *o, given *g, int ch, const char *a, char
     case 'r': if (tt_cli_int_option("-r", a, 0, gpu ? 63 : 1 << 20, &v)) return EXIT_USAGE; o->root = (int)v; return 0;
     case 'g': if (tt_cli_int_option("-g", a, gpu, gpu ? 64 : 1024, &v)) return EXIT_USAGE; o->ngpus = (int)v; return 0;
     case 'T':
-        if (tt_cli_int_option("-T (seconds)", a, 1, 86400, &v)) return EXIT_USAGE;
+        /* -T 0: nccl-tests' "no timeout"; here the library's own deadline per wait without progress stays
+         * (TOPOTUNE_TIMEOUT_MS, 30 s): a healthy run never meets it, a dead peer is still named */
+        if (tt_cli_int_option("-T (seconds)", a, 0, 86400, &v)) return EXIT_USAGE;
         o->timeout_ms = (int)(v * 1000);
         if (gpu) tt_cli_exec_set_timeout(o); /* host mode: after the check of the environment's value */
         return 0;

@@ -76,13 +76,33 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
     tt_cli_exec_out(&sb);
 }
 
-void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
-                              const char *err, int nrows)
+int tt_cli_exec_min_bw(double avg_busbw, const char **word)
+{
+    *word = "";
+    const char *v = tt_setting("NCCL_TESTS_MIN_BW");
+    if (!v || !*v)
+        return 0;
+    double min;
+    if (tt_parse_double(v, &min) != TT_OK || min < 0) {
+        fprintf(stderr, "topo-exec: NCCL_TESTS_MIN_BW='%s' is not a bandwidth in GB/s: not checked\n", v);
+        return 0;
+    }
+    /* nccl-tests' rule: the run fails below 0.9x the value asked for (shared/reference/peers.md) */
+    int failed = avg_busbw < 0.9 * min;
+    *word = failed ? "FAILED" : "OK";
+    return failed;
+}
+
+int tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
+                             const char *err, int nrows)
 {
     tt_strbuf sb;
     tt_strbuf_init(&sb);
+    const char *word;
+    int bwfail = 0;
     if (!err) {
-        tt_sweep_text_footer(&sb, oob, avg_busbw, NULL);
+        bwfail = tt_cli_exec_min_bw(avg_busbw, &word);
+        tt_sweep_text_footer(&sb, oob, avg_busbw, word);
         if (table_fallbacks >= 0)
             tt_strbuf_printf(&sb, "# plan table: %lu call(s) on this process ran a fallback (rules the host "
                              "transports cannot run: LL/LL128, several channels, an algorithm not possible here)\n",
@@ -90,6 +110,7 @@ void tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_bus
     }
     tt_sweep_text_end(&sb, tt_cli_perf_prog() ? tt_cli_perf_prog() : tt_sweep_coll_name(o->coll), err, nrows);
     tt_cli_exec_out(&sb);
+    return bwfail;
 }
 
 int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,

@@ -368,13 +368,17 @@ static void gpu_header_table(const gpu_run *r)
 }
 
 /* rank 0 after a complete sweep: nccl-tests' closing lines and ours */
-static void gpu_footer(const gpu_run *r, grows *rows)
+static int gpu_footer(const gpu_run *r, grows *rows)
 {
     const gopts *o = r->o;
-    const char *perf = tt_cli_perf_prog();
+    const char *perf = tt_cli_perf_prog(), *word;
     tt_strbuf sb;
     tt_strbuf_init(&sb);
-    tt_sweep_text_footer(&sb, rows->oob, rows->nbw ? rows->bwsum / rows->nbw : 0, r->virt ? "(virtual ranks)" : "");
+    double avg = rows->nbw ? rows->bwsum / rows->nbw : 0;
+    int bwfail = tt_cli_exec_min_bw(avg, &word);
+    char note[64];
+    snprintf(note, sizeof note, "%s%s%s", word, *word && r->virt ? " " : "", r->virt ? "(virtual ranks)" : "");
+    tt_sweep_text_footer(&sb, rows->oob, avg, note);
     if (o->table && !o->nccl)
         tt_strbuf_printf(&sb, "# plan table: %lu size(s) had a rule this executor cannot run (NVLS, LL128 without "
                          "NVLink, ...): default plan used\n", rows->tfallback);
@@ -385,6 +389,7 @@ static void gpu_footer(const gpu_run *r, grows *rows)
     }
     tt_sweep_text_end(&sb, perf ? perf : tt_sweep_coll_name(o->coll), NULL, 0);
     tt_cli_exec_out(&sb);
+    return bwfail;
 }
 
 /* -J in GPU mode: the host writer's layout (nccl-tests' schema) */
@@ -434,13 +439,14 @@ static int gpu_sweep(gpu_run *r)
         fprintf(stderr, "topo-exec: %s\n", tt_error_message());
         rc = st == TT_ERR_UNSUPPORTED ? GX_USAGE : GX_RUNTIME;
     }
+    int bwfail = 0;
     if (rc == GX_OK && r->me == 0)
-        gpu_footer(r, &rows);
+        bwfail = gpu_footer(r, &rows); /* below NCCL_TESTS_MIN_BW: exit 7, as nccl-tests */
     if (r->me == 0 && o->json && (rc == GX_OK || rows.nrows)) {
         int jr = gpu_json(r, &rows, rc, gstart);
         if (jr && rc == GX_OK) rc = jr;
     }
-    if (rc == GX_OK && rows.oob) rc = GX_WRONG;
+    if (rc == GX_OK && (rows.oob || bwfail)) rc = GX_WRONG;
 out:
     free(rows.perr);
     free(rows.rows);

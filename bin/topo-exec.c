@@ -410,9 +410,9 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
     long fb = o->table ? 0 : -1; /* -1: no table */
     for (int r = 0; o->table && r < nlocal; r++)
         fb += (long)tt_comm_plan_table_fallbacks(comms[r]);
-    tt_cli_exec_print_footer(o, oob, avg, fb, sh->failed ? sh->err : NULL, sh->nrows);
-    if (oob && !rc)
-        rc = EXIT_WRONG;
+    int bwfail = tt_cli_exec_print_footer(o, oob, avg, fb, sh->failed ? sh->err : NULL, sh->nrows);
+    if ((oob || bwfail) && !rc)
+        rc = EXIT_WRONG; /* nccl-tests' testNumResults: wrong values, or below NCCL_TESTS_MIN_BW */
     if (o->json) {
         int jr = tt_cli_exec_write_json(o, sh->rows, sh->nrows, sh->failed ? sh->err : NULL, nranks, transport, start);
         *jwrite = 0;

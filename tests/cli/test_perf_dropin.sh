@@ -182,4 +182,17 @@ for t in topo-dump topo-tune topo-exec; do
   for o in $opts; do grep -q -- "$o" "$TMP/help" || miss="$miss $o"; done
   [ -z "$miss" ] && ok "$t --help lists the README's options ($(echo $opts | wc -w))" || not_ok "$t --help lacks:$miss"
 done
+# nccl-tests' CI gate: NCCL_TESTS_MIN_BW fails a run below 0.9x the value (FAILED, exit 7), says OK above it;
+# -T 0 is nccl-tests' "no timeout" (accepted; the library's default deadline stays)
+run env NCCL_TESTS_MIN_BW=1000 "$BIN/all_reduce_perf" -g 0 -t 2 -b 1M -e 1M -n 2 -w 1
+expect_rc 7 "NCCL_TESTS_MIN_BW=1000: below the gate, exit 7"
+expect_grep "$TMP/out" '^# Avg bus bandwidth    : [0-9.e+-]+ FAILED$' "... the average line ends in FAILED"
+run env NCCL_TESTS_MIN_BW=0.000001 "$BIN/all_reduce_perf" -g 0 -t 2 -b 1M -e 1M -n 2 -w 1
+expect_rc 0 "NCCL_TESTS_MIN_BW far below the run: exit 0"
+expect_grep "$TMP/out" '^# Avg bus bandwidth    : [0-9.e+-]+ OK$' "... the average line ends in OK"
+run env NCCL_TESTS_MIN_BW=fast "$BIN/all_reduce_perf" -g 0 -t 2 -b 1M -e 1M -n 2 -w 1
+expect_rc 0 "NCCL_TESTS_MIN_BW=fast: not a number, not checked"
+expect_grep "$TMP/err" "NCCL_TESTS_MIN_BW='fast' is not a bandwidth" "... said on stderr"
+run "$BIN/all_reduce_perf" -g 0 -t 2 -b 8 -e 8 -n 2 -w 1 -T 0
+expect_rc 0 "-T 0 (nccl-tests: no timeout) is accepted"
 finish
