@@ -97,6 +97,15 @@ run: all
 	@BUILD=$(BUILD) scripts/run-main.sh
 
 .PHONY: run all lib tools tests check install uninstall clean distclean deps help cuda-status
+# Quiet build: one short line per step ("  CC  exec/exec_xfer.c"); `make V=1` prints the whole commands.
+ifeq ($(V),1)
+  Q :=
+  say = @:
+else
+  Q := @
+  say = @printf '  %-6s %s\n'
+endif
+
 all: cuda-status lib tools tuner-plugin
 
 cuda-status:
@@ -107,44 +116,51 @@ lib: $(STATIC_LIB) $(SHARED_LIB)
 tools: $(TOOLS) $(PERF_LINKS) $(if $(HAVE_PY3),man)
 
 $(PERF_LINKS): | $(BUILD)/bin/topo-exec
-	ln -sf topo-exec $@
+	$(Q)ln -sf topo-exec $@
 
 .PHONY: man
 man: $(MAN_PAGES)
 $(BUILD)/man/man1/%.1: docs/cli-%.md scripts/dev/md2man.py common/tt_common.h
 	@mkdir -p $(dir $@)
-	python3 scripts/dev/md2man.py --name $* --version $(shell sed -n 's/.*TT_VERSION_STRING "\(.*\)"/\1/p' common/tt_common.h) $< > $@.tmp && mv $@.tmp $@
+	$(say) MAN $@
+	$(Q)python3 scripts/dev/md2man.py --name $* --version $(shell sed -n 's/.*TT_VERSION_STRING "\(.*\)"/\1/p' common/tt_common.h) $< > $@.tmp && mv $@.tmp $@
 
 # the module of an object is the first folder of its source path; bin/ and tests see all
 mod_inc = $(or $(INC_$(firstword $(subst /, ,$(1)))),$(INC_all))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(call mod_inc,$<) -MMD -MP -c $< -o $@
+	$(say) CC $<
+	$(Q)$(CC) $(CFLAGS) $(call mod_inc,$<) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -std=c++17 $(call mod_inc,$<) -DTT_HAVE_CUDA=1 -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+	$(say) NVCC $<
+	$(Q)$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -std=c++17 $(call mod_inc,$<) -DTT_HAVE_CUDA=1 -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS) $(CU_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
 # libtopotune.so exports exactly the functions declared in the public headers (tt_*.h):
 # the export map is made from them, so an internal helper can never become ABI by accident.
 EXPORT_MAP := $(BUILD)/libtopotune.map
 $(EXPORT_MAP): $(PUBLIC_HEADERS) scripts/dev/export-map.sh
 	@mkdir -p $(dir $@)
-	scripts/dev/export-map.sh $(PUBLIC_HEADERS) > $@
+	$(say) GEN $@
+	$(Q)scripts/dev/export-map.sh $(PUBLIC_HEADERS) > $@
 
 $(SHARED_LIB): $(LIB_OBJS) $(CU_OBJS) $(EXPORT_MAP)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libtopotune.so.0 -Wl,--version-script=$(EXPORT_MAP) $(LDFLAGS) -o $@ $(LIB_OBJS) $(CU_OBJS) $(LDLIBS)
+	$(say) LD $@
+	$(Q)$(CC) -shared -Wl,-soname,libtopotune.so.0 -Wl,--version-script=$(EXPORT_MAP) $(LDFLAGS) -o $@ $(LIB_OBJS) $(CU_OBJS) $(LDLIBS)
 
 $(BUILD)/bin/%: bin/%.c $(CLI_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC_all) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(TOOL_OBJS) $(STATIC_LIB) $(LDLIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS) $(INC_all) -Ibin $(LDFLAGS) -o $@ $< $(CLI_OBJS) $(TOOL_OBJS) $(STATIC_LIB) $(LDLIBS)
 
 # topo-exec's MPI launch mode (bin/topo_exec_mpi.c): linked into topo-exec only
 EXEC_MPI_OBJ := $(BUILD)/obj/bin/topo_exec_mpi.o
@@ -189,22 +205,26 @@ TUNER_HARNESS := $(BUILD)/tests/plugin/tuner_harness
 tuner-plugin: $(TUNER_PLUGIN)
 $(COMMON_LIB): $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 $(TUNER_PLUGIN): $(PLUGIN_OBJS) $(COMMON_LIB) plugin/tuner.map
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared -Wl,--version-script=plugin/tuner.map -Wl,--no-undefined -Wl,--exclude-libs,ALL -Wl,--as-needed \
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,--version-script=plugin/tuner.map -Wl,--no-undefined -Wl,--exclude-libs,ALL -Wl,--as-needed \
 	    $(LDFLAGS) -o $@ $(PLUGIN_OBJS) $(COMMON_LIB) -lm
 $(TUNER_HARNESS): tests/plugin/tuner_harness.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
 $(BUILD)/tests/test_tune_plugin $(BUILD)/tests/test_tuner_hardening: $(TUNER_PLUGIN)
 
 tests: $(TESTS) $(TUNER_HARNESS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC_all) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(LDLIBS) -lcmocka
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS) $(INC_all) -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(LDLIBS) -lcmocka
 
 check: all tests
 	@BUILD=$(BUILD) tests/run-tests.sh
@@ -262,7 +282,8 @@ FUZZ_PLUGIN_OBJS := $(BUILD)/obj/plugin/tuner_table.o $(BUILD)/obj/plugin/tuner_
 $(BUILD)/tests/test_fuzz_replay: tests/unit/test_fuzz_replay.c $(wildcard tests/fuzz/*.c tests/fuzz/*.h) \
                                  $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(FUZZ_PLUGIN_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC_all) -Iplugin -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(FUZZ_PLUGIN_OBJS) \
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS) $(INC_all) -Iplugin -Itests/unit $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(FUZZ_PLUGIN_OBJS) \
 	    $(STATIC_LIB) $(LDLIBS) -lcmocka
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/dev/fuzz.sh
