@@ -17,7 +17,7 @@
 #   6. nothing left in /dev/shm
 # Usage (binaries built elsewhere and carried, scripts/gpu/devcarry.sh):
 #   BUILD=.devcarry/build OUT=results-dir bash scripts/gpu/gpu-validate-procs.sh
-# (RUN_TIMEOUT: seconds of each 4-process validation, default 200: the 2-host validation took 57 s on the H200, 108-137 s on the H100 of 2026-12-06.)  Prints PASS/FAIL lines and a
+# (RUN_TIMEOUT: seconds of each 4-process validation, default 200: the whole script took 57 s on the H200; its 2-host validation alone 108-137 s on the H100 of 2026-12-06.)  Prints PASS/FAIL lines and a
 # RESULT line; exit 0 when every check passed.  Logs: $OUT/NAME-rankR.log (stdout), .err (stderr).
 set -u
 BUILD=${BUILD:-build}
