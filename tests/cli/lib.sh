@@ -18,6 +18,20 @@ expect_grep() { # expect_grep FILE REGEX description
   if grep -Eq -- "$2" "$1"; then ok "$3"; else not_ok "$3 (no /$2/ in $(basename "$1"): $(head -c 300 "$1"))"; fi; }
 expect_no_grep() {
   if grep -Eq -- "$2" "$1"; then not_ok "$3 (/$2/ found in $(basename "$1"))"; else ok "$3"; fi; }
+# free_port: a TCP port on 127.0.0.1 that nothing holds now, taken below the kernel's ephemeral range
+# (ip_local_port_range), so that no socket bound to port 0 or connecting out (another rank's listener, a
+# test starting at the same time) can be handed it before the rank that is to listen there binds it
+free_port() {
+  python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    p = random.randrange(max(1024, lo - 12000), lo)
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", p)); s.close(); print(p); break
+    except OSError:
+        pass' 2>/dev/null || echo $((20000 + RANDOM % 12000))
+}
 finish() { exit $(( _failures > 0 ? 1 : 0 )); }
 
 # netns_pair TAG NET: two network namespaces $NA and $NB joined by a veth pair ($VA, $VB) with the

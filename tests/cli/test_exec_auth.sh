@@ -12,7 +12,6 @@
 X="$BIN/topo-exec"
 unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_FAULT TOPOTUNE_JOB_ID \
   TOPOTUNE_JOB_SECRET TOPOTUNE_JOB_SECRET_FILE SLURM_JOB_ID TORCHELASTIC_RUN_ID OMPI_MCA_ess_base_jobid PMIX_NAMESPACE
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 30000)); }
 export HOME="$TMP/home"
 mkdir -p "$HOME"
 KEY="$HOME/.config/topotune/job-secret"

@@ -6,7 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 X="$BIN/topo-exec"
 unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_FAULT
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 30000)); }
 shm_before=$(ls /dev/shm 2>/dev/null | grep -c topotune)
 
 # launch NAME NRANKS ENV...: NRANKS processes on 127.0.0.1, each with ENV; waits, records rc and time per rank

@@ -10,7 +10,6 @@
 X="$BIN/topo-exec"
 unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_FAULT TOPOTUNE_TRANSPORT TOPOTUNE_IB_HCA \
   TOPOTUNE_IB_GID_INDEX TOPOTUNE_IB_RING_BYTES TOPOTUNE_DEBUG
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 30000)); }
 
 mkdir -p "$TMP/nosym" "$TMP/reg"
 fake_verbs_ready "InfiniBand transport on the fake verbs library" || finish

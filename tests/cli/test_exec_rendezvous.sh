@@ -12,15 +12,6 @@ unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_FAUL
   OMPI_MCA_ess_base_jobid PMIX_NAMESPACE 2>/dev/null
 # a free port below the kernel's ephemeral range: no data listener or outgoing connection of the jobs and the
 # flood can take it between here and rank 0's bind
-free_port() { python3 -c '
-import random, socket
-lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-for _ in range(200):
-    p = random.randrange(max(1024, lo - 12000), lo)
-    try:
-        s = socket.socket(); s.bind(("127.0.0.1", p)); s.close(); print(p); break
-    except OSError:
-        pass'; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 command -v python3 >/dev/null || { skip "rendezvous tests" "no python3 for the flood helper"; finish; }
 

@@ -5,7 +5,6 @@
 # MASTER_ADDR (a fake Slurm environment, two processes); --version and --help of every tool.
 . "$(dirname "$0")/lib.sh"
 export TOPOTUNE_TIMEOUT_MS=10000
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT OMPI_COMM_WORLD_RANK PMI_RANK PMIX_RANK SLURM_PROCID SLURM_NTASKS \
       SLURM_STEP_NODELIST SLURM_JOB_NODELIST SLURM_NODELIST TOPOTUNE_PREDICT_TOPO 2>/dev/null
 

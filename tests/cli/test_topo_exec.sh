@@ -7,13 +7,6 @@ X="$BIN/topo-exec"
 export TOPOTUNE_TIMEOUT_MS=5000
 unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT
 
-free_port() {
-  if command -v python3 >/dev/null; then
-    python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-  else
-    echo $((20000 + RANDOM % 30000))
-  fi
-}
 
 # check_table FILE NAME: every data row has the nccl-tests columns, #wrong 0,
 # and the two summary lines are there.

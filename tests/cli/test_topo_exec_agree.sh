@@ -8,7 +8,6 @@
 X="$BIN/topo-exec"
 [ -x "$X" ] || { skip "topo-exec option agreement" "topo-exec not built"; finish; }
 unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_FAULT TOPOTUNE_CHUNK_BYTES
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 30000)); }
 rows() { grep -Ec '^ +[0-9]+ ' "$1"; }
 
 cat >"$TMP/t2.json" <<'J'

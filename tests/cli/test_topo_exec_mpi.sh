@@ -116,8 +116,7 @@ expect_grep "$TMP/out" '^# Collective test FAILED' "rank 0's table ends with the
 
 # 5. mpirun with MASTER_ADDR/MASTER_PORT set still takes the variables' rendezvous (as without MPI):
 #    that path does not know the other ranks' pids, so the header shows -1
-port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])' 2>/dev/null \
-       || echo $((20000 + RANDOM % 30000)))
+port=$(free_port)
 run "${MPIRUN[@]}" -np 2 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$port "$X" -b 1K -e 1K -n 2 --no-progress
 expect_rc 0 "mpirun with MASTER_ADDR/MASTER_PORT: exit 0"
 expect_grep "$TMP/out" '^#  Rank +1 Group  0 Pid +-1 ' "MASTER_ADDR/MASTER_PORT set: the variables' rendezvous is used, not MPI"

@@ -8,13 +8,6 @@ M="$FIX/measurements"
 HOST="$M/host-pcie-8gpu.xml"
 unset NCCL_ALGO NCCL_PROTO RANK WORLD_SIZE MASTER_ADDR MASTER_PORT TOPOTUNE_CALIBRATION TOPOTUNE_PREDICT_TOPO
 export TOPOTUNE_TIMEOUT_MS=20000
-free_port() {
-  if command -v python3 >/dev/null; then
-    python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-  else
-    echo $((20000 + RANDOM % 30000))
-  fi
-}
 # table NAME RANKS ENTRIES...: a hand-made topo-tune JSON table (allreduce entries "min max algo proto")
 table() {
   local f="$TMP/$1" r=$2 sep=""; shift 2
