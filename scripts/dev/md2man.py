@@ -26,10 +26,23 @@ def inline(text):
         if part.startswith("`") and part.endswith("`") and len(part) >= 2:
             out.append("\\fB" + esc(part[1:-1]) + "\\fR")
         elif part.startswith("**") and part.endswith("**") and len(part) >= 4:
-            out.append("\\fB" + esc(part[2:-2]) + "\\fR")
+            out.append("\\fB" + esc(part[2:-2].replace("`", "")) + "\\fR")  # code inside bold: bold already
         else:
-            out.append(esc(part))
+            out.append(esc(part.replace("`", "")))  # a code span broken over two lines: its marks go
     return "".join(out)
+
+
+def whatis(summary, name):
+    """NAME's one line (what whatis/apropos show): plain text, no fonts, the first sentence's first clause,
+    at most 80 characters, without the tool naming itself first ("`topo-dump` scans ..." -> "scans ...")."""
+    text = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", summary).replace("**", "").replace("`", "")
+    text = re.split(r"(?<=[.])\s", text, maxsplit=1)[0].rstrip(".")
+    if text.startswith(name + " "):
+        text = text[len(name) + 1:]
+    text = re.split(r" \(|; |: ", text, maxsplit=1)[0].rstrip(",")
+    if len(text) > 80:
+        text = text[:80].rsplit(" ", 1)[0]
+    return text[:1].lower() + text[1:]
 
 
 def line_safe(s):
@@ -75,9 +88,8 @@ def convert(md, name, version):
         para.append(lines[i].strip())
         i += 1
     summary = " ".join(para)
-    first_sentence = re.split(r"(?<=[.])\s", summary, maxsplit=1)[0].rstrip(".")
     out.append(".SH NAME")
-    out.append(line_safe("%s \\- %s" % (esc(name), inline(first_sentence[:1].lower() + first_sentence[1:]))))
+    out.append(line_safe("%s \\- %s" % (esc(name), esc(whatis(summary, name)))))
     out.append(".SH DESCRIPTION")
     if summary:
         out.append(line_safe(inline(summary)))

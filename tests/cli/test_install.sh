@@ -19,6 +19,12 @@ if command -v python3 >/dev/null; then
     m="$P/share/man/man1/$t.1"
     [ -s "$m" ] && grep -q "^\.TH \"${t^^}\" \"1\"" "$m" && grep -q '^\.SH NAME' "$m" && ok "man page $t.1 installed" \
       || not_ok "man page $t.1 missing or without .TH/NAME"
+    # NAME is one plain whatis line; Markdown's backticks never reach the text (code blocks keep theirs)
+    nl=$(sed -n '/^\.SH NAME/{n;p;q}' "$m")
+    [ ${#nl} -le 110 ] && [[ "$nl" != *'\f'* ]] && ok "$t.1: NAME is one short plain line ($nl)" \
+      || not_ok "$t.1: NAME line of ${#nl} characters: $nl"
+    stray=$(awk '/^\.nf/{c=1} /^\.fi/{c=0} !c && /`/' "$m" | head -2)
+    [ -z "$stray" ] && ok "$t.1: no Markdown backticks outside code blocks" || not_ok "$t.1: backticks left: $stray"
   done
   if command -v man >/dev/null; then
     MANWIDTH=100 man -l "$P/share/man/man1/topo-exec.1" 2>/dev/null | grep -q -- '--op-name' \
