@@ -36,11 +36,11 @@ typedef tt_cli_exec_opts gopts;
 
 static int copy_bench(const gopts *o)
 {
-    char why[256];
-    int n = tt_gpu_available(why, sizeof why);
-    if (!n) {
-        fprintf(stderr, "topo-exec: --gpu-copy-bench: %s\n", why);
-        return GX_USAGE;
+    tt_gpu_health h;
+    tt_gpu_health_check(&h);
+    if (!h.ncuda) {
+        fprintf(stderr, "topo-exec: --gpu-copy-bench: %s\n", h.why);
+        return h.state == TT_GPU_BROKEN ? GX_RUNTIME : GX_USAGE;
     }
     printf("# reduce-copy vs cudaMemcpy device-to-device on device 0, %llu bytes per buffer, median of %d\n",
            (unsigned long long)o->copy_bench, o->iters);
@@ -133,12 +133,18 @@ static void gpu_row(void *user, const tt_sweep_row *m)
  * launcher, where several processes must not each take every GPU. */
 int tt_cli_gpu_no_args(int *argc, char ***argv)
 {
-    char why[256];
     static char gn[16];
     int launched = tt_env_rank_vars(NULL, NULL) || tt_setting("PMIX_RANK");
-    int ngpu = launched ? 0 : tt_gpu_available(why, sizeof why);
-    if (ngpu <= 0) {
-        if (!launched) printf("# topo-exec without arguments: no usable GPU (%s): 4 host ranks\n", why);
+    tt_gpu_health h = {.state = TT_GPU_ABSENT};
+    if (!launched) tt_gpu_health_check(&h);
+    int ngpu = h.ncuda;
+    if (ngpu <= 0) { /* the README's main job keeps its fallback, and says why loudly when GPUs are broken */
+        if (h.state == TT_GPU_BROKEN)
+            fprintf(stderr, "topo-exec: WARNING: this machine's GPUs cannot be used: %s; running 4 host ranks "
+                    "instead (a health check runs topo-exec -g N or all_reduce_perf, which fail here)\n", h.why);
+        if (!launched)
+            printf("# topo-exec without arguments: %s%s: 4 host ranks\n",
+                   h.state == TT_GPU_BROKEN ? "GPUs not usable: " : "", h.why);
         return 0;
     }
     snprintf(gn, sizeof gn, "%d", ngpu > 64 ? 64 : ngpu);
@@ -458,16 +464,17 @@ int tt_cli_gpu_run(tt_cli_exec_opts *o)
     /* NCCL's own variable, for the NCCL that --engine nccl loads: never NVLink SHARP here */
     if (!getenv("NCCL_NVLS_ENABLE")) tt_cli_exec_setenv_nccl("NCCL_NVLS_ENABLE", "0");
     if (o->copy_bench) return copy_bench(o);
-    char why[256];
     gpu_run r;
     memset(&r, 0, sizeof r);
     r.o = o;
-    r.ndev = tt_gpu_available(why, sizeof why);
+    tt_gpu_health h;
+    tt_gpu_health_check(&h);
+    r.ndev = h.ncuda;
     if (!r.ndev) {
-        /* a usage error, as before the GPU executor existed: this machine (or
-         * build) cannot run GPU ranks; the message names the way out */
-        fprintf(stderr, "topo-exec: -g %d: %s; use --host N for host ranks\n", o->ngpus, why);
-        return GX_USAGE;
+        /* a machine without GPUs: a usage error (the message names the way out); GPUs that are
+         * there but cannot be used: a runtime failure, so that health checks fail (issue #34) */
+        fprintf(stderr, "topo-exec: -g %d: %s; use --host N for host ranks\n", o->ngpus, h.why);
+        return h.state == TT_GPU_BROKEN ? GX_RUNTIME : GX_USAGE;
     }
     int rc = gpu_open(&r);
     if (!rc && o->table && !o->nccl)

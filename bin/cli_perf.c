@@ -7,8 +7,9 @@
  * See docs/cli-topo-exec.md, "nccl-tests drop-in".
  *
  * Ranks: nccl-tests runs nprocs x threads (-t) x GPUs per thread (-g).  Here -t T -g G with a
- * usable GPU is GPU mode with T x G GPU ranks; -g 0 (or no -g on a machine without a usable GPU)
- * is T host ranks per process.  An explicit -g G > 0 without a usable GPU is refused.
+ * usable GPU is GPU mode with T x G GPU ranks; -g 0 (or no -g on a machine without any NVIDIA GPU)
+ * is T host ranks per process.  A machine whose GPUs cannot be used (no driver, ...) fails with
+ * the reason, whatever -g says but 0; an explicit -g G > 0 on a machine without GPUs is refused.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ static const struct {
 
 static const char *perf_prog;     /* the drop-in's name, NULL for topo-exec */
 static int perf_extra;            /* --topotune: plan line, algorithm column */
-static char perf_note[320];       /* a header comment (how the ranks were chosen) */
+static char perf_note[640];       /* a header comment (how the ranks were chosen) */
 static char **perf_argv;          /* the translated command line, freed at exit */
 
 static void perf_argv_free(void)
@@ -46,8 +47,8 @@ static void perf_usage(const char *prog)
 {
     printf("usage: %s [nccl-tests options]   (topotune %s; topo-exec with nccl-tests' options and output)\n"
            "  -t,--nthreads N        host ranks (threads) per process; GPU mode: T x G GPU ranks (default 1)\n"
-           "  -g,--ngpus N           GPUs per thread (default 1 on a machine with a usable GPU, else host ranks;\n"
-           "                         -g 0: host ranks; -g N > 0 without a usable GPU is refused)\n"
+           "  -g,--ngpus N           GPUs per thread (default 1; on a machine without any NVIDIA GPU: host ranks;\n"
+           "                         -g 0: host ranks; GPUs that cannot be used (no driver, ...) fail the run)\n"
            "  -b,--minbytes SIZE     smallest size (default 32M)    -e,--maxbytes SIZE   largest size (default 32M)\n"
            "  -i,--stepbytes SIZE    additive step (default 1M)     -f,--stepfactor N    multiplicative step\n"
            "  -n,--iters N           timed iterations (default 20)  -w,--warmup_iters N  warmup iterations (default 1)\n"
@@ -202,11 +203,18 @@ static int perf_ranks(perf_cmd *c)
     const char *rv = NULL, *sv = NULL;
     int launched = tt_env_rank_vars(&rv, &sv) && atoi(tt_setting(sv)) > 1;
     launched = launched || (tt_setting("PMIX_RANK") != NULL);
-    char why[256] = "";
     long long threads = c->threads, gpus = c->gpus;
-    int ngpu = gpus == 0 ? 0 : tt_gpu_available(why, sizeof why);
+    tt_gpu_health h = {.state = TT_GPU_ABSENT};
+    if (gpus != 0) tt_gpu_health_check(&h);
+    int ngpu = h.ncuda;
+    /* a GPU node whose GPUs cannot be used fails, as nccl-tests does: a health check must not pass
+     * on host ranks; those run only when asked (-g 0) or on a machine without any NVIDIA GPU */
+    if (h.state == TT_GPU_BROKEN) {
+        fprintf(stderr, "%s: %s; -g 0 runs host ranks instead\n", perf_prog, h.why);
+        return EXIT_RUNTIME;
+    }
     if (gpus > 0 && ngpu <= 0)
-        return tt_cli_bad("-g %lld: refused, %s; -g 0 -t %lld runs %lld host rank(s) instead", gpus, why,
+        return tt_cli_bad("-g %lld: refused, %s; -g 0 -t %lld runs %lld host rank(s) instead", gpus, h.why,
                           gpus * threads, gpus * threads);
     if (ngpu > 0) {
         /* GPU mode: one process drives T x G GPU ranks (or one GPU rank per process under a launcher) */
@@ -224,7 +232,7 @@ static int perf_ranks(perf_cmd *c)
         return 0;
     }
     if (gpus < 0)
-        snprintf(perf_note, sizeof perf_note, "# %s: host ranks, %lld thread(s) per process (-g 0)", why, threads);
+        snprintf(perf_note, sizeof perf_note, "# %s: host ranks, %lld thread(s) per process (-g 0)", h.why, threads);
     if (launched && threads != 1)
         return tt_cli_bad("-t %lld under a launcher: each process is one host rank here; use -t 1", threads);
     if (!launched) {

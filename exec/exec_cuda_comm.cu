@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "exec_cuda_comm.h"
+#include "exec_gpu_health.h"
 #include "exec_gpu_net.h"
 #include "exec_gpu_internal.h"
 #include "tt_common.h"
@@ -50,19 +51,26 @@ tt_status exec_gpu_cuda_fail(cudaError_t e, const char *what)
 }
 #define cuda_fail exec_gpu_cuda_fail
 
-extern "C" int tt_gpu_available(char *why, size_t whylen)
+static_assert((int)cudaErrorNoDevice == EXEC_CUDA_ERR_NO_DEVICE && (int)cudaErrorInsufficientDriver == EXEC_CUDA_ERR_INSUFFICIENT_DRIVER &&
+                  (int)cudaErrorSystemNotReady == EXEC_CUDA_ERR_SYSTEM_NOT_READY &&
+                  (int)cudaErrorSystemDriverMismatch == EXEC_CUDA_ERR_DRIVER_MISMATCH &&
+                  (int)cudaErrorDevicesUnavailable == EXEC_CUDA_ERR_DEVICES_UNAVAILABLE,
+              "exec_gpu_health.h's CUDA error numbers");
+
+/* what CUDA says about the GPUs; tt_gpu_available (exec_gpu_health.c) explains a failure */
+extern "C" void exec_gpu_cuda_probe(exec_gpu_cuda_state *s)
 {
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n <= 0) {
-        if (why && whylen)
-            snprintf(why, whylen, "no usable GPU (cudaGetDeviceCount: %s)",
-                     e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        cudaGetLastError();
-        return 0;
-    }
-    if (why && whylen) snprintf(why, whylen, "%d CUDA device(s)", n);
-    return n;
+    memset(s, 0, sizeof *s);
+    s->built = 1;
+    cudaError_t e = cudaGetDeviceCount(&s->count);
+    if (e != cudaSuccess) s->count = 0;
+    else if (s->count <= 0) e = cudaErrorNoDevice;
+    s->err = (int)e;
+    snprintf(s->errname, sizeof s->errname, "%s", cudaGetErrorName(e));
+    snprintf(s->errmsg, sizeof s->errmsg, "%s", cudaGetErrorString(e));
+    if (cudaRuntimeGetVersion(&s->runtime_ver) != cudaSuccess) s->runtime_ver = 0;
+    if (cudaDriverGetVersion(&s->driver_ver) != cudaSuccess) s->driver_ver = 0;
+    cudaGetLastError();
 }
 
 int exec_gpu_env_timeout_ms(void)

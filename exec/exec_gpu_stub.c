@@ -1,21 +1,22 @@
 /*
  * exec_gpu_stub.c - the GPU API of tt_exec.h in builds without CUDA (no
  * nvcc at build time): every call answers TT_ERR_UNSUPPORTED saying so, and
- * tt_gpu_available() reports 0 devices with the reason.
+ * exec_gpu_cuda_probe() says that CUDA is not built in (exec_gpu_health.c explains).
  */
 #include <stdio.h>
+#include <string.h>
 
+#include "exec_gpu_health.h"
 #include "exec_measure_internal.h"
 #include "tt_exec.h"
 
 #ifndef TT_HAVE_CUDA
 #define NO_CUDA "this build of topotune has no CUDA support (nvcc was not found at build time)"
 
-int tt_gpu_available(char *why, size_t whylen)
+/* no CUDA in this build: the health check (exec_gpu_health.c) says so */
+void exec_gpu_cuda_probe(exec_gpu_cuda_state *s)
 {
-    if (why && whylen)
-        snprintf(why, whylen, "%s", NO_CUDA);
-    return 0;
+    memset(s, 0, sizeof *s);
 }
 tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices)
 {

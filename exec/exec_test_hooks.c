@@ -18,3 +18,8 @@ void exec_test_shm_offer(char *name, size_t n, size_t len)
     if (exec_test_hook.shm_offer)
         exec_test_hook.shm_offer(name, n, len);
 }
+
+int exec_test_cuda_probe(exec_gpu_cuda_state *s)
+{
+    return exec_test_hook.cuda_probe ? exec_test_hook.cuda_probe(s) : 0;
+}

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "exec_gpu_health.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,6 +23,8 @@ typedef struct {
      * rewrite the name it offers (n bytes of room) or change the segment: a hostile peer
      * (test_exec_shm_names) */
     void (*shm_offer)(char *name, size_t n, size_t len);
+    /* what CUDA says about the GPUs, staged (test_exec_gpu_health): 1 when *s was filled, 0 to ask CUDA */
+    int (*cuda_probe)(exec_gpu_cuda_state *s);
 } exec_test_hooks;
 
 extern exec_test_hooks exec_test_hook; /* all NULL: no hook */
@@ -29,6 +33,8 @@ extern exec_test_hooks exec_test_hook; /* all NULL: no hook */
 int exec_test_stall_rank(int n);
 /* exec_test_hook.shm_offer(name, n, len), or nothing without the hook */
 void exec_test_shm_offer(char *name, size_t n, size_t len);
+/* exec_test_hook.cuda_probe(s), or 0 without the hook */
+int exec_test_cuda_probe(exec_gpu_cuda_state *s);
 
 #ifdef __cplusplus
 }

@@ -281,7 +281,24 @@ tt_status tt_group_end(void);
  * (ring, tree), AllGather, ReduceScatter, Broadcast and Reduce (ring; the rooted ones as a
  * pipelined chain along the ring); protocols simple and ll.  See docs/gpu-executor.md. */
 typedef struct tt_gpu_comm tt_gpu_comm;
-/* Number of usable CUDA devices, or 0 with the reason in why. */
+/* Can this process use the machine's GPUs?  READY: CUDA sees ncuda devices.  ABSENT: the
+ * machine has no NVIDIA GPU (none on the PCI bus, no nvidia device node), so host ranks are the
+ * honest fallback.  BROKEN: GPUs are there but cannot be used; why names the cause (no NVIDIA
+ * driver, GPUs bound to another driver, no driver library, a driver too old for this build's CUDA,
+ * CUDA_VISIBLE_DEVICES hiding them, fabric manager not ready, no CUDA in this build, ...).  Reads
+ * the PCI bus, /sys/module/nvidia and /dev/nvidia* under TOPOTUNE_SYSFS_ROOT (default /) and asks
+ * CUDA; docs/gpu-executor.md, "Health check". */
+typedef enum { TT_GPU_READY = 0, TT_GPU_ABSENT = 1, TT_GPU_BROKEN = 2 } tt_gpu_state;
+typedef struct {
+    tt_gpu_state state;
+    int ncuda;               /* CUDA devices this process can use */
+    int npci;                /* NVIDIA GPUs (display/3D controllers) on the PCI bus; -1: bus unreadable */
+    int driver;              /* 1: the nvidia kernel module is loaded */
+    char driver_version[32]; /* its version ("" when unknown) */
+    char why[512];           /* READY: "N CUDA device(s)"; else one sentence without a trailing period */
+} tt_gpu_health;
+void tt_gpu_health_check(tt_gpu_health *h);
+/* Number of usable CUDA devices, or 0 with the reason (tt_gpu_health's why) in why. */
 int tt_gpu_available(char *why, size_t whylen);
 /* nranks ranks; rank r on devices[r] (NULL: r % device count). */
 tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices);

@@ -44,7 +44,7 @@ run_pair() { # run_pair EXTRA-ARGS...
 
 run "$TE" -g 1 -b 1K -e 1K -n 1
 why=$(head -1 "$TMP/err")
-if grep -qE "no usable GPU|no CUDA support" "$TMP/err"; then
+if grep -qE "no NVIDIA GPU on this machine|no CUDA support" "$TMP/err"; then
   expect_rc 2 "-g without a GPU is refused with exit 2"
   expect_grep "$TMP/err" "use --host N" "... naming the way out"
   run "$TE" -g 2 --engine nccl
