@@ -4,7 +4,7 @@
 #   make run             the main job: scan (or bundled example), matrix, tuning table, executor sweep
 #   make check           build and run every test (GPU tests skip cleanly without a GPU)
 #   make install PREFIX=/usr/local   tools (and the nccl-tests names all_reduce_perf, ...), man pages,
-#                        library, headers, pkg-config file
+#                        library, headers, pkg-config file (docs/install.md: rpath, static linking)
 #   make deps            install missing build dependencies (Debian/Ubuntu, as root)
 #
 # Variables: BUILD (build folder, default build), PREFIX, CC, NVCC (empty = no CUDA),
@@ -24,7 +24,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 
 # Dependencies are checked (and installed when missing) before anything reads pkg-config.
 ifeq ($(filter deps clean distclean help,$(MAKECMDGOALS)),)
-  _deps := $(shell test -f $(DEPS_STAMP) || { scripts/install-deps.sh >&2 && mkdir -p $(BUILD) && touch $(DEPS_STAMP); })
+  _deps := $(shell test $(DEPS_STAMP) -nt scripts/install-deps.sh || { scripts/install-deps.sh >&2 && mkdir -p $(BUILD) && touch $(DEPS_STAMP); })
 endif
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
@@ -229,6 +229,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
 check: all tests
 	@BUILD=$(BUILD) tests/run-tests.sh
 
+# $(PREFIX)/lib for the loader: system (searched by itself), ldconfig (in /etc/ld.so.conf: install refreshes
+# the cache) or other (topotune.pc's Libs carry -Wl,-rpath,${libdir}); the tools link libtopotune.a, so
+# they need neither (docs/install.md)
+comma := ,
+LIBDIR_KIND = $(shell scripts/libdir-kind.sh $(PREFIX)/lib)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/topotune
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
@@ -242,7 +247,11 @@ install: all
 	ln -sf libtopotune.so.0 $(DESTDIR)$(PREFIX)/lib/libtopotune.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/topotune/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*TT_VERSION_STRING "\(.*\)"/\1/p' common/tt_common.h)|' \
-	    -e 's|@REQUIRES@|$(PKGS)|' scripts/topotune.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc
+	    -e 's|@REQUIRES@|$(PKGS)|' -e 's|@RPATH@|$(if $(filter other,$(LIBDIR_KIND)),-Wl$(comma)-rpath$(comma)$${libdir})|' \
+	    scripts/topotune.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/topotune.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$(LIBDIR_KIND)" = ldconfig ]; then \
+	  if [ "$$(id -u)" = 0 ]; then ldconfig; else \
+	  echo "topotune: run ldconfig as root so that programs find libtopotune.so.0 in $(PREFIX)/lib"; fi; fi
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)) $(PERF_NAMES))

@@ -20,8 +20,13 @@ if command -v pkg-config >/dev/null 2>&1; then
   need_pc libibverbs libibverbs-dev
   need_pc cmocka libcmocka-dev
   need_pc ompi-c libopenmpi-dev   # MPI for topo-exec under mpirun and tt_exec_mpi.h (optional: make MPI=0)
+  # a consumer's `pkg-config --static --libs topotune` carries hwloc's private libraries; Debian's hwloc.pc
+  # names -ludev there, whose link-time name (libudev.so, libudev.pc) only libudev-dev ships (docs/install.md)
+  if pkg-config --exists hwloc 2>/dev/null && pkg-config --static --libs hwloc 2>/dev/null | grep -qw -- -ludev; then
+    need_pc libudev libudev-dev
+  fi
 else
-  missing+=(libxml2-dev libcjson-dev libhwloc-dev libibverbs-dev libcmocka-dev libopenmpi-dev)
+  missing+=(libxml2-dev libcjson-dev libhwloc-dev libudev-dev libibverbs-dev libcmocka-dev libopenmpi-dev)
 fi
 # Tools the tests and views use (optional ones are still installed when possible).
 need_cmd xmllint libxml2-utils

@@ -53,12 +53,57 @@ int main(int argc, char **argv)
     return 0;
 }
 C
-flags=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs topotune 2>"$TMP/pc.err")
-[ -n "$flags" ] && ok "pkg-config topotune: $flags" || not_ok "pkg-config topotune ($(cat "$TMP/pc.err"))"
-run cc "$TMP/consumer.c" $flags -o "$TMP/consumer"
-expect_rc 0 "a C program builds against the installed headers and library"
-run env LD_LIBRARY_PATH="$P/lib" "$TMP/consumer" "$FIX/hgx-h100-8gpu.xml"
-expect_rc 0 "it runs"; expect_grep "$TMP/out" '^8 GPUs$' "and reads the 8-GPU example through the installed library"
+# Consumers build with pkg-config and run with LD_LIBRARY_PATH unset: under a PREFIX whose lib/ is not on the
+# loader's path, the .pc's Libs carry -Wl,-rpath to it (docs/install.md)
+if ! command -v pkg-config >/dev/null 2>&1 || ! command -v cc >/dev/null 2>&1; then
+  skip "a C program builds and runs against the installed library" "no pkg-config or no cc here"
+else
+  export PKG_CONFIG_PATH="$P/lib/pkgconfig"
+  flags=$(pkg-config --cflags --libs topotune 2>"$TMP/pc.err")
+  [ -n "$flags" ] && ok "pkg-config topotune: $flags" || not_ok "pkg-config topotune ($(cat "$TMP/pc.err"))"
+  run cc "$TMP/consumer.c" $flags -o "$TMP/consumer"
+  expect_rc 0 "a C program builds against the installed headers and libtopotune.so (pkg-config --cflags --libs)"
+  run env -u LD_LIBRARY_PATH "$TMP/consumer" "$FIX/hgx-h100-8gpu.xml"
+  expect_rc 0 "it runs with LD_LIBRARY_PATH unset (PREFIX=$P)"
+  expect_grep "$TMP/out" '^8 GPUs$' "and reads the 8-GPU example through the installed library"
+  # pkg-config --static: every private library (ours and those of libxml2, libcjson, hwloc) must link;
+  # hwloc's .pc asks for -ludev, which make deps provides (libudev-dev)
+  sflags=$(pkg-config --static --cflags --libs topotune 2>"$TMP/pc.err")
+  [ -n "$sflags" ] && ok "pkg-config --static topotune: $sflags" || not_ok "pkg-config --static topotune ($(cat "$TMP/pc.err"))"
+  run cc "$TMP/consumer.c" $sflags -o "$TMP/consumer-s"
+  expect_rc 0 "a C program links with pkg-config --static --cflags --libs topotune"
+  # and with libtopotune.a itself (GNU ld's -l:libtopotune.a in place of -ltopotune, as docs/install.md says)
+  run cc "$TMP/consumer.c" ${sflags/-ltopotune/-l:libtopotune.a} -o "$TMP/consumer-a"
+  expect_rc 0 "a C program links libtopotune.a statically (pkg-config --static, -l:libtopotune.a)"
+  run env -u LD_LIBRARY_PATH "$TMP/consumer-a" "$FIX/hgx-h100-8gpu.xml"
+  expect_rc 0 "the statically linked program runs"; expect_grep "$TMP/out" '^8 GPUs$' "and reads the 8-GPU example"
+  if ! command -v readelf >/dev/null 2>&1; then
+    skip "the static consumer needs no libtopotune.so" "no readelf here"
+  elif [ -x "$TMP/consumer-a" ]; then
+    readelf -d "$TMP/consumer-a" 2>/dev/null | grep -q 'NEEDED.*libtopotune' \
+      && not_ok "the static consumer still needs libtopotune.so" || ok "the static consumer needs no libtopotune.so"
+    readelf -d "$TMP/consumer" 2>/dev/null | grep -Eq "(RUNPATH|RPATH).*\\[$P/lib\\]" \
+      && ok "the shared consumer carries a RUNPATH to $P/lib (from the .pc's Libs)" || not_ok "the shared consumer has no RUNPATH to $P/lib"
+  else
+    skip "the static consumer needs no libtopotune.so" "no readelf here"
+  fi
+  [ "$(pkg-config --variable=rpath topotune)" = "-Wl,-rpath,$P/lib" ] && ok "topotune.pc: rpath=-Wl,-rpath,\${libdir} under PREFIX=tmp" \
+    || not_ok "topotune.pc: rpath under PREFIX=tmp is '$(pkg-config --variable=rpath topotune)'"
+  unset PKG_CONFIG_PATH
+  # where the loader looks by itself (PREFIX=/usr, staged with DESTDIR) the .pc sets no rpath
+  run make -C "$ROOT" -s BUILD="$BUILD" install PREFIX=/usr DESTDIR="$TMP/stage"
+  expect_rc 0 "make install PREFIX=/usr DESTDIR=tmp"
+  pc="$TMP/stage/usr/lib/pkgconfig/topotune.pc"
+  [ -f "$pc" ] && grep -qx 'rpath=' "$pc" && grep -q '^prefix=/usr$' "$pc" \
+    && ok "topotune.pc under PREFIX=/usr: prefix=/usr, empty rpath" || not_ok "topotune.pc under PREFIX=/usr: $(grep -E '^(prefix|rpath)=' "$pc" 2>&1 | tr '\n' ' ')"
+fi
+# the installed tools run under this PREFIX with LD_LIBRARY_PATH unset (they link libtopotune.a)
+for t in topo-dump topo-tune topo-exec all_reduce_perf; do
+  run env -u LD_LIBRARY_PATH "$P/bin/$t" --version
+  expect_rc 0 "installed $t runs with LD_LIBRARY_PATH unset"
+done
+run env -u LD_LIBRARY_PATH "$P/bin/topo-dump" --input "$FIX/hgx-h100-8gpu.xml" --format json
+expect_rc 0 "installed topo-dump reads a topology with LD_LIBRARY_PATH unset"
 # the shared library exports the public API and nothing else (hidden internals, docs/architecture.md)
 exported=$(nm -D --defined-only "$P/lib/libtopotune.so.0" | awk '{print $3}' | sort)
 declared=$(sed -n 's/.*[^A-Za-z0-9_]\(tt_[a-z0-9_]*\)[[:space:]]*(.*/\1/p; s/^\(tt_[a-z0-9_]*\)[[:space:]]*(.*/\1/p' \

@@ -2,7 +2,7 @@
  *  - tt_get_unique_id's id carries a random secret (decoded back; two ids differ), tt_unique_id_from_addr's none;
  *  - where the secret comes from: the id first, then TOPOTUNE_JOB_SECRET, then the key file;
  *  - a rank holding an id of the same address but another secret is refused alone with the reason, and the
- *    job's own rank 1 still joins (process ranks as threads of this process, TCP). */
+ *    job's own rank 1 still joins (process ranks as threads of this process, TCP: tests/unit/support_rank_pair.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "exec_internal.h"
+#include "support_rank_pair.h"
 #include "tt_exec.h"
 
 static void test_id_secret(void **state)
@@ -94,57 +95,31 @@ static void test_key_order(void **state)
     rmdir(dir);
 }
 
-typedef struct {
-    tt_unique_id id;
-    int rank;
-    tt_comm *c;
-    tt_status st;
-    char msg[1024];
-} prank;
-
-static void *init_rank(void *p)
-{
-    prank *a = p;
-    a->st = tt_comm_init_rank(&a->c, 2, &a->id, a->rank);
-    snprintf(a->msg, sizeof a->msg, "%s", a->st == TT_OK ? "" : tt_error_message());
-    return NULL;
-}
-
-static void *destroy_rank(void *p)
-{
-    prank *a = p;
-    a->st = tt_comm_destroy(a->c);
-    return NULL;
-}
-
 static void test_other_secret_refused(void **state)
 {
     (void)state;
     setenv("TOPOTUNE_TRANSPORT", "tcp", 1);
     setenv("TOPOTUNE_TIMEOUT_MS", "5000", 1);
-    prank r0 = {.rank = 0}, stray = {.rank = 1}, r1 = {.rank = 1};
-    assert_int_equal(tt_get_unique_id(&r0.id, "127.0.0.1"), TT_OK);
-    r1.id = r0.id;
+    rp_rank job[2] = {{.rank = 0}, {.rank = 1}}, stray = {.rank = 1};
+    assert_int_equal(tt_get_unique_id(&job[0].id, "127.0.0.1"), TT_OK);
+    job[1].id = job[0].id;
     /* the same address and nonce, another secret: the last hex digit changed */
-    stray.id = r0.id;
+    stray.id = job[0].id;
     char *last = stray.id.bytes + strlen(stray.id.bytes) - 1;
     *last = *last == '0' ? '1' : '0';
     pthread_t t0, ts, t1;
-    pthread_create(&t0, NULL, init_rank, &r0);
-    pthread_create(&ts, NULL, init_rank, &stray);
+    pthread_create(&t0, NULL, rp_init_rank, &job[0]);
+    pthread_create(&ts, NULL, rp_init_rank, &stray);
     pthread_join(ts, NULL);
     assert_int_not_equal(stray.st, TT_OK);
     if (!strstr(stray.msg, "proves a different job secret"))
         fail_msg("the stray rank says: %s", stray.msg);
-    pthread_create(&t1, NULL, init_rank, &r1);
+    pthread_create(&t1, NULL, rp_init_rank, &job[1]);
     pthread_join(t0, NULL);
     pthread_join(t1, NULL);
-    if (r0.st != TT_OK || r1.st != TT_OK)
-        fail_msg("the job's ranks: '%s' | '%s'", r0.msg, r1.msg);
-    pthread_create(&t0, NULL, destroy_rank, &r0);
-    pthread_create(&t1, NULL, destroy_rank, &r1);
-    pthread_join(t0, NULL);
-    pthread_join(t1, NULL);
+    if (job[0].st != TT_OK || job[1].st != TT_OK)
+        fail_msg("the job's ranks: '%s' | '%s'", job[0].msg, job[1].msg);
+    rp_destroy_pair(job);
     unsetenv("TOPOTUNE_TRANSPORT");
     unsetenv("TOPOTUNE_TIMEOUT_MS");
 }

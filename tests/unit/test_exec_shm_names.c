@@ -1,6 +1,6 @@
 /* test_exec_shm_names.c - the shared-memory names a rank accepts from its peer (exec/exec_transport_shm.c,
  * issue #32 item 10): two process ranks (threads of this process, TCP rendezvous, shared memory) whose lower
- * rank offers, through the test hook exec_test_hook.shm_offer, what a hostile peer would:
+ * rank offers (tests/unit/support_rank_pair.c), through the test hook exec_test_hook.shm_offer, what a hostile peer would:
  *  - another file's name ("/tt-victim-PID"): refused, the file neither opened nor removed;
  *  - a name of the right form for another nonce, pid or pair: refused;
  *  - the right name, but a segment of another user (root only: chown to nobody) or of another size: refused.
@@ -13,7 +13,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,53 +22,8 @@
 
 #include "exec_internal.h"
 #include "exec_test_hooks.h"
+#include "support_rank_pair.h"
 #include "tt_exec.h"
-
-typedef struct {
-    tt_unique_id id;
-    int rank;
-    tt_comm *c;
-    tt_status st;
-    char msg[1024];
-} prank;
-
-static void *init_rank(void *p)
-{
-    prank *a = p;
-    a->st = tt_comm_init_rank(&a->c, 2, &a->id, a->rank);
-    snprintf(a->msg, sizeof a->msg, "%s", a->st == TT_OK ? "" : tt_error_message());
-    return NULL;
-}
-
-static void *destroy_rank(void *p)
-{
-    prank *a = p;
-    tt_comm_destroy(a->c);
-    return NULL;
-}
-
-/* both ranks' init; 1 when both succeeded (comms destroyed) */
-static int run_pair(prank a[2])
-{
-    pthread_t t[2];
-    assert_int_equal(tt_get_unique_id(&a[0].id, "127.0.0.1"), TT_OK);
-    a[1].id = a[0].id;
-    for (int r = 0; r < 2; r++) {
-        a[r].rank = r;
-        a[r].c = NULL;
-        pthread_create(&t[r], NULL, init_rank, &a[r]);
-    }
-    for (int r = 0; r < 2; r++)
-        pthread_join(t[r], NULL);
-    int ok = a[0].st == TT_OK && a[1].st == TT_OK;
-    for (int r = 0; r < 2; r++) /* destroyed side by side (a barrier where both joined) */
-        if (a[r].c)
-            pthread_create(&t[r], NULL, destroy_rank, &a[r]);
-    for (int r = 0; r < 2; r++)
-        if (a[r].c)
-            pthread_join(t[r], NULL);
-    return ok;
-}
 
 /* names in /dev/shm made by this process ("tt-<nonce>-<our pid>-...") */
 static int our_names(void)
@@ -116,9 +70,9 @@ static void hostile_offer(char *name, size_t n, size_t len)
 
 static void expect_refused(const char *what, const char *want)
 {
-    prank a[2];
+    rp_rank a[2];
     exec_test_hook.shm_offer = hostile_offer;
-    int ok = run_pair(a);
+    int ok = rp_run_pair(a);
     exec_test_hook.shm_offer = NULL;
     if (ok)
         fail_msg("%s: both ranks joined", what);
@@ -159,8 +113,8 @@ static void test_hostile_names(void **state)
     mode = OFFER_RESIZE;
     expect_refused("a segment of another size", "has the wrong size");
     /* and without a hook, the pair still joins and leaves no name */
-    prank a[2];
-    if (!run_pair(a))
+    rp_rank a[2];
+    if (!rp_run_pair(a))
         fail_msg("plain pair: %s | %s", a[0].msg, a[1].msg);
     assert_int_equal(our_names(), 0);
     unsetenv("TOPOTUNE_TRANSPORT");
