@@ -16,6 +16,7 @@ cp -L "$(ldconfig -p | awk '/libcmocka.so.0 /{print $NF; exit}')" .devcarry/lib/
 rm -rf .devcarry/build/obj .devcarry/gtests
 mkdir -p .devcarry/gtests
 cp .devcarry/build/tests/test_exec_gpu .devcarry/build/tests/test_exec_gpu_ipc .devcarry/build/tests/test_exec_measure \
+   .devcarry/build/tests/test_exec_gpu_health \
    .devcarry/gtests/
 cp .devcarry/build/lib/libnccl-tuner-topotune.so .devcarry/gtests/ 2>/dev/null || true   # plugin-load-check.sh
 # symbols are not needed there (the device run returns logs, not cores): strip to stay under 64 MiB
