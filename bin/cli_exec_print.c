@@ -45,7 +45,8 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
     char info[96];
     snprintf(info, sizeof info, "host rank (%s)", transport);
     tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
-    tt_sweep_text_run run = {perf, tt_cli_perf_note(), NULL, perf && !o->mp ? o->host_ranks : 1, 0};
+    tt_sweep_text_run run = {perf, tt_cli_perf_note(), NULL, perf && !o->mp ? o->host_ranks : 1, 0,
+                             tt_cli_perf_extra(), o->json};
     tt_strbuf sb;
     tt_strbuf_init(&sb);
     tt_sweep_text_preamble(&sb, &run, &so);
@@ -78,13 +79,15 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
 
 int tt_cli_exec_min_bw(double avg_busbw, const char **word)
 {
+    static int warned; /* the footer and -J both ask: one warning */
     *word = "";
     const char *v = tt_setting("NCCL_TESTS_MIN_BW");
     if (!v || !*v)
         return 0;
     double min;
     if (tt_parse_double(v, &min) != TT_OK || min < 0) {
-        fprintf(stderr, "topo-exec: NCCL_TESTS_MIN_BW='%s' is not a bandwidth in GB/s: not checked\n", v);
+        if (!warned++)
+            fprintf(stderr, "topo-exec: NCCL_TESTS_MIN_BW='%s' is not a bandwidth in GB/s: not checked\n", v);
         return 0;
     }
     /* nccl-tests' rule: the run fails below 0.9x the value asked for (shared/reference/peers.md) */
@@ -120,14 +123,21 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
     int gpu = o->ngpus > 0, nenv;
     char **env = tt_cli_exec_env_entries(&nenv);
     const char *perf = tt_cli_perf_prog();
-    tt_sweep_report r = {&so, "topo-exec", perf ? perf : "topo-exec", tt_sweep_coll_name(o->coll), o->argc, o->argv,
+    /* average_bus_bandwidth.okay: NCCL_TESTS_MIN_BW's verdict on the rows written ("unchecked" without it) */
+    const char *word;
+    double avg;
+    tt_sweep_summary(rows, nrows, &avg);
+    int bwfail = tt_cli_exec_min_bw(avg, &word);
+    /* experiment_name: nccl-tests writes "" for its sweeps */
+    tt_sweep_report r = {&so, "topo-exec", perf ? "" : "topo-exec", tt_sweep_coll_name(o->coll), o->argc, o->argv,
                          (const char *const *)env, env ? nenv : 0, gpu || o->mp ? 1 : o->host_ranks,
-                         gpu ? (o->mp ? 1 : o->ngpus) : 0, nranks, transport, devs, ndevs, start, rows, nrows, err};
+                         gpu ? (o->mp ? 1 : o->ngpus) : 0, nranks, transport, devs, ndevs, start, rows, nrows, err,
+                         !perf || tt_cli_perf_extra(), *word ? !bwfail : -1};
     char *txt = NULL;
     size_t len;
     tt_status st = tt_sweep_report_json(&r, &txt, &len);
     if (st == TT_OK)
-        st = tt_cli_write_output(o->json, txt, len + 1);
+        st = tt_cli_write_output(o->json, txt, len);
     free(txt);
     for (int i = 0; env && i < nenv; i++) free(env[i]);
     free(env);

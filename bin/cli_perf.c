@@ -40,7 +40,9 @@ static void perf_argv_free(void)
 
 const char *tt_cli_perf_prog(void) { return perf_prog; }
 int tt_cli_perf_extra(void) { return perf_extra; }
-const char *tt_cli_perf_note(void) { return perf_note[0] ? perf_note : NULL; }
+/* the note is a header line with --topotune only; without it nccl-tests' lines stay alone on standard
+ * output and the note goes to standard error (tt_cli_perf_translate) */
+const char *tt_cli_perf_note(void) { return perf_note[0] && perf_extra ? perf_note : NULL; }
 
 static void perf_usage(const char *prog)
 {
@@ -277,6 +279,7 @@ int tt_cli_perf_translate(int *argc, char ***argv)
     if (rc) return rc;
     if (!c.predict) tt_cli_exec_set("TOPOTUNE_PREDICT_TOPO", NULL); /* prediction columns only behind --predict */
     if ((rc = perf_ranks(&c))) return rc;
+    if (perf_note[0] && !perf_extra) fprintf(stderr, "%s: %s\n", perf_prog, perf_note + 2); /* without its "# " */
     out[c.n] = NULL;
     optind = 1;
     *argc = c.n;

@@ -285,6 +285,8 @@ static int json_writer_hint(const opts *o)
 /* where the local ranks' workers run (--bind / TOPOTUNE_HOST_BIND), when they are bound */
 static void print_binding(tt_comm **comms, int nlocal)
 {
+    if (tt_cli_perf_prog() && !tt_cli_perf_extra())
+        return; /* the drop-in prints nccl-tests' lines only (its --topotune adds ours) */
     tt_strbuf sb;
     tt_strbuf_init(&sb);
     tt_sweep_text_binding(&sb, comms, nlocal);

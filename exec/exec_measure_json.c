@@ -1,8 +1,19 @@
 /*
  * exec_measure_json.c - a sweep's results as nccl-tests' JSON (tt_sweep_report_json) and its
  * summary (tt_sweep_summary): what topo-exec -J writes, for any program that runs tt_sweep_*.
+ *
+ * The form is nccl-tests 2.19's (its schema version 3), value type for value type: one line
+ * without spaces or a final newline; integers where it writes integers (version, nthreads, ...),
+ * every measured figure a double with six decimals ("%lf": time, alg_bw, bus_bw, nwrong,
+ * bandwidth), NaN as the string "nan"; booleans as the STRINGS "true" and "false"
+ * (blocking_collectives, per_iter_timing, parallel_init, okay); results[].root a string of six
+ * columns ("    -1"); average_bus_bandwidth.okay "unchecked" without NCCL_TESTS_MIN_BW.  Keys
+ * in nccl-tests' order; topotune's own keys (tool, topotune_version, config.collective, ...,
+ * results[].algo, predicted_time) follow nccl-tests' in their objects, and only with
+ * tt_sweep_report.extra.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +35,44 @@ int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw)
     return oob;
 }
 
-static cJSON *place_json(const tt_sweep_result *r, int p)
+/* nccl-tests' value writers: a double as "%lf" (NaN as the string "nan"; an infinity, which "%lf"
+ * would make invalid JSON, as "inf"), an integer as "%d" / "%zu", a boolean as a string */
+static void add_double(cJSON *o, const char *key, double v)
+{
+    char b[64];
+    if (isnan(v)) {
+        cJSON_AddStringToObject(o, key, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        cJSON_AddStringToObject(o, key, v > 0 ? "inf" : "-inf");
+        return;
+    }
+    snprintf(b, sizeof b, "%lf", v);
+    cJSON_AddRawToObject(o, key, b);
+}
+
+static void add_int(cJSON *o, const char *key, long long v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%lld", v);
+    cJSON_AddRawToObject(o, key, b);
+}
+
+static void add_bool(cJSON *o, const char *key, int v) { cJSON_AddStringToObject(o, key, v ? "true" : "false"); }
+
+static cJSON *place_json(const tt_sweep_report *r, const tt_sweep_result *row, int p)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "time", r->m.time_us[p]);
-    cJSON_AddNumberToObject(o, "alg_bw", r->m.algbw[p]);
-    cJSON_AddNumberToObject(o, "bus_bw", r->m.busbw[p]);
-    if (r->m.wrong[p] >= 0)
-        cJSON_AddNumberToObject(o, "nwrong", (double)r->m.wrong[p]);
+    add_double(o, "time", row->m.time_us[p]);
+    add_double(o, "alg_bw", row->m.algbw[p]);
+    add_double(o, "bus_bw", row->m.busbw[p]);
+    if (row->m.wrong[p] >= 0)
+        add_double(o, "nwrong", (double)row->m.wrong[p]);
     else
-        cJSON_AddNullToObject(o, "nwrong");
-    if (r->pred_us[p] > 0)
-        cJSON_AddNumberToObject(o, "predicted_time", r->pred_us[p]);
+        cJSON_AddNullToObject(o, "nwrong"); /* not checked */
+    if (r->extra && row->pred_us[p] > 0)
+        add_double(o, "predicted_time", row->pred_us[p]);
     return o;
 }
 
@@ -43,62 +80,68 @@ static void add_config(cJSON *j, const tt_sweep_report *r)
 {
     const tt_sweep_opts *o = r->sweep;
     cJSON *cfg = cJSON_AddObjectToObject(j, "config");
-    cJSON_AddNumberToObject(cfg, "nthreads", r->nthreads);
-    cJSON_AddNumberToObject(cfg, "ngpus", r->ngpus);
-    cJSON_AddStringToObject(cfg, "collective", r->collective);
-    cJSON_AddNumberToObject(cfg, "nranks", r->nranks);
-    cJSON_AddStringToObject(cfg, "transport", r->transport);
-    cJSON_AddNumberToObject(cfg, "minimum_bytes", (double)o->minb);
-    cJSON_AddNumberToObject(cfg, "maximum_bytes", (double)o->maxb);
+    add_int(cfg, "nthreads", r->nthreads);
+    add_int(cfg, "ngpus", r->ngpus);
+    add_int(cfg, "minimum_bytes", (long long)o->minb);
+    add_int(cfg, "maximum_bytes", (long long)o->maxb);
     if (o->factor > 1)
-        cJSON_AddNumberToObject(cfg, "step_factor", (double)o->factor);
+        add_int(cfg, "step_factor", o->factor);
     else
-        cJSON_AddNumberToObject(cfg, "step_bytes", (double)o->stepb);
-    cJSON_AddNumberToObject(cfg, "warmup_iters", o->warmup);
-    cJSON_AddNumberToObject(cfg, "iterations", o->iters);
-    cJSON_AddNumberToObject(cfg, "aggregated_iterations", o->agg);
-    cJSON_AddNumberToObject(cfg, "validation", o->check);
-    cJSON_AddNumberToObject(cfg, "graph", 0);
-    cJSON_AddNumberToObject(cfg, "blocking_collectives", 0);
-    cJSON_AddNumberToObject(cfg, "per_iter_timing", 0);
-    cJSON_AddNumberToObject(cfg, "per_iter_skip", 0);
-    cJSON_AddNumberToObject(cfg, "parallel_init", 0);
-    cJSON_AddStringToObject(cfg, "algo_requested", tt_algo_label(o->plan.algo));
-    cJSON_AddStringToObject(cfg, "proto_requested", tt_proto_name(o->plan.proto));
-    cJSON_AddNumberToObject(cfg, "chunk_bytes", (double)o->plan.chunk_bytes);
+        add_int(cfg, "step_bytes", (long long)o->stepb);
+    add_int(cfg, "warmup_iters", o->warmup);
+    add_int(cfg, "iterations", o->iters);
+    add_int(cfg, "aggregated_iterations", o->agg);
+    add_int(cfg, "validation", o->check);
+    add_int(cfg, "graph", 0);
+    add_bool(cfg, "blocking_collectives", 0);
+    add_bool(cfg, "per_iter_timing", 0);
+    add_int(cfg, "per_iter_skip", 0);
+    add_bool(cfg, "parallel_init", 0);
     cJSON *dv = cJSON_AddArrayToObject(cfg, "devices");
     for (int i = 0; i < r->ndevices && i < r->nranks; i++) {
         const tt_sweep_device *dev = &r->devices[i];
         cJSON *d = cJSON_CreateObject();
-        cJSON_AddNumberToObject(d, "rank", i);
-        cJSON_AddNumberToObject(d, "group", 0);
-        cJSON_AddNumberToObject(d, "pid", dev->pid);
+        add_int(d, "rank", i);
+        add_int(d, "group", 0);
+        add_int(d, "pid", dev->pid);
         cJSON_AddStringToObject(d, "hostname", dev->host);
-        cJSON_AddNumberToObject(d, "device", dev->device);
+        add_int(d, "device", dev->device);
         cJSON_AddStringToObject(d, "device_hex", "0000:00:00");
         cJSON_AddStringToObject(d, "device_info", dev->info);
         cJSON_AddItemToArray(dv, d);
     }
+    if (!r->extra)
+        return;
+    cJSON_AddStringToObject(cfg, "collective", r->collective);
+    add_int(cfg, "nranks", r->nranks);
+    cJSON_AddStringToObject(cfg, "transport", r->transport);
+    cJSON_AddStringToObject(cfg, "algo_requested", tt_algo_label(o->plan.algo));
+    cJSON_AddStringToObject(cfg, "proto_requested", tt_proto_name(o->plan.proto));
+    add_int(cfg, "chunk_bytes", (long long)o->plan.chunk_bytes);
 }
 
 static void add_results(cJSON *j, const tt_sweep_report *r)
 {
     const tt_sweep_opts *o = r->sweep;
     cJSON *res = cJSON_AddArrayToObject(j, "results");
+    int rooted = o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE;
+    int no_op = o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_BROADCAST;
+    char root[16];
+    snprintf(root, sizeof root, "%6d", rooted ? o->root : -1); /* the row's root column, as a string */
     for (int i = 0; i < r->nrows; i++) {
         const tt_sweep_result *row = &r->rows[i];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddNumberToObject(x, "size", (double)row->m.bytes);
-        cJSON_AddNumberToObject(x, "count", (double)row->m.count);
+        add_int(x, "size", (long long)row->m.bytes);
+        add_int(x, "count", (long long)row->m.count);
         cJSON_AddStringToObject(x, "type", tt_dtype_name(o->dtype));
-        cJSON_AddStringToObject(x, "redop", (o->coll == TT_COLL_ALLGATHER || o->coll == TT_COLL_BROADCAST) ? "none"
-                                                                                              : tt_redop_name(o->op));
-        cJSON_AddNumberToObject(x, "root", (o->coll == TT_COLL_BROADCAST || o->coll == TT_COLL_REDUCE) ? o->root : -1);
-        cJSON_AddStringToObject(x, "algo", row->algo);
-        cJSON_AddItemToObject(x, "out_of_place", place_json(row, 0));
-        cJSON_AddItemToObject(x, "in_place", place_json(row, 1));
-        cJSON_AddNumberToObject(x, "actual_iterations", o->iters);
-        cJSON_AddStringToObject(x, "experiment_name", r->experiment);
+        cJSON_AddStringToObject(x, "redop", no_op ? "none" : tt_redop_name(o->op));
+        cJSON_AddStringToObject(x, "root", root);
+        cJSON_AddItemToObject(x, "out_of_place", place_json(r, row, 0));
+        cJSON_AddItemToObject(x, "in_place", place_json(r, row, 1));
+        add_int(x, "actual_iterations", o->iters);
+        cJSON_AddStringToObject(x, "experiment_name", r->experiment ? r->experiment : "");
+        if (r->extra)
+            cJSON_AddStringToObject(x, "algo", row->algo);
         cJSON_AddItemToArray(res, x);
     }
 }
@@ -107,9 +150,7 @@ tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *le
 {
     if (!r || !r->sweep || !text || !len) return tt_error_set(TT_ERR_INVALID, "tt_sweep_report_json: NULL argument");
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "version", 3);
-    cJSON_AddStringToObject(j, "tool", r->tool);
-    cJSON_AddStringToObject(j, "topotune_version", TT_VERSION_STRING);
+    add_int(j, "version", 3);
     cJSON_AddStringToObject(j, "start_time", r->start);
     cJSON *args = cJSON_AddArrayToObject(j, "args");
     for (int i = 0; i < r->argc; i++)
@@ -117,17 +158,20 @@ tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *le
     cJSON *env = cJSON_AddArrayToObject(j, "env");
     for (int i = 0; i < r->nenv; i++)
         cJSON_AddItemToArray(env, cJSON_CreateString(r->env[i]));
-    cJSON_AddNullToObject(j, "nccl_version"); /* topotune's executor; the NCCL engine would name NCCL's */
+    add_int(j, "nccl_version", 0); /* NCCL's version code; 0: topotune's executor, no NCCL */
     add_config(j, r);
     add_results(j, r);
     double avg;
     int oob = tt_sweep_summary(r->rows, r->nrows, &avg);
     cJSON *ob = cJSON_AddObjectToObject(j, "out_of_bounds");
-    cJSON_AddNumberToObject(ob, "count", oob);
-    cJSON_AddBoolToObject(ob, "okay", oob == 0);
+    add_int(ob, "count", oob);
+    add_bool(ob, "okay", oob == 0);
     cJSON *ab = cJSON_AddObjectToObject(j, "average_bus_bandwidth");
-    cJSON_AddNumberToObject(ab, "bandwidth", avg);
-    cJSON_AddBoolToObject(ab, "okay", 1); /* no NCCL_TESTS_MIN_BW check here */
+    add_double(ab, "bandwidth", avg);
+    if (r->bw_check < 0)
+        cJSON_AddStringToObject(ab, "okay", "unchecked"); /* no NCCL_TESTS_MIN_BW */
+    else
+        add_bool(ab, "okay", r->bw_check);
     cJSON *errs = cJSON_AddArrayToObject(j, "errors");
     if (r->error)
         cJSON_AddItemToArray(errs, cJSON_CreateString(r->error));
@@ -135,11 +179,14 @@ tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *le
     time_t t = time(NULL);
     strftime(end, sizeof end, "%Y-%m-%d %H:%M:%S", gmtime(&t));
     cJSON_AddStringToObject(j, "end_time", end);
-    char *txt = cJSON_Print(j);
+    if (r->extra) {
+        cJSON_AddStringToObject(j, "tool", r->tool);
+        cJSON_AddStringToObject(j, "topotune_version", TT_VERSION_STRING);
+    }
+    char *txt = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     if (!txt) return tt_error_set(TT_ERR_NOMEM, "out of memory writing JSON");
     *len = strlen(txt);
-    txt[*len] = '\n'; /* in place of the terminator: the buffer is written by length */
     *text = txt;
     return TT_OK;
 }

@@ -451,10 +451,12 @@ void tt_sweep_engine_release(tt_sweep_engine *e);
 size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes);
 int tt_sweep_nsizes(const tt_sweep_opts *o);
 /* ---- a sweep's results as nccl-tests' JSON (exec_measure_json.c) ----
- * nccl-tests' -J layout (its schema version 3: start_time, args, env, nccl_version, config with
+ * nccl-tests' -J form (2.19, its schema version 3: start_time, args, env, nccl_version, config with
  * devices, results with out_of_place/in_place, out_of_bounds, average_bus_bandwidth, errors,
- * end_time) plus topotune's keys (tool, topotune_version, config.collective/nranks/transport/...,
- * results[].algo, predicted_time), which nccl-tests' readers ignore. */
+ * end_time), its value types included (one line; doubles "%lf"; booleans as the strings "true" and
+ * "false"; root a string), plus with extra topotune's keys (tool, topotune_version,
+ * config.collective/nranks/transport/..., results[].algo, predicted_time), which nccl-tests'
+ * readers ignore. */
 typedef struct {
     tt_sweep_row m;
     double pred_us[2];   /* a predicted time per placement; <= 0: none */
@@ -480,10 +482,13 @@ typedef struct {
     const tt_sweep_result *rows;
     int nrows;
     const char *error;                   /* "errors": NULL for none */
+    int extra;                           /* 1: topotune's keys too; 0: nccl-tests' keys only */
+    int bw_check;                        /* average_bus_bandwidth.okay: -1 "unchecked" (no NCCL_TESTS_MIN_BW),
+                                          * 0 "false" (below 0.9 x it), 1 "true" */
 } tt_sweep_report;
 /* Wrong placements ("Out of bounds values") and the average bus bandwidth over both placements. */
 int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw);
-/* The document, pretty-printed with a final newline (*text to free; *len without a terminator). */
+/* The document, one line without a final newline as nccl-tests writes it (*text to free; *len its length). */
 tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *len);
 
 /* ---- a sweep's results as nccl-tests' text (exec_measure_text.c) ----
@@ -495,10 +500,13 @@ tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *le
 const char *tt_sweep_coll_name(tt_coll c);
 /* What the preamble says besides the sweep's options (sizes, iterations, agg, check, check_max). */
 typedef struct {
-    const char *prog;   /* nccl-tests' program ("all_reduce_perf", ...): nccl-tests' preamble; NULL: topo-exec's */
-    const char *note;   /* nccl-tests' preamble: a "#" line after it, or NULL */
+    const char *prog;   /* nccl-tests' program ("all_reduce_perf", ...): nccl-tests' preamble, its first line
+                         * "# nccl-tests version 2.19.6+topotune.X.Y.Z nccl-headers=0 nccl-library=0"; NULL: topo-exec's */
+    const char *note;   /* nccl-tests' preamble with extra: a "#" line after it, or NULL */
     const char *engine; /* GPU ranks: the engine that runs them; NULL: host ranks */
     int nthreads, ngpus;
+    int extra;          /* nccl-tests' preamble: 1 adds topotune's lines (note, engine); 0 nccl-tests' lines only */
+    const char *json;   /* nccl-tests' preamble: the -J file, announced first ("# Writing JSON output to F"); or NULL */
 } tt_sweep_text_run;
 void tt_sweep_text_preamble(tt_strbuf *sb, const tt_sweep_text_run *h, const tt_sweep_opts *o);
 /* "#\n# Using devices", then a line per rank: bus in brackets (nccl-tests: a PCI address), info after. */
@@ -517,7 +525,8 @@ void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_res
                        const char *tail);
 /* "Out of bounds values" (oob: wrong placements) and "Avg bus bandwidth" (note after it, may be NULL). */
 void tt_sweep_text_footer(tt_strbuf *sb, int oob, double avg_busbw, const char *note);
-/* The last line: "Collective test concluded: name", or with err "Collective test FAILED after nrows size(s)". */
+/* The closing lines: "#", "# Collective test concluded: name", "#" and an empty line (nccl-tests'), or
+ * with err "# Collective test FAILED after nrows size(s): err". */
 void tt_sweep_text_end(tt_strbuf *sb, const char *name, const char *err, int nrows);
 
 /* Memory of a host sweep (exec_measure_mem.c), known before anything is allocated: every local
