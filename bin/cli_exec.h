@@ -109,6 +109,7 @@ const char *tt_cli_exec_signame(int sig); /* "SIGTERM", "SIGINT" */
 int tt_cli_perf_translate(int *argc, char ***argv);
 const char *tt_cli_perf_prog(void); /* "all_reduce_perf", ...; NULL as topo-exec */
 int tt_cli_perf_extra(void);        /* --topotune: topotune's own lines and columns too */
+int tt_cli_perf_per_iter(int *skip); /* -I 1 (and -K's *skip): per-iteration timing; 0 as topo-exec */
 const char *tt_cli_perf_note(void); /* a header comment line, or NULL */
 /* The JSON "devices" of the run (kept by tt_cli_exec_note_device). */
 void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, const char *info);

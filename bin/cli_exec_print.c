@@ -73,7 +73,7 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
             tt_strbuf_printf(&sb, "# job: none (none of " TT_JOB_ID_VARS " is set%s%s): a leftover process of an "
                              "earlier run on this port could take a rank\n", job[0] ? "; only " : "", job);
     }
-    tt_sweep_text_header(&sb, tt_cli_exec_has_pred() ? TT_SWEEP_TEXT_PRED : 0);
+    tt_sweep_text_header(&sb, (tt_cli_exec_has_pred() ? TT_SWEEP_TEXT_PRED : 0) | (so.per_iter ? TT_SWEEP_TEXT_PER_ITER : 0));
     tt_cli_exec_out(&sb);
 }
 

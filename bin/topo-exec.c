@@ -93,7 +93,8 @@ static void on_row(void *user, const tt_sweep_row *m)
             sh->cap = nc;
         }
     }
-    if (sh->nrows < sh->cap) sh->rows[sh->nrows++] = r;
+    if (sh->nrows < sh->cap && tt_sweep_result_keep(&r) == TT_OK) /* -I's iteration times copied */
+        sh->rows[sh->nrows++] = r;
     pthread_mutex_unlock(&sh->mu);
 }
 
@@ -480,6 +481,7 @@ static int host_main(opts *o)
         }
     }
     free(comms);
+    for (int i = 0; i < sh.nrows; i++) tt_sweep_result_release(&sh.rows[i]);
     free(sh.rows);
     tt_cli_mpi_finish();
     return rc;

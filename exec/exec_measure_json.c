@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tt_exec.h"
+#include "exec_measure_internal.h"
 
 int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw)
 {
@@ -33,6 +33,75 @@ int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw)
         }
     *avg_busbw = nbw ? bw / nbw : 0;
     return oob;
+}
+
+tt_status tt_sweep_result_keep(tt_sweep_result *r)
+{
+    for (int p = 0; p < 2; p++) {
+        if (!r->m.iter_us[p]) continue;
+        size_t n = (size_t)r->m.iter_ranks * (size_t)r->m.iter_n;
+        double *c = malloc(n * sizeof *c + 1);
+        if (!c) {
+            r->m.iter_us[p] = NULL;
+            return tt_error_set(TT_ERR_NOMEM, "out of memory keeping %zu iteration times", n);
+        }
+        memcpy(c, r->m.iter_us[p], n * sizeof *c);
+        r->m.iter_us[p] = c;
+    }
+    return TT_OK;
+}
+
+void tt_sweep_result_release(tt_sweep_result *r)
+{
+    for (int p = 0; r && p < 2; p++) {
+        free((void *)r->m.iter_us[p]);
+        r->m.iter_us[p] = NULL;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the p-th percentile of n sorted values as nccl-tests picks it: the ceil(n p / 100)-th value */
+static double percentile(const double *v, int n, int p)
+{
+    int i = (n * p + 99) / 100 - 1;
+    return v[i < n - 1 ? (i < 0 ? 0 : i) : n - 1];
+}
+
+int exec_iter_stats_of(const tt_sweep_row *m, int place, int skip, double *max_us, exec_iter_stats *s)
+{
+    int n = m->iter_n, nr = m->iter_ranks;
+    const double *t = m->iter_us[place];
+    memset(s, 0, sizeof *s);
+    if (!t || n < 1 || nr < 1) return -1;
+    double *mx = malloc((size_t)n * sizeof *mx);
+    if (!mx) return -1;
+    for (int i = 0; i < n; i++) {
+        mx[i] = t[i];
+        for (int r = 1; r < nr; r++)
+            if (t[(size_t)r * n + i] > mx[i]) mx[i] = t[(size_t)r * n + i];
+    }
+    if (max_us) memcpy(max_us, mx, (size_t)n * sizeof *mx);
+    if (skip < 0 || skip >= n) skip = 0;
+    int k = n - skip;
+    double *v = mx + skip, sum = 0, var = 0;
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    for (int i = 0; i < k; i++) sum += v[i];
+    s->avg = sum / k;
+    for (int i = 0; i < k; i++) var += (v[i] - s->avg) * (v[i] - s->avg);
+    s->min = v[0];
+    s->max = v[k - 1];
+    s->p50 = v[k / 2];
+    s->p95 = percentile(v, k, 95);
+    s->p99 = percentile(v, k, 99);
+    s->stdev = sqrt(var / k);
+    s->cv = s->avg > 0 ? 100 * s->stdev / s->avg : 0;
+    free(mx);
+    return 0;
 }
 
 /* nccl-tests' value writers: a double as "%lf" (NaN as the string "nan"; an infinity, which "%lf"
@@ -60,6 +129,56 @@ static void add_int(cJSON *o, const char *key, long long v)
 }
 
 static void add_bool(cJSON *o, const char *key, int v) { cJSON_AddStringToObject(o, key, v ? "true" : "false"); }
+
+static cJSON *doubles(const double *v, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    char b[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(b, sizeof b, "%lf", v[i]);
+        cJSON_AddItemToArray(a, cJSON_CreateRaw(b));
+    }
+    return a;
+}
+
+/* -I: nccl-tests' "<placement>_per_iter" object: the statistics after the skipped iterations, every
+ * iteration's time (the max over ranks) and, with several processes, each process's (the max over
+ * its ranks) */
+static void add_per_iter(cJSON *x, const tt_sweep_report *r, const tt_sweep_result *row, int p)
+{
+    exec_iter_stats s;
+    int n = row->m.iter_n, skip = r->sweep->per_iter_skip;
+    double *mx = malloc((size_t)(n > 0 ? n : 1) * sizeof *mx);
+    if (!mx || exec_iter_stats_of(&row->m, p, skip, mx, &s) != 0) {
+        free(mx);
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(x, p ? "in_place_per_iter" : "out_of_place_per_iter");
+    add_int(o, "skipped_iterations", skip < n ? skip : 0);
+    add_double(o, "min_us", s.min);
+    add_double(o, "max_us", s.max);
+    add_double(o, "avg_us", s.avg);
+    add_double(o, "p50_us", s.p50);
+    add_double(o, "p95_us", s.p95);
+    add_double(o, "p99_us", s.p99);
+    add_double(o, "stdev_us", s.stdev);
+    add_double(o, "cv_pct", s.cv);
+    cJSON_AddItemToObject(o, "times_us", doubles(mx, n));
+    int per = r->nthreads > 0 ? r->nthreads : 1, nproc = row->m.iter_ranks / per;
+    if (nproc > 1) {
+        cJSON *rows = cJSON_AddArrayToObject(o, "per_process_max_times_us");
+        const double *t = row->m.iter_us[p];
+        for (int q = 0; q < nproc; q++) {
+            for (int i = 0; i < n; i++) {
+                mx[i] = t[(size_t)q * per * n + i];
+                for (int k = 1; k < per; k++)
+                    if (t[((size_t)q * per + k) * n + i] > mx[i]) mx[i] = t[((size_t)q * per + k) * n + i];
+            }
+            cJSON_AddItemToArray(rows, doubles(mx, n));
+        }
+    }
+    free(mx);
+}
 
 static cJSON *place_json(const tt_sweep_report *r, const tt_sweep_result *row, int p)
 {
@@ -94,8 +213,8 @@ static void add_config(cJSON *j, const tt_sweep_report *r)
     add_int(cfg, "validation", o->check);
     add_int(cfg, "graph", 0);
     add_bool(cfg, "blocking_collectives", 0);
-    add_bool(cfg, "per_iter_timing", 0);
-    add_int(cfg, "per_iter_skip", 0);
+    add_bool(cfg, "per_iter_timing", o->per_iter);
+    add_int(cfg, "per_iter_skip", o->per_iter ? o->per_iter_skip : 0);
     add_bool(cfg, "parallel_init", 0);
     cJSON *dv = cJSON_AddArrayToObject(cfg, "devices");
     for (int i = 0; i < r->ndevices && i < r->nranks; i++) {
@@ -137,7 +256,9 @@ static void add_results(cJSON *j, const tt_sweep_report *r)
         cJSON_AddStringToObject(x, "redop", no_op ? "none" : tt_redop_name(o->op));
         cJSON_AddStringToObject(x, "root", root);
         cJSON_AddItemToObject(x, "out_of_place", place_json(r, row, 0));
+        if (o->per_iter) add_per_iter(x, r, row, 0);
         cJSON_AddItemToObject(x, "in_place", place_json(r, row, 1));
+        if (o->per_iter) add_per_iter(x, r, row, 1);
         add_int(x, "actual_iterations", o->iters);
         cJSON_AddStringToObject(x, "experiment_name", r->experiment ? r->experiment : "");
         if (r->extra)

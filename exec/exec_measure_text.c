@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tt_exec.h"
+#include "exec_measure_internal.h"
 
 const char *tt_sweep_coll_name(tt_coll c)
 {
@@ -56,6 +56,12 @@ void tt_sweep_text_preamble(tt_strbuf *sb, const tt_sweep_text_run *h, const tt_
                          "iters: %d agg iters: %d validation: %d graph: 0 unalign: 0\n",
                          h->nthreads, h->ngpus, (unsigned long long)o->minb, (unsigned long long)o->maxb, step, unit,
                          o->warmup, o->iters, o->agg, o->check);
+        if (o->per_iter) { /* nccl-tests' -I line, saying how ours are timed (its says "CUDA event timing") */
+            tt_strbuf_append(sb, "# Per-Iteration Report: host clock timing; i_* uses max over process rows");
+            if (o->per_iter_skip)
+                tt_strbuf_printf(sb, "; summary skips first %d iterations", o->per_iter_skip);
+            tt_strbuf_append(sb, " \n");
+        }
         if (h->extra && h->note)
             tt_strbuf_printf(sb, "%s\n", h->note);
         if (h->extra && h->engine)
@@ -127,19 +133,26 @@ void tt_sweep_text_header(tt_strbuf *sb, int flags)
      * first line ends in ten spaces, the second in one, the third in seven, where nccl-tests' empty
      * timestamp column is); a prediction adds "pred" and "err%" to each placement */
 #define LEAD "# %10s  %12s  %8s  %6s  %6s"
+    int iter = (flags & TT_SWEEP_TEXT_PER_ITER) != 0;
     tt_strbuf_append(sb, "#\n");
     tt_strbuf_printf(sb, LEAD, "", "", "", "", "");
-    tt_strbuf_printf(sb, "           out-of-place                       %sin-place          %s\n",
-                     pred ? "                 " : "", pred ? "                 " : "");
+    if (iter) /* nccl-tests' -I heads */
+        tt_strbuf_printf(sb, "              out-of-place (+ per-iteration)                                %sin-place "
+                         "(+ per-iteration)\n", pred ? "                 " : "");
+    else
+        tt_strbuf_printf(sb, "           out-of-place                       %sin-place          %s\n",
+                         pred ? "                 " : "", pred ? "                 " : "");
     tt_strbuf_printf(sb, LEAD, "size", "count", "type", "redop", "root");
     for (int p = 0; p < 2; p++) {
         tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
+        if (iter) tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "i_min", "i_max", "i_p99", "i_cv%");
         if (pred) tt_strbuf_printf(sb, "  %7s  %6s", "pred", "err%");
     }
     tt_strbuf_append(sb, " \n");
     tt_strbuf_printf(sb, LEAD, "(B)", "(elements)", "", "", "");
     for (int p = 0; p < 2; p++) {
         tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "(GB/s)", "");
+        if (iter) tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "(us)", "(us)", "(us)", "(%)");
         if (pred) tt_strbuf_printf(sb, "  %7s  %6s", "(us)", "(%)");
     }
     tt_strbuf_append(sb, " \n");
@@ -162,6 +175,17 @@ void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_res
             tt_strbuf_printf(sb, "  %7s  %6s  %6s    N/A", t, a, b);
         else /* nccl-tests prints the count as a double (%g): 1e+06 wrong elements, not 1000000 */
             tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6g", t, a, b, (double)r->m.wrong[p]);
+        exec_iter_stats is;
+        if (o->per_iter && exec_iter_stats_of(&r->m, p, o->per_iter_skip, NULL, &is) == 0) {
+            char s1[32], s2[32], s3[32], s4[32];
+            fnum(s1, sizeof s1, 7, is.min);
+            fnum(s2, sizeof s2, 7, is.max);
+            fnum(s3, sizeof s3, 7, is.p99);
+            fnum(s4, sizeof s4, 7, is.cv);
+            tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", s1, s2, s3, s4);
+        } else if (o->per_iter) {
+            tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "N/A", "N/A", "N/A", "N/A");
+        }
         if (!pred)
             continue;
         if (r->pred_us[p] > 0 && r->m.time_us[p] > 0) {

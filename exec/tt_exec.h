@@ -392,6 +392,11 @@ typedef struct {
     tt_plan plan;               /* the plan that ran (plan_known: the engine could say) */
     int plan_known;
     int index;                  /* size index in the sweep, from 0 */
+    /* nccl-tests' -I (tt_sweep_opts.per_iter; host ranks): per placement each timed iteration's time
+     * in us on every rank, iter_ranks rows of iter_n values (rank by rank); NULL without.  The engine
+     * owns them: valid during on_row only (tt_sweep_result_keep copies them). */
+    const double *iter_us[2];
+    int iter_ranks, iter_n;
 } tt_sweep_row;
 
 typedef struct {
@@ -409,6 +414,8 @@ typedef struct {
     void (*on_row)(void *user, const tt_sweep_row *row);
     void *user;
     int time_of;                /* the time across ranks (nccl-tests' -a): TT_SWEEP_TIME_* (host engine) */
+    int per_iter;               /* nccl-tests' -I 1: each iteration timed on its own (host engine; tt_sweep_row.iter_us) */
+    int per_iter_skip;          /* nccl-tests' -K: leading iterations left out of the -I statistics (< iters) */
 } tt_sweep_opts;
 /* tt_sweep_opts.time_of; 0 (the average) is nccl-tests' default -a 1 */
 enum { TT_SWEEP_TIME_AVG = 0, TT_SWEEP_TIME_RANK0, TT_SWEEP_TIME_MIN, TT_SWEEP_TIME_MAX };
@@ -431,6 +438,9 @@ struct tt_sweep_engine {
     tt_status (*check)(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place,
                        long long *wrong);
     void (*release)(tt_sweep_engine *e);
+    /* set by time() with opts.per_iter (engine-owned): every rank's iteration times of a placement, us */
+    const double *iter_us[2];
+    int iter_ranks;
 };
 
 /* Host ranks: this rank's communicator (its plan is set to opts.plan per measurement). */
@@ -486,6 +496,9 @@ typedef struct {
     int bw_check;                        /* average_bus_bandwidth.okay: -1 "unchecked" (no NCCL_TESTS_MIN_BW),
                                           * 0 "false" (below 0.9 x it), 1 "true" */
 } tt_sweep_report;
+/* A row kept past on_row: its -I iteration times copied (0 or TT_ERR_NOMEM); release frees them. */
+tt_status tt_sweep_result_keep(tt_sweep_result *r);
+void tt_sweep_result_release(tt_sweep_result *r);
 /* Wrong placements ("Out of bounds values") and the average bus bandwidth over both placements. */
 int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw);
 /* The document, one line without a final newline as nccl-tests writes it (*text to free; *len its length). */
@@ -516,8 +529,10 @@ void tt_sweep_text_rank(tt_strbuf *sb, int rank, int pid, const char *host, int 
 /* "# bound (TOPOTUNE_HOST_BIND=...): rank R cpu C ..." for the n communicators; nothing when none is bound. */
 void tt_sweep_text_binding(tt_strbuf *sb, tt_comm **comms, int n);
 /* The column heads; flags: TT_SWEEP_TEXT_PRED adds "pred" and "err%" per placement,
- * TT_SWEEP_TEXT_PLAN_COLUMN the GPU mode's heads with an "algo/proto/ch" column. */
-enum { TT_SWEEP_TEXT_PRED = 1, TT_SWEEP_TEXT_PLAN_COLUMN = 2 };
+ * TT_SWEEP_TEXT_PLAN_COLUMN the GPU mode's heads with an "algo/proto/ch" column,
+ * TT_SWEEP_TEXT_PER_ITER nccl-tests' -I heads (i_min i_max i_p99 i_cv% per placement; rows print
+ * them from tt_sweep_row.iter_us, the max over ranks of each iteration, after opts.per_iter_skip). */
+enum { TT_SWEEP_TEXT_PRED = 1, TT_SWEEP_TEXT_PLAN_COLUMN = 2, TT_SWEEP_TEXT_PER_ITER = 4 };
 void tt_sweep_text_header(tt_strbuf *sb, int flags);
 /* One row (o: collective, type, op, root); pred adds the pred/err% columns ("N/A" without a
  * prediction); tail (may be NULL) ends the line. */

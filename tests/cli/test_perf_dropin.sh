@@ -71,7 +71,7 @@ for a in 0 1 3; do
   run "$BIN/all_reduce_perf" -b 1K -e 1K -g 0 -t 2 -a $a
   expect_rc 0 "-a $a"
 done
-for bad in "-G 1:CUDA graph" "-C 1:CPU launch time" "-R 1:registration" "-z 1:blocking" "-I 1:per-iteration" \
+for bad in "-G 1:CUDA graph" "-C 1:CPU launch time" "-R 1:registration" "-z 1:blocking" "-I 2:-I (per-iteration timing: 0 or 1)" "-K 1:add -I 1" \
            "-y 1:NULL CUDA stream" "-D 1:device API" "-M 1:memory usage" "-u 1:unaligned" "-S 1:timestamp" \
            "-x 1:CTA policy" "-d all:one data type" "-o all:once per operation" "-r -1:all roots" "-a 4:-a" \
            "--bogus:unknown option"; do

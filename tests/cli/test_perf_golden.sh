@@ -17,11 +17,12 @@ cases="all_reduce:-b 64 -e 256 -f 2
 all_gather:-b 64 -e 256 -f 2 -d half
 reduce_scatter:-b 96 -e 288 -i 96 -d int8 -o min
 broadcast:-b 64 -e 256 -f 4 -d double -r 1
-reduce:-b 64 -e 64 -d int32 -o max -r 1"
+reduce:-b 64 -e 64 -d int32 -o max -r 1
+all_reduce-per-iter:-b 64 -e 128 -f 2 -n 4 -I 1 -K 1"
 while IFS=: read -r coll args; do
-  prog=${coll}_perf
+  prog=${coll%-per-iter}_perf
   # shellcheck disable=SC2086
-  run "$BIN/$prog" -g 0 -t 2 -n 2 -w 1 $args -J "$TMP/$coll.json"
+  run "$BIN/$prog" -g 0 -t 2 -n 2 -w 1 $args -J "$TMP/$coll.json" # (a later -n wins)
   expect_rc 0 "$prog $args"
   awk -f "$G/normalize-text.awk" "$TMP/out" > "$TMP/$coll.txt"
   if diff -u "$G/$coll.txt" "$TMP/$coll.txt" > "$TMP/$coll.diff"; then
@@ -39,6 +40,50 @@ while IFS=: read -r coll args; do
     not_ok "$prog -J: $(head -c 300 "$TMP/$coll.jn") $(head -c 1500 "$TMP/$coll.jdiff" 2>/dev/null)"
   fi
 done <<< "$cases"
+
+# -I: what nccl-tests' tools/analyze_perf_json.py reads (a checker of our own: every key it reads, of the type it
+# uses), on thread ranks (one process) and on two processes (fake srun), whose -J adds per_process_max_times_us
+cat > "$TMP/iter_keys.py" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); nproc = int(sys.argv[2]); bad = []
+num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+cfg = j.get("config", {})
+if not isinstance(j.get("version"), int): bad.append("version")
+for k in ("iterations", "aggregated_iterations", "per_iter_skip"):
+    if not isinstance(cfg.get(k), int) or isinstance(cfg.get(k), bool): bad.append("config." + k)
+for d in cfg.get("devices", []):
+    if not isinstance(d.get("hostname"), str): bad.append("devices[].hostname")
+if not j.get("results"): bad.append("results")
+for r in j.get("results", []):
+    if not isinstance(r.get("size"), int): bad.append("size")
+    for key in ("out_of_place_per_iter", "in_place_per_iter"):
+        p = r.get(key)
+        if not isinstance(p, dict): bad.append(key); continue
+        for k in ("min_us", "max_us", "avg_us", "p99_us", "cv_pct"):
+            if not num(p.get(k)): bad.append(key + "." + k)
+        t = p.get("times_us")
+        if not (isinstance(t, list) and len(t) == cfg.get("iterations") and all(num(x) for x in t)): bad.append(key + ".times_us")
+        rows = p.get("per_process_max_times_us", [])
+        if len(rows) != (nproc if nproc > 1 else 0) or any(len(q) != len(t) for q in rows): bad.append(key + ".per_process_max_times_us")
+        elif rows and any(abs(max(q[i] for q in rows) - t[i]) >= 0.001 for i in range(len(t))): bad.append(key + ": times_us != max of process rows")
+print("OK" if not bad else "BAD %s" % sorted(set(bad)))
+PY
+if [ "$have_py" = 1 ]; then
+  v=$(python3 "$TMP/iter_keys.py" "$TMP/all_reduce-per-iter.json" 1 2>&1)
+  [ "$v" = OK ] && ok "-I -J: every key analyze_perf_json.py reads, of its type (one process)" || not_ok "-I -J keys: $v"
+  port=$(free_port)
+  srun2() { env SLURM_PROCID=$1 SLURM_NTASKS=2 SLURM_LOCALID=$1 SLURM_STEP_NODELIST=localhost SLURM_JOB_ID=78 \
+              SLURM_STEP_ID=0 TOPOTUNE_MASTER_PORT=$port "${@:2}"; }
+  srun2 1 "$BIN/all_reduce_perf" -g 0 -b 1K -e 2K -f 2 -n 5 -I 1 >"$TMP/i1.out" 2>"$TMP/i1.err" &
+  p1=$!
+  srun2 0 "$BIN/all_reduce_perf" -g 0 -b 1K -e 2K -f 2 -n 5 -I 1 -J "$TMP/i2.json" >"$TMP/i0.out" 2>"$TMP/i0.err"
+  r0=$?; wait $p1; r1=$?
+  v=$(python3 "$TMP/iter_keys.py" "$TMP/i2.json" 2 2>&1)
+  [ "$r0$r1" = 00 ] && [ "$v" = OK ] && ok "-I -J on 2 processes: per_process_max_times_us, times_us their max per iteration" \
+    || not_ok "-I on 2 processes: rc $r0/$r1 $v $(cat "$TMP/i0.err" "$TMP/i1.err")"
+else
+  skip "-I -J keys" "python3 is not installed"
+fi
 
 # NCCL_TESTS_MIN_BW: nccl-tests' verdict ends the average line and is average_bus_bandwidth.okay (a string)
 run env NCCL_TESTS_MIN_BW=100000 "$BIN/all_reduce_perf" -g 0 -t 2 -b 64 -e 64 -n 2 -w 1 -J "$TMP/min.json"

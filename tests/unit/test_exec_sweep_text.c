@@ -222,6 +222,38 @@ static void test_rows(void **st)
                                    "0     0.00    0.00    0.00       0  ring/simple/2\n");
 }
 
+/* nccl-tests' -I: i_min i_max i_p99 i_cv% of the max over ranks of each iteration, after -K's skip */
+static void test_per_iter(void **st)
+{
+    (void)st;
+    tt_strbuf sb;
+    tt_strbuf_init(&sb);
+    tt_sweep_opts o = sweep(TT_COLL_ALLREDUCE, TT_FLOAT, 0);
+    o.per_iter = 1;
+    o.per_iter_skip = 1;
+    /* rank 0 then rank 1, 4 iterations: the max {10, 4, 2, 3}, without the first {4, 2, 3} */
+    static const double t[8] = {10, 1, 2, 3, 5, 4, 1, 1};
+    tt_sweep_result r = result(64, 16, 3, 3, 0.02, 0.02, 0.02, 0.02, 0, 0);
+    r.m.iter_us[0] = r.m.iter_us[1] = t;
+    r.m.iter_ranks = 2;
+    r.m.iter_n = 4;
+    tt_sweep_text_row(&sb, &o, &r, 0, NULL);
+    assert_string_equal(done(&sb), "          64            16     float     sum      -1     3.00    0.02    0.02       0"
+                                   "     2.00     4.00     4.00    27.22     3.00    0.02    0.02       0     2.00     4.00"
+                                   "     4.00    27.22\n");
+    tt_sweep_text_header(&sb, TT_SWEEP_TEXT_PER_ITER);
+    assert_string_equal(done(&sb),
+        "#\n"
+        "#                                                                 out-of-place (+ per-iteration)                                in-place (+ per-iteration)\n"
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% \n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%)     (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%) \n");
+    /* the copy kept past on_row */
+    assert_int_equal(tt_sweep_result_keep(&r), TT_OK);
+    assert_true(r.m.iter_us[0] != t && r.m.iter_us[0][4] == 5);
+    tt_sweep_result_release(&r);
+    assert_null(r.m.iter_us[0]);
+}
+
 static void test_footer(void **st)
 {
     (void)st;
@@ -246,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coll_names), cmocka_unit_test(test_preamble), cmocka_unit_test(test_ranks),
         cmocka_unit_test(test_header),     cmocka_unit_test(test_rows),     cmocka_unit_test(test_footer),
+        cmocka_unit_test(test_per_iter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

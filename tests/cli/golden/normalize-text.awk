@@ -4,8 +4,9 @@
 #   version      "topotune.X.Y.Z" of "# nccl-tests version"     -> "topotune.VERSION"
 #   rank lines   Pid (6 columns) and host (10 columns, or a longer name)  -> "PPPPPP", "HHHHHHHHHH" (a
 #                field out of nccl-tests' widths is left as it is and fails the comparison)
-#   rows         time (7 columns), algbw and busbw (6 each) of both placements -> TTTTTTT, AAAAAA, BBBBBB;
-#                only in a row of nccl-tests' width (118): any other width is left as it is
+#   rows         time (7 columns), algbw and busbw (6 each) of both placements -> TTTTTTT, AAAAAA, BBBBBB,
+#                with -I also i_min i_max i_p99 i_cv% (7 each) -> mmmmmmm MMMMMMM ppppppp ccccccc; only in a
+#                row of nccl-tests' widths (118, with -I 190): any other width is left as it is
 #   average      the "%g" of "# Avg bus bandwidth    : X "  -> "AVG" (the space after it kept)
 {
     line = $0
@@ -24,12 +25,13 @@
                 line = substr(line, 1, p + 4) "PPPPPP on HHHHHHHHHH" substr(line, q)
         }
     }
-    if (line !~ /^#/ && length(line) == 118) {
-        for (k = 0; k < 2; k++) {
-            o = 55 + 33 * k  # 1-based start of the time field of placement k
-            line = substr(line, 1, o - 1) "TTTTTTT" substr(line, o + 7, 2) "AAAAAA" substr(line, o + 15, 2) \
-                   "BBBBBB" substr(line, o + 23)
-        }
+    w = line ~ /^#/ ? 0 : length(line) == 118 ? 33 : length(line) == 190 ? 69 : 0  # a placement's columns
+    for (k = 0; w && k < 2; k++) {
+        o = 55 + w * k  # 1-based start of the time field of placement k
+        line = substr(line, 1, o - 1) "TTTTTTT" substr(line, o + 7, 2) "AAAAAA" substr(line, o + 15, 2) \
+               "BBBBBB" substr(line, o + 23)
+        if (w == 69)  # -I: i_min i_max i_p99 i_cv% after #wrong, 7 columns each
+            line = substr(line, 1, o + 32) "mmmmmmm  MMMMMMM  ppppppp  ccccccc" substr(line, o + 67)
     }
     if (line ~ /^# Avg bus bandwidth    : [0-9.e+-]+ /)
         sub(/: [0-9.e+-]+ /, ": AVG ", line)
