@@ -38,6 +38,14 @@ void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, co
     if (rank >= ndevs) ndevs = rank + 1;
 }
 
+static uint64_t reduced_from, reduced_to; /* -e lowered for memory (tt_cli_exec_note_reduced) */
+
+void tt_cli_exec_note_reduced(uint64_t from, uint64_t to)
+{
+    reduced_from = from;
+    reduced_to = to;
+}
+
 void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
                               const char *const *hosts)
 {
@@ -45,6 +53,8 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
     char info[96];
     snprintf(info, sizeof info, "host rank (%s)", transport);
     tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    if (reduced_to)
+        so.maxb = reduced_from; /* nccl-tests' preamble has the -e asked for */
     tt_sweep_text_run run = {perf, tt_cli_perf_note(), NULL, perf && !o->mp ? o->host_ranks : 1, 0,
                              tt_cli_perf_extra(), o->json};
     tt_strbuf sb;
@@ -55,6 +65,9 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
         tt_cli_exec_note_device(r, pids[r], hosts[r], -1, info);
         tt_sweep_text_rank(&sb, r, pids[r], hosts[r], -1, perf ? "0000:00:00" : "host", perf ? info : transport);
     }
+    if (reduced_to) /* after the rank lines, as nccl-tests */
+        tt_strbuf_printf(&sb, "#\n# Reducing maxBytes to %llu due to memory limitation\n",
+                         (unsigned long long)reduced_to);
     if (!perf || tt_cli_perf_extra())
         tt_strbuf_printf(&sb, "# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
                          o->plan.algo == TT_ALGO_DEFAULT ? "default (AllReduce up to 64 KiB: recursive doubling on a "
@@ -120,6 +133,8 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
                            int nranks, const char *transport, const char *start)
 {
     tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    if (reduced_to)
+        so.maxb = reduced_from; /* config.maximum_bytes: the -e asked for, as nccl-tests */
     int gpu = o->ngpus > 0, nenv;
     char **env = tt_cli_exec_env_entries(&nenv);
     const char *perf = tt_cli_perf_prog();

@@ -220,8 +220,7 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
     if (!mem.fits && tt_cli_perf_prog() && nlocal == nranks && mem.fit_maxb >= o->minb) {
         /* the drop-in does what nccl-tests does: lower -e to what fits, and say so (one process only:
          * processes with different memory would disagree on the sizes) */
-        if (tt_comm_rank(comms[0]) == 0)
-            printf("# Reducing maxBytes to %llu due to memory limitation\n", (unsigned long long)mem.fit_maxb);
+        tt_cli_exec_note_reduced(o->maxb, mem.fit_maxb); /* the header says so where nccl-tests does */
         o->maxb = mem.fit_maxb;
         mem.fits = 1;
     }

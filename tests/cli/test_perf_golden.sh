@@ -85,6 +85,23 @@ else
   skip "-I -J keys" "python3 is not installed"
 fi
 
+# -e above the memory: nccl-tests' line after the rank lines ("#" before it), the preamble with the -e asked for;
+# -i 32T: one size (8 bytes) is measured
+run "$BIN/all_reduce_perf" -g 0 -t 2 -b 8 -e 64T -i 32T -n 2 -w 1
+if [ "$RC" = 0 ]; then
+  got=$(awk -f "$G/normalize-text.awk" "$TMP/out" | sed -n '3p;7,11p' | sed 's/to [0-9]* due/to N due/')
+  want="# nThread 2 nGpus 0 minBytes 8 maxBytes 70368744177664 step: 35184372088832(bytes) warmup iters: 1 iters: 2 agg iters: 1 validation: 1 graph: 0 unalign: 0
+#  Rank  1 Group  0 Pid PPPPPP on HHHHHHHHHH device -1 [0000:00:00] host rank (shm)
+#
+# Reducing maxBytes to N due to memory limitation
+#
+#                                                              out-of-place                       in-place          "
+  [ "$got" = "$want" ] && ok "-e 64T: '# Reducing maxBytes to N due to memory limitation' after the rank lines, as nccl-tests" \
+    || not_ok "-e 64T: $got"
+else
+  skip "-e 64T: '# Reducing maxBytes'" "rc $RC: $(head -c 200 "$TMP/err")"
+fi
+
 # NCCL_TESTS_MIN_BW: nccl-tests' verdict ends the average line and is average_bus_bandwidth.okay (a string)
 run env NCCL_TESTS_MIN_BW=100000 "$BIN/all_reduce_perf" -g 0 -t 2 -b 64 -e 64 -n 2 -w 1 -J "$TMP/min.json"
 expect_rc 7 "NCCL_TESTS_MIN_BW above the run: exit 7 (nccl-tests' testNumResults)"
