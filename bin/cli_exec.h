@@ -116,6 +116,7 @@ const char *tt_cli_perf_note(void); /* a header comment line, or NULL */
 void tt_cli_exec_note_reduced(uint64_t from, uint64_t to);
 /* The JSON "devices" of the run (kept by tt_cli_exec_note_device). */
 void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, const char *info);
+void tt_cli_exec_note_device_hex(int rank, const char *hex); /* device_hex: a GPU's PCI address (after note_device) */
 /* -J: whether PATH can be written (a temporary file created and removed beside it), checked before
  * anything is measured; 0 or EXIT_USAGE after a message. */
 int tt_cli_exec_json_probe(const char *path);

@@ -35,7 +35,13 @@ void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, co
     devs[rank].device = device;
     snprintf(devs[rank].host, sizeof devs[rank].host, "%s", host ? host : "-");
     snprintf(devs[rank].info, sizeof devs[rank].info, "%s", info ? info : "");
+    devs[rank].hex[0] = '\0';
     if (rank >= ndevs) ndevs = rank + 1;
+}
+
+void tt_cli_exec_note_device_hex(int rank, const char *hex)
+{
+    if (rank >= 0 && rank < MAX_DEV) snprintf(devs[rank].hex, sizeof devs[rank].hex, "%s", hex ? hex : "");
 }
 
 static uint64_t reduced_from, reduced_to; /* -e lowered for memory (tt_cli_exec_note_reduced) */

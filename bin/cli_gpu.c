@@ -337,10 +337,18 @@ static void gpu_header_ranks(const gpu_run *r, const int *pids, const char *host
             if (q != i && (r->hc ? strstr(tt_gpu_comm_link(r->g, i, q), "same GPU") != NULL
                                  : tt_gpu_comm_device(r->g, q) == tt_gpu_comm_device(r->g, i)))
                 rv = 1;
-        char info[256];
+        char info[256], pci[32], name[200];
+        int dev = tt_gpu_comm_device(r->g, i);
+        if (plain && !r->hc && tt_gpu_device_ident(dev, pci, sizeof pci, name, sizeof name) == TT_OK) {
+            /* the drop-in in one process: nccl-tests' "[PCI address] GPU name" */
+            tt_sweep_text_rank(&sb, i, pids[i], host, dev, pci, name);
+            tt_cli_exec_note_device(i, pids[i], host, dev, name);
+            tt_cli_exec_note_device_hex(i, pci);
+            continue;
+        }
         snprintf(info, sizeof info, "%s -> rank %d", tt_gpu_comm_link(r->g, i, (i + 1) % n), (i + 1) % n);
-        tt_sweep_text_rank(&sb, i, pids[i], host, tt_gpu_comm_device(r->g, i), rv ? "gpu, virtual" : "gpu", info);
-        tt_cli_exec_note_device(i, pids[i], host, tt_gpu_comm_device(r->g, i), rv ? "GPU (virtual rank)" : "GPU");
+        tt_sweep_text_rank(&sb, i, pids[i], host, dev, rv ? "gpu, virtual" : "gpu", info);
+        tt_cli_exec_note_device(i, pids[i], host, dev, rv ? "GPU (virtual rank)" : "GPU");
     }
     tt_cli_exec_out(&sb);
 }

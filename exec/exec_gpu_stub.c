@@ -17,6 +17,15 @@ int tt_gpu_available(char *why, size_t whylen)
         snprintf(why, whylen, "%s", NO_CUDA);
     return 0;
 }
+tt_status tt_gpu_device_ident(int device, char *pci, size_t pcilen, char *name, size_t namelen)
+{
+    (void)device;
+    (void)pci;
+    (void)pcilen;
+    (void)name;
+    (void)namelen;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "%s", NO_CUDA);
+}
 tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices)
 {
     (void)nranks;

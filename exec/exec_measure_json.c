@@ -225,7 +225,7 @@ static void add_config(cJSON *j, const tt_sweep_report *r)
         add_int(d, "pid", dev->pid);
         cJSON_AddStringToObject(d, "hostname", dev->host);
         add_int(d, "device", dev->device);
-        cJSON_AddStringToObject(d, "device_hex", "0000:00:00");
+        cJSON_AddStringToObject(d, "device_hex", dev->hex[0] ? dev->hex : "0000:00:00");
         cJSON_AddStringToObject(d, "device_info", dev->info);
         cJSON_AddItemToArray(dv, d);
     }

@@ -304,6 +304,9 @@ int tt_gpu_comm_nlocal(const tt_gpu_comm *g);
 int tt_gpu_comm_local_rank(const tt_gpu_comm *g, int i);
 int tt_gpu_comm_is_virtual(const tt_gpu_comm *g);   /* 1 when ranks share a GPU */
 int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal in that rank's process */
+/* A CUDA device of this process as nccl-tests' rank lines name it: its PCI address "dddd:bb:dd" (domain, bus,
+ * device; hex) and its name; TT_ERR_UNSUPPORTED without CUDA, TT_ERR_SYSTEM when CUDA cannot say. */
+tt_status tt_gpu_device_ident(int device, char *pci, size_t pcilen, char *name, size_t namelen);
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 int tt_gpu_comm_net_pairs(const tt_gpu_comm *g); /* directed pairs on the net transport (0 .. n(n-1)) */
@@ -475,6 +478,7 @@ typedef struct {
 typedef struct {
     int pid, device;
     char host[64], info[96];
+    char hex[16];        /* device_hex: a GPU's PCI address ("dddd:bb:dd"); "" for "0000:00:00" */
 } tt_sweep_device;
 typedef struct {
     const tt_sweep_opts *sweep;          /* the collective, sizes, iterations, checks, requested plan */

@@ -58,7 +58,7 @@ static void test_report(void **st)
     o.plan = TT_PLAN_DEFAULT;
     char *argv[] = {"prog", "-b", "1K"};
     const char *env[] = {"TOPOTUNE_SPIN_US=5"};
-    tt_sweep_device dev[1] = {{42, 0, "host0", "CPU"}};
+    tt_sweep_device dev[1] = {{42, 0, "host0", "CPU", ""}};
     tt_sweep_report rep = {&o, "prog", "prog", "all_reduce", 3, argv, env, 1, 2, 0, 2, "shm", dev, 1,
                            "2026-01-01 00:00:00", r, 2, NULL, 1, -1};
     char *txt = NULL;
@@ -105,7 +105,7 @@ static void test_nccl_form(void **st)
     o.iters = 5;
     o.plan = TT_PLAN_DEFAULT;
     char *argv[] = {"broadcast_perf"};
-    tt_sweep_device dev[1] = {{42, -1, "host0", "CPU"}};
+    tt_sweep_device dev[1] = {{42, -1, "host0", "CPU", ""}};
     tt_sweep_report rep = {&o, "prog", "", "broadcast", 1, argv, NULL, 0, 2, 0, 2, "shm", dev, 1,
                            "2026-01-01 00:00:00", r, 2, NULL, 0, 0};
     char *txt = NULL;
@@ -137,6 +137,11 @@ static void test_nccl_form(void **st)
     rep.bw_check = 1;
     assert_int_equal(tt_sweep_report_json(&rep, &txt, &len), TT_OK);
     assert_non_null(strstr(txt, "\"bandwidth\":2.000000,\"okay\":\"true\"}"));
+    free(txt);
+    /* a GPU's PCI address, when the caller knows it */
+    snprintf(dev[0].hex, sizeof dev[0].hex, "0000:1b:00");
+    assert_int_equal(tt_sweep_report_json(&rep, &txt, &len), TT_OK);
+    assert_non_null(strstr(txt, "\"device_hex\":\"0000:1b:00\""));
     free(txt);
 }
 
