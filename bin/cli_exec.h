@@ -109,9 +109,14 @@ const char *tt_cli_exec_signame(int sig); /* "SIGTERM", "SIGINT" */
 int tt_cli_perf_translate(int *argc, char ***argv);
 const char *tt_cli_perf_prog(void); /* "all_reduce_perf", ...; NULL as topo-exec */
 int tt_cli_perf_extra(void);        /* --topotune: topotune's own lines and columns too */
+int tt_cli_perf_per_iter(int *skip); /* -I 1 (and -K's *skip): per-iteration timing; 0 as topo-exec */
 const char *tt_cli_perf_note(void); /* a header comment line, or NULL */
+/* The drop-in lowered -e from `from` to `to` bytes for memory: the header says so after the rank lines, and
+ * the preamble and -J's config keep `from`, as nccl-tests (cli_exec_print.c). */
+void tt_cli_exec_note_reduced(uint64_t from, uint64_t to);
 /* The JSON "devices" of the run (kept by tt_cli_exec_note_device). */
 void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, const char *info);
+void tt_cli_exec_note_device_hex(int rank, const char *hex); /* device_hex: a GPU's PCI address (after note_device) */
 /* -J: whether PATH can be written (a temporary file created and removed beside it), checked before
  * anything is measured; 0 or EXIT_USAGE after a message. */
 int tt_cli_exec_json_probe(const char *path);

@@ -474,5 +474,6 @@ tt_sweep_opts tt_cli_exec_sweep_opts(const tt_cli_exec_opts *o)
     s.check = o->check;
     s.plan = o->plan;
     s.time_of = o->time_of;
+    s.per_iter = tt_cli_perf_per_iter(&s.per_iter_skip); /* the drop-in's -I / -K */
     return s;
 }

@@ -35,7 +35,21 @@ void tt_cli_exec_note_device(int rank, int pid, const char *host, int device, co
     devs[rank].device = device;
     snprintf(devs[rank].host, sizeof devs[rank].host, "%s", host ? host : "-");
     snprintf(devs[rank].info, sizeof devs[rank].info, "%s", info ? info : "");
+    devs[rank].hex[0] = '\0';
     if (rank >= ndevs) ndevs = rank + 1;
+}
+
+void tt_cli_exec_note_device_hex(int rank, const char *hex)
+{
+    if (rank >= 0 && rank < MAX_DEV) snprintf(devs[rank].hex, sizeof devs[rank].hex, "%s", hex ? hex : "");
+}
+
+static uint64_t reduced_from, reduced_to; /* -e lowered for memory (tt_cli_exec_note_reduced) */
+
+void tt_cli_exec_note_reduced(uint64_t from, uint64_t to)
+{
+    reduced_from = from;
+    reduced_to = to;
 }
 
 void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
@@ -45,7 +59,10 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
     char info[96];
     snprintf(info, sizeof info, "host rank (%s)", transport);
     tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
-    tt_sweep_text_run run = {perf, tt_cli_perf_note(), NULL, perf && !o->mp ? o->host_ranks : 1, 0};
+    if (reduced_to)
+        so.maxb = reduced_from; /* nccl-tests' preamble has the -e asked for */
+    tt_sweep_text_run run = {perf, tt_cli_perf_note(), NULL, perf && !o->mp ? o->host_ranks : 1, 0,
+                             tt_cli_perf_extra(), o->json};
     tt_strbuf sb;
     tt_strbuf_init(&sb);
     tt_sweep_text_preamble(&sb, &run, &so);
@@ -54,6 +71,9 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
         tt_cli_exec_note_device(r, pids[r], hosts[r], -1, info);
         tt_sweep_text_rank(&sb, r, pids[r], hosts[r], -1, perf ? "0000:00:00" : "host", perf ? info : transport);
     }
+    if (reduced_to) /* after the rank lines, as nccl-tests */
+        tt_strbuf_printf(&sb, "#\n# Reducing maxBytes to %llu due to memory limitation\n",
+                         (unsigned long long)reduced_to);
     if (!perf || tt_cli_perf_extra())
         tt_strbuf_printf(&sb, "# plan: algo %s%s%s, proto %s%s%s, channels 1, chunk %zu bytes\n",
                          o->plan.algo == TT_ALGO_DEFAULT ? "default (AllReduce up to 64 KiB: recursive doubling on a "
@@ -72,19 +92,21 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
             tt_strbuf_printf(&sb, "# job: none (none of " TT_JOB_ID_VARS " is set%s%s): a leftover process of an "
                              "earlier run on this port could take a rank\n", job[0] ? "; only " : "", job);
     }
-    tt_sweep_text_header(&sb, tt_cli_exec_has_pred() ? TT_SWEEP_TEXT_PRED : 0);
+    tt_sweep_text_header(&sb, (tt_cli_exec_has_pred() ? TT_SWEEP_TEXT_PRED : 0) | (so.per_iter ? TT_SWEEP_TEXT_PER_ITER : 0));
     tt_cli_exec_out(&sb);
 }
 
 int tt_cli_exec_min_bw(double avg_busbw, const char **word)
 {
+    static int warned; /* the footer and -J both ask: one warning */
     *word = "";
     const char *v = tt_setting("NCCL_TESTS_MIN_BW");
     if (!v || !*v)
         return 0;
     double min;
     if (tt_parse_double(v, &min) != TT_OK || min < 0) {
-        fprintf(stderr, "topo-exec: NCCL_TESTS_MIN_BW='%s' is not a bandwidth in GB/s: not checked\n", v);
+        if (!warned++)
+            fprintf(stderr, "topo-exec: NCCL_TESTS_MIN_BW='%s' is not a bandwidth in GB/s: not checked\n", v);
         return 0;
     }
     /* nccl-tests' rule: the run fails below 0.9x the value asked for (shared/reference/peers.md) */
@@ -117,17 +139,26 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
                            int nranks, const char *transport, const char *start)
 {
     tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
+    if (reduced_to)
+        so.maxb = reduced_from; /* config.maximum_bytes: the -e asked for, as nccl-tests */
     int gpu = o->ngpus > 0, nenv;
     char **env = tt_cli_exec_env_entries(&nenv);
     const char *perf = tt_cli_perf_prog();
-    tt_sweep_report r = {&so, "topo-exec", perf ? perf : "topo-exec", tt_sweep_coll_name(o->coll), o->argc, o->argv,
+    /* average_bus_bandwidth.okay: NCCL_TESTS_MIN_BW's verdict on the rows written ("unchecked" without it) */
+    const char *word;
+    double avg;
+    tt_sweep_summary(rows, nrows, &avg);
+    int bwfail = tt_cli_exec_min_bw(avg, &word);
+    /* experiment_name: nccl-tests writes "" for its sweeps */
+    tt_sweep_report r = {&so, "topo-exec", perf ? "" : "topo-exec", tt_sweep_coll_name(o->coll), o->argc, o->argv,
                          (const char *const *)env, env ? nenv : 0, gpu || o->mp ? 1 : o->host_ranks,
-                         gpu ? (o->mp ? 1 : o->ngpus) : 0, nranks, transport, devs, ndevs, start, rows, nrows, err};
+                         gpu ? (o->mp ? 1 : o->ngpus) : 0, nranks, transport, devs, ndevs, start, rows, nrows, err,
+                         !perf || tt_cli_perf_extra(), *word ? !bwfail : -1};
     char *txt = NULL;
     size_t len;
     tt_status st = tt_sweep_report_json(&r, &txt, &len);
     if (st == TT_OK)
-        st = tt_cli_write_output(o->json, txt, len + 1);
+        st = tt_cli_write_output(o->json, txt, len);
     free(txt);
     for (int i = 0; env && i < nenv; i++) free(env[i]);
     free(env);

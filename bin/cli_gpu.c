@@ -312,12 +312,13 @@ static void gpu_header_ranks(const gpu_run *r, const int *pids, const char *host
     tt_sweep_opts so = tt_cli_exec_sweep_opts(o);
     so.agg = 1;
     so.check_max = o->check_max;
+    int plain = perf && !tt_cli_perf_extra(); /* the drop-in: nccl-tests' lines only */
     tt_sweep_text_run run = {perf, tt_cli_perf_note(), o->nccl ? "nccl (libnccl.so.2 via dlopen)" : "topotune GPU executor",
-                             1, perf && r->hc ? 1 : n};
+                             1, perf && r->hc ? 1 : n, !plain, o->json};
     tt_strbuf sb;
     tt_strbuf_init(&sb);
     tt_sweep_text_preamble(&sb, &run, &so);
-    if (r->hc) {
+    if (r->hc && !plain) {
         /* all net, all IPC/shm, or mixed (IPC inside a host, net between hosts) */
         int npairs = n * (n - 1), nnet = tt_gpu_comm_net_pairs(r->g);
         if (nnet && nnet < npairs)
@@ -328,7 +329,10 @@ static void gpu_header_ranks(const gpu_run *r, const int *pids, const char *host
                              nnet ? "net transport: pinned host FIFOs and a proxy thread over the host connections"
                                   : "CUDA IPC or shared memory");
     }
-    if (r->virt)
+    if (r->virt && plain) /* the drop-in's standard output has nccl-tests' lines only: the warning goes to stderr */
+        fprintf(stderr, "%s: VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real "
+                "kernels; bandwidths are NOT those of %d GPUs\n", perf, n, r->ndev == 1 ? "1" : "some", n);
+    else if (r->virt)
         tt_strbuf_printf(&sb, "# VIRTUAL RANKS: %d ranks share %s GPU(s): separate buffers and connections, real "
                          "kernels; bandwidths are NOT those of %d GPUs\n", n, r->ndev == 1 ? "1" : "some", n);
     tt_sweep_text_devices(&sb);
@@ -339,10 +343,18 @@ static void gpu_header_ranks(const gpu_run *r, const int *pids, const char *host
             if (q != i && (r->hc ? strstr(tt_gpu_comm_link(r->g, i, q), "same GPU") != NULL
                                  : tt_gpu_comm_device(r->g, q) == tt_gpu_comm_device(r->g, i)))
                 rv = 1;
-        char info[256];
+        char info[256], pci[32], name[200];
+        int dev = tt_gpu_comm_device(r->g, i);
+        if (plain && !r->hc && tt_gpu_device_ident(dev, pci, sizeof pci, name, sizeof name) == TT_OK) {
+            /* the drop-in in one process: nccl-tests' "[PCI address] GPU name" */
+            tt_sweep_text_rank(&sb, i, pids[i], host, dev, pci, name);
+            tt_cli_exec_note_device(i, pids[i], host, dev, name);
+            tt_cli_exec_note_device_hex(i, pci);
+            continue;
+        }
         snprintf(info, sizeof info, "%s -> rank %d", tt_gpu_comm_link(r->g, i, (i + 1) % n), (i + 1) % n);
-        tt_sweep_text_rank(&sb, i, pids[i], host, tt_gpu_comm_device(r->g, i), rv ? "gpu, virtual" : "gpu", info);
-        tt_cli_exec_note_device(i, pids[i], host, tt_gpu_comm_device(r->g, i), rv ? "GPU (virtual rank)" : "GPU");
+        tt_sweep_text_rank(&sb, i, pids[i], host, dev, rv ? "gpu, virtual" : "gpu", info);
+        tt_cli_exec_note_device(i, pids[i], host, dev, rv ? "GPU (virtual rank)" : "GPU");
     }
     tt_cli_exec_out(&sb);
 }
@@ -383,7 +395,8 @@ static int gpu_footer(const gpu_run *r, grows *rows)
     double avg = rows->nbw ? rows->bwsum / rows->nbw : 0;
     int bwfail = tt_cli_exec_min_bw(avg, &word);
     char note[64];
-    snprintf(note, sizeof note, "%s%s%s", word, *word && r->virt ? " " : "", r->virt ? "(virtual ranks)" : "");
+    int virt = r->virt && !(perf && !tt_cli_perf_extra()); /* the drop-in said it on stderr */
+    snprintf(note, sizeof note, "%s%s%s", word, *word && virt ? " " : "", virt ? "(virtual ranks)" : "");
     tt_sweep_text_footer(&sb, rows->oob, avg, note);
     if (o->table && !o->nccl)
         tt_strbuf_printf(&sb, "# plan table: %lu size(s) had a rule this executor cannot run (NVLS, LL128 without "

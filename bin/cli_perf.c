@@ -32,6 +32,8 @@ static const char *perf_prog;     /* the drop-in's name, NULL for topo-exec */
 static int perf_extra;            /* --topotune: plan line, algorithm column */
 static char perf_note[640];       /* a header comment (how the ranks were chosen) */
 static char **perf_argv;          /* the translated command line, freed at exit */
+static int perf_per_iter;         /* -I 1: per-iteration timing (host ranks) */
+static int perf_per_iter_skip;    /* -K N: iterations left out of -I's statistics */
 
 static void perf_argv_free(void)
 {
@@ -40,8 +42,15 @@ static void perf_argv_free(void)
 }
 
 const char *tt_cli_perf_prog(void) { return perf_prog; }
+int tt_cli_perf_per_iter(int *skip)
+{
+    *skip = perf_per_iter ? perf_per_iter_skip : 0;
+    return perf_per_iter;
+}
 int tt_cli_perf_extra(void) { return perf_extra; }
-const char *tt_cli_perf_note(void) { return perf_note[0] ? perf_note : NULL; }
+/* the note is a header line with --topotune only; without it nccl-tests' lines stay alone on standard
+ * output and the note goes to standard error (tt_cli_perf_translate) */
+const char *tt_cli_perf_note(void) { return perf_note[0] && perf_extra ? perf_note : NULL; }
 
 static void perf_usage(const char *prog)
 {
@@ -60,10 +69,13 @@ static void perf_usage(const char *prog)
            "  -r,--root N            root of broadcast/reduce (-1, all roots, is refused)\n"
            "  -a,--average N         time across ranks: 0 rank 0, 1 average (default), 2 min, 3 max\n"
            "  -T,--timeout SEC       deadline                    -J,--output_file F.json  JSON results\n"
-           "  -z 0, -y 0, -G 0, -C 0, -R 0, -D 0, -M 0, -u 0, -I 0, -K 0, -S 0: accepted; other values are refused\n"
+           "  -I,--per_iter_timing 0/1  each iteration timed (host clock; host ranks): i_min i_max i_p99 i_cv%% columns,\n"
+           "                         -J's *_per_iter objects      -K,--per_iter_skip N  leave N out of their statistics\n"
+           "  -z 0, -y 0, -G 0, -C 0, -R 0, -D 0, -M 0, -u 0, -S 0: accepted; other values are refused\n"
            "                         (blocking mode, NULL stream, CUDA graphs, CPU time, registration, device API,\n"
-           "                         memory report, unaligned buffers, per-iteration timing, timestamps); -x refused\n"
-           "  --topotune             add topotune's lines and columns (plan, algorithm)\n"
+           "                         memory report, unaligned buffers, timestamps); -x refused\n"
+           "  --topotune             add topotune's lines, columns and -J keys (plan, algorithm, notes); without it\n"
+           "                         standard output and -J have nccl-tests' form only\n"
            "  --predict TOPO, --calibration F, --table F, --algo A, --proto P: as topo-exec\n"
            "  -h,--help, --version\n",
            prog, TT_VERSION_STRING);
@@ -82,8 +94,6 @@ static const struct {
     {'D', "NCCL's device API kernels"},
     {'M', "the GPU memory usage report"},
     {'u', "unaligned buffers"},
-    {'I', "per-iteration timing"},
-    {'K', "skipping per-iteration samples (needs -I)"},
     {'S', "the timestamp column"},
 };
 
@@ -106,7 +116,7 @@ static int refuse_unless_zero(int ch, const char *val, int *rc)
 
 /* What the nccl-tests options said about the ranks, and the translated command line so far. */
 typedef struct {
-    long long threads, gpus, cycles, avg, agg;
+    long long threads, gpus, cycles, avg, agg, iters;
     int predict;
     char **out;
     int n;
@@ -175,6 +185,15 @@ static int perf_options(perf_cmd *c, int ac, char **av)
             if (tt_cli_int_option("-a (0 rank 0, 1 average, 2 min, 3 max)", optarg, 0, 3, &c->avg)) return EXIT_USAGE;
             break;
         case 'p': if (tt_cli_int_option("-p", optarg, 0, 1, &v)) return EXIT_USAGE; break;
+        case 'I':
+            if (tt_cli_int_option("-I (per-iteration timing: 0 or 1)", optarg, 0, 1, &v)) return EXIT_USAGE;
+            perf_per_iter = (int)v;
+            break;
+        case 'K':
+            if (tt_cli_int_option("-K (iterations left out of -I's statistics)", optarg, 0, 1 << 30, &v))
+                return EXIT_USAGE;
+            perf_per_iter_skip = (int)v;
+            break;
         case 'V': break; /* the CTA count of -D's kernels: without -D nccl-tests ignores it too */
         case 'x': return tt_cli_bad("-x %s: NCCL's CTA policy is not supported by the topotune executor", optarg);
         case 'h': perf_usage(perf_prog); exit(0);
@@ -183,6 +202,7 @@ static int perf_options(perf_cmd *c, int ac, char **av)
         case ':': return tt_cli_bad("option %s needs a value", av[optind - 1]);
         case '?': return tt_cli_bad("unknown option '%s' (see --help)", av[optind - 1]);
         default:
+            if (ch == 'n') c->iters = strtoll(optarg, NULL, 10); /* for -K's check (topo-exec checks -n) */
             if (refuse_unless_zero(ch, optarg, &rc)) {
                 if (rc) return EXIT_USAGE;
             } else if ((rc = pass_through(c, ch, optarg))) {
@@ -191,6 +211,10 @@ static int perf_options(perf_cmd *c, int ac, char **av)
         }
     }
     if (optind < ac) return tt_cli_bad("unexpected argument '%s'", av[optind]);
+    if (perf_per_iter_skip && !perf_per_iter)
+        return tt_cli_bad("-K %d: skips iterations of -I's statistics; add -I 1", perf_per_iter_skip);
+    if (perf_per_iter_skip && perf_per_iter_skip >= c->iters)
+        return tt_cli_bad("-K %d: must be below the iterations (-n %lld)", perf_per_iter_skip, c->iters);
     return 0;
 }
 
@@ -224,6 +248,7 @@ static int perf_ranks(perf_cmd *c)
                               threads, g);
         if (c->agg != 1) return tt_cli_bad("-m %lld: aggregated operations are not supported on GPU ranks", c->agg);
         if (c->cycles != 1) return tt_cli_bad("-N %lld: run cycles are supported on host ranks only", c->cycles);
+        if (perf_per_iter) return tt_cli_bad("-I 1: per-iteration timing is supported on host ranks only (-g 0)");
         if (c->avg != 1 && launched)
             return tt_cli_bad("-a %lld: GPU ranks of several processes report the average time only", c->avg);
         snprintf(bufs[nb], sizeof bufs[nb], "%lld", threads * g);
@@ -277,7 +302,7 @@ int tt_cli_perf_translate(int *argc, char ***argv)
     if (!out) return tt_cli_bad("out of memory translating the command line");
     perf_argv = out;
     atexit(perf_argv_free);
-    perf_cmd c = {1, -1, 1, 1, 1, 0, out, 0};
+    perf_cmd c = {1, -1, 1, 1, 1, 20, 0, out, 0};
     out[c.n++] = av[0];
     out[c.n++] = "--op-name";
     out[c.n++] = (char *)coll;
@@ -285,6 +310,7 @@ int tt_cli_perf_translate(int *argc, char ***argv)
     if (rc) return rc;
     if (!c.predict) tt_cli_exec_set("TOPOTUNE_PREDICT_TOPO", NULL); /* prediction columns only behind --predict */
     if ((rc = perf_ranks(&c))) return rc;
+    if (perf_note[0] && !perf_extra) fprintf(stderr, "%s: %s\n", perf_prog, perf_note + 2); /* without its "# " */
     out[c.n] = NULL;
     optind = 1;
     *argc = c.n;

@@ -93,7 +93,8 @@ static void on_row(void *user, const tt_sweep_row *m)
             sh->cap = nc;
         }
     }
-    if (sh->nrows < sh->cap) sh->rows[sh->nrows++] = r;
+    if (sh->nrows < sh->cap && tt_sweep_result_keep(&r) == TT_OK) /* -I's iteration times copied */
+        sh->rows[sh->nrows++] = r;
     pthread_mutex_unlock(&sh->mu);
 }
 
@@ -219,8 +220,7 @@ static int check_run(opts *o, tt_comm **comms, int nranks, int nlocal, int *fata
     if (!mem.fits && tt_cli_perf_prog() && nlocal == nranks && mem.fit_maxb >= o->minb) {
         /* the drop-in does what nccl-tests does: lower -e to what fits, and say so (one process only:
          * processes with different memory would disagree on the sizes) */
-        if (tt_comm_rank(comms[0]) == 0)
-            printf("# Reducing maxBytes to %llu due to memory limitation\n", (unsigned long long)mem.fit_maxb);
+        tt_cli_exec_note_reduced(o->maxb, mem.fit_maxb); /* the header says so where nccl-tests does */
         o->maxb = mem.fit_maxb;
         mem.fits = 1;
     }
@@ -285,6 +285,8 @@ static int json_writer_hint(const opts *o)
 /* where the local ranks' workers run (--bind / TOPOTUNE_HOST_BIND), when they are bound */
 static void print_binding(tt_comm **comms, int nlocal)
 {
+    if (tt_cli_perf_prog() && !tt_cli_perf_extra())
+        return; /* the drop-in prints nccl-tests' lines only (its --topotune adds ours) */
     tt_strbuf sb;
     tt_strbuf_init(&sb);
     tt_sweep_text_binding(&sb, comms, nlocal);
@@ -478,6 +480,7 @@ static int host_main(opts *o)
         }
     }
     free(comms);
+    for (int i = 0; i < sh.nrows; i++) tt_sweep_result_release(&sh.rows[i]);
     free(sh.rows);
     tt_cli_mpi_finish();
     return rc;

@@ -18,6 +18,15 @@ void exec_gpu_cuda_probe(exec_gpu_cuda_state *s)
 {
     memset(s, 0, sizeof *s);
 }
+tt_status tt_gpu_device_ident(int device, char *pci, size_t pcilen, char *name, size_t namelen)
+{
+    (void)device;
+    (void)pci;
+    (void)pcilen;
+    (void)name;
+    (void)namelen;
+    return tt_error_set(TT_ERR_UNSUPPORTED, "%s", NO_CUDA);
+}
 tt_status tt_gpu_comm_init(tt_gpu_comm **out, int nranks, const int *devices)
 {
     (void)nranks;

@@ -63,6 +63,11 @@ tt_status tt_sweep_one(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count,
             o->progress(o->user, row->index, tt_sweep_nsizes(o), row->bytes, place);
         double sec = 0;
         if ((st = e->time(e, o, count, place, &sec)) != TT_OK) return st;
+        if (o->per_iter && e->iter_us[place]) {
+            row->iter_us[place] = e->iter_us[place];
+            row->iter_ranks = e->iter_ranks;
+            row->iter_n = o->iters;
+        }
         long long wrong = -1;
         if (o->check > 0 && (!o->check_max || bytes <= o->check_max) &&
             (st = e->check(e, o, count, place, &wrong)) != TT_OK)

@@ -18,6 +18,8 @@ typedef struct {
     size_t cap; /* prepared count (for this type size and collective) */
     size_t es;
     tt_coll coll;
+    double *it_mine, *it_all[2]; /* -I: this rank's iteration times, every rank's per placement */
+    int it_cap;                  /* iterations they hold */
 } host_eng;
 
 static tt_status host_issue(tt_comm *c, const tt_sweep_opts *o, void *sb, void *rb, size_t count)
@@ -82,6 +84,10 @@ static tt_status host_resolve(tt_sweep_engine *e, const tt_sweep_opts *o, size_t
     return tt_comm_resolve_plan(h->c, o->coll, count, o->dtype, eff);
 }
 
+static tt_status host_time_across(tt_sweep_engine *e, const tt_sweep_opts *o, double s, double *sec);
+static tt_status host_time_iters(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place,
+                                 unsigned char *sb, unsigned char *rb, double *sec);
+
 static tt_status host_time(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place, double *sec)
 {
     host_eng *h = e->self;
@@ -96,6 +102,8 @@ static tt_status host_time(tt_sweep_engine *e, const tt_sweep_opts *o, size_t co
     tt_status st;
     for (int w = 0; w < o->warmup; w++)
         if ((st = host_wait(c, host_issue(c, o, sb, rb, count))) != TT_OK) return st;
+    if (o->per_iter)
+        return host_time_iters(e, o, count, in_place, sb, rb, sec);
     double t0 = tt_now_s();
     for (int it = 0; it < o->iters; it++) {
         tt_group_start();
@@ -106,7 +114,58 @@ static tt_status host_time(tt_sweep_engine *e, const tt_sweep_opts *o, size_t co
     }
     if ((st = tt_comm_wait(c)) != TT_OK) return st;
     double s = (tt_now_s() - t0) / ((double)o->iters * o->agg);
-    /* across ranks as nccl-tests' -a: the average (default), rank 0's (a sum of zeros and it), min, max */
+    return host_time_across(e, o, s, sec);
+}
+
+/* nccl-tests' -I: each iteration timed on its own (its agg operations, then a wait), the times of every
+ * rank gathered for rank 0's row (e->iter_us); the time per operation the mean of the iterations */
+static tt_status host_time_iters(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place,
+                                 unsigned char *sb, unsigned char *rb, double *sec)
+{
+    host_eng *h = e->self;
+    tt_comm *c = h->c;
+    tt_status st;
+    if (h->it_cap < o->iters) {
+        free(h->it_mine);
+        free(h->it_all[0]);
+        free(h->it_all[1]);
+        h->it_mine = calloc((size_t)o->iters, sizeof(double));
+        h->it_all[0] = calloc((size_t)o->iters * (size_t)e->nranks, sizeof(double));
+        h->it_all[1] = calloc((size_t)o->iters * (size_t)e->nranks, sizeof(double));
+        h->it_cap = h->it_mine && h->it_all[0] && h->it_all[1] ? o->iters : 0;
+        if (!h->it_cap) return tt_error_set(TT_ERR_NOMEM, "rank %d: no memory for %d iteration times", e->rank, o->iters);
+    }
+    double sum = 0;
+    for (int it = 0; it < o->iters; it++) {
+        double t0 = tt_now_s();
+        tt_group_start();
+        st = TT_OK;
+        for (int a = 0; a < o->agg && st == TT_OK; a++) st = host_issue(c, o, sb, rb, count);
+        tt_group_end();
+        if (st != TT_OK || (st = tt_comm_wait(c)) != TT_OK) return st;
+        h->it_mine[it] = (tt_now_s() - t0) / o->agg * 1e6;
+        sum += h->it_mine[it];
+    }
+    /* every rank's row: each writes its own into zeros, a sum gathers them (an AllReduce, as the time
+     * across ranks below: the collective every plan runs) */
+    double *all = h->it_all[in_place ? 1 : 0];
+    size_t ni = (size_t)o->iters;
+    memset(all, 0, ni * (size_t)e->nranks * sizeof *all);
+    memcpy(all + (size_t)e->rank * ni, h->it_mine, ni * sizeof *all);
+    if ((st = host_wait(c, tt_allreduce(all, all, ni * (size_t)e->nranks, TT_DOUBLE, TT_SUM, c))) != TT_OK) return st;
+    e->iter_us[in_place ? 1 : 0] = all;
+    e->iter_ranks = e->nranks;
+    return host_time_across(e, o, sum / o->iters / 1e6, sec);
+}
+
+/* this rank's seconds per operation across ranks as nccl-tests' -a: the average (default), rank 0's (a
+ * sum of zeros and it), min, max */
+static tt_status host_time_across(tt_sweep_engine *e, const tt_sweep_opts *o, double s, double *sec)
+{
+    host_eng *h = e->self;
+    tt_comm *c = h->c;
+    int n = e->nranks, me = e->rank;
+    tt_status st;
     tt_redop rop = o->time_of == TT_SWEEP_TIME_MIN ? TT_MIN : o->time_of == TT_SWEEP_TIME_MAX ? TT_MAX : TT_SUM;
     if (o->time_of == TT_SWEEP_TIME_RANK0 && me != 0) s = 0;
     if ((st = host_wait(c, tt_allreduce(&s, &s, 1, TT_DOUBLE, rop, c))) != TT_OK) return st;
@@ -157,6 +216,9 @@ static void host_release(tt_sweep_engine *e)
     free(h->sbuf);
     free(h->rbuf);
     free(h->exp);
+    free(h->it_mine);
+    free(h->it_all[0]);
+    free(h->it_all[1]);
     free(h);
     e->self = NULL;
 }

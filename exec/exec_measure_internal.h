@@ -33,6 +33,15 @@ tt_status exec_measure_engine_gpu_with(tt_sweep_engine *e, tt_gpu_comm *g, tt_co
 typedef tt_status (*exec_rank_fn)(tt_comm *c, int keep, void *user);
 tt_status exec_host_ranks(tt_comm **comms, int n, exec_rank_fn fn, void *user);
 
+/* nccl-tests' -I statistics of one placement of a row (exec_measure_json.c): the max over ranks of
+ * each iteration (max_us, iter_n values; rows of procs processes: ranks / procs each), and over the
+ * iterations after skip min, max, avg, p50, p95, p99, population stdev and cv% (stdev / avg).
+ * 0, or -1 without iteration times. */
+typedef struct {
+    double min, max, avg, p50, p95, p99, stdev, cv;
+} exec_iter_stats;
+int exec_iter_stats_of(const tt_sweep_row *m, int place, int skip, double *max_us, exec_iter_stats *s);
+
 /* CUDA runtime: make `device` current / wait for all its work (TT_ERR_UNSUPPORTED without CUDA). */
 tt_status exec_gpu_set_device(int device);
 tt_status exec_gpu_device_sync(int device);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tt_exec.h"
+#include "exec_measure_internal.h"
 
 const char *tt_sweep_coll_name(tt_coll c)
 {
@@ -18,7 +18,8 @@ const char *tt_sweep_coll_name(tt_coll c)
     return (unsigned)c < TT_COLL_COUNT ? n[c] : "?";
 }
 
-/* nccl-tests' number fitting in w columns: %.2f, then fewer decimals, then an exponent */
+/* nccl-tests' number fitting in w columns: %.2f, then fewer decimals, then an exponent (%.1e in 7
+ * columns or more, else %.0e), cut to w characters as nccl-tests' buffer of w + 1 bytes cuts it */
 static void fnum(char *b, size_t n, int w, double v)
 {
     char t[64];
@@ -29,28 +30,41 @@ static void fnum(char *b, size_t n, int w, double v)
             return;
         }
     }
-    snprintf(t, sizeof t, "%*.1e", w, v);
-    if ((int)strlen(t) > w)
-        snprintf(t, sizeof t, "%*.0e", w, v);
+    snprintf(t, sizeof t, w >= 7 ? "%*.1e" : "%*.0e", w, v);
+    t[w] = '\0';
     snprintf(b, n, "%s", t);
 }
+
+/* The version nccl-tests' own first line carries (its src/common.h), whose form ours keeps. */
+#define NCCL_TESTS_FORM "2.19.6"
 
 void tt_sweep_text_preamble(tt_strbuf *sb, const tt_sweep_text_run *h, const tt_sweep_opts *o)
 {
     unsigned long long step = o->factor > 1 ? (unsigned long long)o->factor : (unsigned long long)o->stepb;
     const char *unit = o->factor > 1 ? "factor" : "bytes";
     if (h->prog) {
-        /* nccl-tests' preamble, line for line, after one line saying what this is */
-        tt_strbuf_printf(sb, "# topotune %s: %s with nccl-tests' options and output (topo-exec)\n",
-                         TT_VERSION_STRING, h->prog);
+        if (h->json)
+            tt_strbuf_printf(sb, "# Writing JSON output to %s\n", h->json);
+        /* nccl-tests' preamble, line for line.  The first line keeps the shape parsers look for
+         * ("# nccl-tests version V nccl-headers=N nccl-library=N"); V says whose it is (the form of
+         * nccl-tests 2.19.6, topotune's executor: 2.19.6+topotune.X.Y.Z, a semver build tag) and 0 that
+         * no NCCL was compiled in or loaded */
+        tt_strbuf_printf(sb, "# nccl-tests version %s+topotune.%s nccl-headers=0 nccl-library=0\n", NCCL_TESTS_FORM,
+                         TT_VERSION_STRING);
         tt_strbuf_printf(sb, "# Collective test starting: %s\n", h->prog);
         tt_strbuf_printf(sb, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d "
                          "iters: %d agg iters: %d validation: %d graph: 0 unalign: 0\n",
                          h->nthreads, h->ngpus, (unsigned long long)o->minb, (unsigned long long)o->maxb, step, unit,
                          o->warmup, o->iters, o->agg, o->check);
-        if (h->note)
+        if (o->per_iter) { /* nccl-tests' -I line, saying how ours are timed (its says "CUDA event timing") */
+            tt_strbuf_append(sb, "# Per-Iteration Report: host clock timing; i_* uses max over process rows");
+            if (o->per_iter_skip)
+                tt_strbuf_printf(sb, "; summary skips first %d iterations", o->per_iter_skip);
+            tt_strbuf_append(sb, " \n");
+        }
+        if (h->extra && h->note)
             tt_strbuf_printf(sb, "%s\n", h->note);
-        if (h->engine)
+        if (h->extra && h->engine)
             tt_strbuf_printf(sb, "# engine %s; checked up to %llu bytes\n", h->engine,
                              (unsigned long long)o->check_max);
     } else if (h->engine) {
@@ -115,28 +129,33 @@ void tt_sweep_text_header(tt_strbuf *sb, int flags)
         plan_column_header(sb, pred);
         return;
     }
-    /* the three header lines of nccl-tests, column for column; with a prediction each placement
-     * gains "pred" and "err%" columns */
-    int pw = pred ? 17 : 0; /* width of the prediction columns */
-    char l1[256], l2[256], l3[256];
-    memset(l1, ' ', sizeof l1);
-    l1[0] = '#';
-    memcpy(l1 + 63, "out-of-place", 12);
-    memcpy(l1 + 98 + pw, "in-place", 8);
-    l1[106 + pw] = '\0';
-    snprintf(l2, sizeof l2, "#       size         count      type   redop    root");
-    snprintf(l3, sizeof l3, "#        (B)    (elements)                          ");
+    /* nccl-tests' three heads, column for column and space for space (the trailing ones too: the
+     * first line ends in ten spaces, the second in one, the third in seven, where nccl-tests' empty
+     * timestamp column is); a prediction adds "pred" and "err%" to each placement */
+#define LEAD "# %10s  %12s  %8s  %6s  %6s"
+    int iter = (flags & TT_SWEEP_TEXT_PER_ITER) != 0;
+    tt_strbuf_append(sb, "#\n");
+    tt_strbuf_printf(sb, LEAD, "", "", "", "", "");
+    if (iter) /* nccl-tests' -I heads */
+        tt_strbuf_printf(sb, "              out-of-place (+ per-iteration)                                %sin-place "
+                         "(+ per-iteration)\n", pred ? "                 " : "");
+    else
+        tt_strbuf_printf(sb, "           out-of-place                       %sin-place          %s\n",
+                         pred ? "                 " : "", pred ? "                 " : "");
+    tt_strbuf_printf(sb, LEAD, "size", "count", "type", "redop", "root");
     for (int p = 0; p < 2; p++) {
-        strcat(l2, "     time   algbw   busbw  #wrong");
-        strcat(l3, "     (us)  (GB/s)  (GB/s)        ");
-        if (pw) {
-            strcat(l2, "     pred    err%");
-            strcat(l3, "     (us)        ");
-        }
+        tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
+        if (iter) tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "i_min", "i_max", "i_p99", "i_cv%");
+        if (pred) tt_strbuf_printf(sb, "  %7s  %6s", "pred", "err%");
     }
-    for (char *l = l3 + strlen(l3); l > l3 && l[-1] == ' ';)
-        *--l = '\0';
-    tt_strbuf_printf(sb, "#\n%s\n%s\n%s\n", l1, l2, l3);
+    tt_strbuf_append(sb, " \n");
+    tt_strbuf_printf(sb, LEAD, "(B)", "(elements)", "", "", "");
+    for (int p = 0; p < 2; p++) {
+        tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "(GB/s)", "");
+        if (iter) tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "(us)", "(us)", "(us)", "(%)");
+        if (pred) tt_strbuf_printf(sb, "  %7s  %6s", "(us)", "(%)");
+    }
+    tt_strbuf_append(sb, " \n");
 }
 
 void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_result *r, int pred,
@@ -153,9 +172,20 @@ void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_res
         fnum(a, sizeof a, 6, r->m.algbw[p]);
         fnum(b, sizeof b, 6, r->m.busbw[p]);
         if (r->m.wrong[p] < 0)
-            tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", t, a, b, "N/A");
-        else
-            tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6lld", t, a, b, r->m.wrong[p]);
+            tt_strbuf_printf(sb, "  %7s  %6s  %6s    N/A", t, a, b);
+        else /* nccl-tests prints the count as a double (%g): 1e+06 wrong elements, not 1000000 */
+            tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6g", t, a, b, (double)r->m.wrong[p]);
+        exec_iter_stats is;
+        if (o->per_iter && exec_iter_stats_of(&r->m, p, o->per_iter_skip, NULL, &is) == 0) {
+            char s1[32], s2[32], s3[32], s4[32];
+            fnum(s1, sizeof s1, 7, is.min);
+            fnum(s2, sizeof s2, 7, is.max);
+            fnum(s3, sizeof s3, 7, is.p99);
+            fnum(s4, sizeof s4, 7, is.cv);
+            tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", s1, s2, s3, s4);
+        } else if (o->per_iter) {
+            tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "N/A", "N/A", "N/A", "N/A");
+        }
         if (!pred)
             continue;
         if (r->pred_us[p] > 0 && r->m.time_us[p] > 0) {
@@ -172,8 +202,9 @@ void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_res
 
 void tt_sweep_text_footer(tt_strbuf *sb, int oob, double avg_busbw, const char *note)
 {
-    tt_strbuf_printf(sb, "# Out of bounds values : %d %s\n", oob, oob ? "FAILED" : "OK");
-    tt_strbuf_printf(sb, "# Avg bus bandwidth    : %g %s\n", avg_busbw, note ? note : "");
+    /* nccl-tests' "# %-20s : ..." lines; the average line ends in a space when nothing follows */
+    tt_strbuf_printf(sb, "# %-20s : %d %s\n", "Out of bounds values", oob, oob ? "FAILED" : "OK");
+    tt_strbuf_printf(sb, "# %-20s : %g %s\n", "Avg bus bandwidth", avg_busbw, note ? note : "");
 }
 
 void tt_sweep_text_end(tt_strbuf *sb, const char *name, const char *err, int nrows)
@@ -181,5 +212,7 @@ void tt_sweep_text_end(tt_strbuf *sb, const char *name, const char *err, int nro
     if (err)
         tt_strbuf_printf(sb, "# Collective test FAILED after %d size(s): %s\n", nrows, err);
     else
-        tt_strbuf_printf(sb, "#\n# Collective test concluded: %s\n", name);
+        /* nccl-tests' closing: the concluded line between "#" lines, then the empty line its error
+         * report leaves when there was none */
+        tt_strbuf_printf(sb, "#\n# Collective test concluded: %s\n#\n\n", name);
 }

@@ -321,6 +321,9 @@ int tt_gpu_comm_nlocal(const tt_gpu_comm *g);
 int tt_gpu_comm_local_rank(const tt_gpu_comm *g, int i);
 int tt_gpu_comm_is_virtual(const tt_gpu_comm *g);   /* 1 when ranks share a GPU */
 int tt_gpu_comm_device(const tt_gpu_comm *g, int rank); /* process mode: ordinal in that rank's process */
+/* A CUDA device of this process as nccl-tests' rank lines name it: its PCI address "dddd:bb:dd" (domain, bus,
+ * device; hex) and its name; TT_ERR_UNSUPPORTED without CUDA, TT_ERR_SYSTEM when CUDA cannot say. */
+tt_status tt_gpu_device_ident(int device, char *pci, size_t pcilen, char *name, size_t namelen);
 int tt_gpu_comm_max_channels(const tt_gpu_comm *g);
 const char *tt_gpu_comm_link(const tt_gpu_comm *g, int from, int to); /* "P2P/NVLink", ... */
 int tt_gpu_comm_net_pairs(const tt_gpu_comm *g); /* directed pairs on the net transport (0 .. n(n-1)) */
@@ -409,6 +412,11 @@ typedef struct {
     tt_plan plan;               /* the plan that ran (plan_known: the engine could say) */
     int plan_known;
     int index;                  /* size index in the sweep, from 0 */
+    /* nccl-tests' -I (tt_sweep_opts.per_iter; host ranks): per placement each timed iteration's time
+     * in us on every rank, iter_ranks rows of iter_n values (rank by rank); NULL without.  The engine
+     * owns them: valid during on_row only (tt_sweep_result_keep copies them). */
+    const double *iter_us[2];
+    int iter_ranks, iter_n;
 } tt_sweep_row;
 
 typedef struct {
@@ -426,6 +434,8 @@ typedef struct {
     void (*on_row)(void *user, const tt_sweep_row *row);
     void *user;
     int time_of;                /* the time across ranks (nccl-tests' -a): TT_SWEEP_TIME_* (host engine) */
+    int per_iter;               /* nccl-tests' -I 1: each iteration timed on its own (host engine; tt_sweep_row.iter_us) */
+    int per_iter_skip;          /* nccl-tests' -K: leading iterations left out of the -I statistics (< iters) */
 } tt_sweep_opts;
 /* tt_sweep_opts.time_of; 0 (the average) is nccl-tests' default -a 1 */
 enum { TT_SWEEP_TIME_AVG = 0, TT_SWEEP_TIME_RANK0, TT_SWEEP_TIME_MIN, TT_SWEEP_TIME_MAX };
@@ -448,6 +458,9 @@ struct tt_sweep_engine {
     tt_status (*check)(tt_sweep_engine *e, const tt_sweep_opts *o, size_t count, int in_place,
                        long long *wrong);
     void (*release)(tt_sweep_engine *e);
+    /* set by time() with opts.per_iter (engine-owned): every rank's iteration times of a placement, us */
+    const double *iter_us[2];
+    int iter_ranks;
 };
 
 /* Host ranks: this rank's communicator (its plan is set to opts.plan per measurement). */
@@ -468,10 +481,12 @@ void tt_sweep_engine_release(tt_sweep_engine *e);
 size_t tt_sweep_count(const tt_sweep_opts *o, int nranks, uint64_t bytes);
 int tt_sweep_nsizes(const tt_sweep_opts *o);
 /* ---- a sweep's results as nccl-tests' JSON (exec_measure_json.c) ----
- * nccl-tests' -J layout (its schema version 3: start_time, args, env, nccl_version, config with
+ * nccl-tests' -J form (2.19, its schema version 3: start_time, args, env, nccl_version, config with
  * devices, results with out_of_place/in_place, out_of_bounds, average_bus_bandwidth, errors,
- * end_time) plus topotune's keys (tool, topotune_version, config.collective/nranks/transport/...,
- * results[].algo, predicted_time), which nccl-tests' readers ignore. */
+ * end_time), its value types included (one line; doubles "%lf"; booleans as the strings "true" and
+ * "false"; root a string), plus with extra topotune's keys (tool, topotune_version,
+ * config.collective/nranks/transport/..., results[].algo, predicted_time), which nccl-tests'
+ * readers ignore. */
 typedef struct {
     tt_sweep_row m;
     double pred_us[2];   /* a predicted time per placement; <= 0: none */
@@ -480,6 +495,7 @@ typedef struct {
 typedef struct {
     int pid, device;
     char host[64], info[96];
+    char hex[16];        /* device_hex: a GPU's PCI address ("dddd:bb:dd"); "" for "0000:00:00" */
 } tt_sweep_device;
 typedef struct {
     const tt_sweep_opts *sweep;          /* the collective, sizes, iterations, checks, requested plan */
@@ -497,10 +513,16 @@ typedef struct {
     const tt_sweep_result *rows;
     int nrows;
     const char *error;                   /* "errors": NULL for none */
+    int extra;                           /* 1: topotune's keys too; 0: nccl-tests' keys only */
+    int bw_check;                        /* average_bus_bandwidth.okay: -1 "unchecked" (no NCCL_TESTS_MIN_BW),
+                                          * 0 "false" (below 0.9 x it), 1 "true" */
 } tt_sweep_report;
+/* A row kept past on_row: its -I iteration times copied (0 or TT_ERR_NOMEM); release frees them. */
+tt_status tt_sweep_result_keep(tt_sweep_result *r);
+void tt_sweep_result_release(tt_sweep_result *r);
 /* Wrong placements ("Out of bounds values") and the average bus bandwidth over both placements. */
 int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw);
-/* The document, pretty-printed with a final newline (*text to free; *len without a terminator). */
+/* The document, one line without a final newline as nccl-tests writes it (*text to free; *len its length). */
 tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *len);
 
 /* ---- a sweep's results as nccl-tests' text (exec_measure_text.c) ----
@@ -512,10 +534,13 @@ tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *le
 const char *tt_sweep_coll_name(tt_coll c);
 /* What the preamble says besides the sweep's options (sizes, iterations, agg, check, check_max). */
 typedef struct {
-    const char *prog;   /* nccl-tests' program ("all_reduce_perf", ...): nccl-tests' preamble; NULL: topo-exec's */
-    const char *note;   /* nccl-tests' preamble: a "#" line after it, or NULL */
+    const char *prog;   /* nccl-tests' program ("all_reduce_perf", ...): nccl-tests' preamble, its first line
+                         * "# nccl-tests version 2.19.6+topotune.X.Y.Z nccl-headers=0 nccl-library=0"; NULL: topo-exec's */
+    const char *note;   /* nccl-tests' preamble with extra: a "#" line after it, or NULL */
     const char *engine; /* GPU ranks: the engine that runs them; NULL: host ranks */
     int nthreads, ngpus;
+    int extra;          /* nccl-tests' preamble: 1 adds topotune's lines (note, engine); 0 nccl-tests' lines only */
+    const char *json;   /* nccl-tests' preamble: the -J file, announced first ("# Writing JSON output to F"); or NULL */
 } tt_sweep_text_run;
 void tt_sweep_text_preamble(tt_strbuf *sb, const tt_sweep_text_run *h, const tt_sweep_opts *o);
 /* "#\n# Using devices", then a line per rank: bus in brackets (nccl-tests: a PCI address), info after. */
@@ -525,8 +550,10 @@ void tt_sweep_text_rank(tt_strbuf *sb, int rank, int pid, const char *host, int 
 /* "# bound (TOPOTUNE_HOST_BIND=...): rank R cpu C ..." for the n communicators; nothing when none is bound. */
 void tt_sweep_text_binding(tt_strbuf *sb, tt_comm **comms, int n);
 /* The column heads; flags: TT_SWEEP_TEXT_PRED adds "pred" and "err%" per placement,
- * TT_SWEEP_TEXT_PLAN_COLUMN the GPU mode's heads with an "algo/proto/ch" column. */
-enum { TT_SWEEP_TEXT_PRED = 1, TT_SWEEP_TEXT_PLAN_COLUMN = 2 };
+ * TT_SWEEP_TEXT_PLAN_COLUMN the GPU mode's heads with an "algo/proto/ch" column,
+ * TT_SWEEP_TEXT_PER_ITER nccl-tests' -I heads (i_min i_max i_p99 i_cv% per placement; rows print
+ * them from tt_sweep_row.iter_us, the max over ranks of each iteration, after opts.per_iter_skip). */
+enum { TT_SWEEP_TEXT_PRED = 1, TT_SWEEP_TEXT_PLAN_COLUMN = 2, TT_SWEEP_TEXT_PER_ITER = 4 };
 void tt_sweep_text_header(tt_strbuf *sb, int flags);
 /* One row (o: collective, type, op, root); pred adds the pred/err% columns ("N/A" without a
  * prediction); tail (may be NULL) ends the line. */
@@ -534,7 +561,8 @@ void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_res
                        const char *tail);
 /* "Out of bounds values" (oob: wrong placements) and "Avg bus bandwidth" (note after it, may be NULL). */
 void tt_sweep_text_footer(tt_strbuf *sb, int oob, double avg_busbw, const char *note);
-/* The last line: "Collective test concluded: name", or with err "Collective test FAILED after nrows size(s)". */
+/* The closing lines: "#", "# Collective test concluded: name", "#" and an empty line (nccl-tests'), or
+ * with err "# Collective test FAILED after nrows size(s): err". */
 void tt_sweep_text_end(tt_strbuf *sb, const char *name, const char *err, int nrows);
 
 /* Memory of a host sweep (exec_measure_mem.c), known before anything is allocated: every local

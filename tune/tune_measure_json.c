@@ -149,6 +149,10 @@ static tt_status nccl_tests_ranks(const cJSON *cfg, const char *name, tt_measure
     const cJSON *ng = cJSON_GetObjectItemCaseSensitive(cfg, "ngpus");
     int per = 0; /* ranks per process */
     if (cJSON_IsNumber(nt) && cJSON_IsNumber(ng)) {
+        if (ng->valuedouble == 0) /* nccl-tests' form, host ranks: topotune's drop-in (all_reduce_perf -g 0) */
+            return tt_error_set(TT_ERR_PARSE, "%s: config.ngpus 0: host ranks of topotune's nccl-tests drop-in, "
+                                "written in nccl-tests' form; rerun it with --topotune for a file that says what ran",
+                                name);
         if (nt->valuedouble < 1 || ng->valuedouble < 1 || nt->valuedouble * ng->valuedouble > 1e6 ||
             nt->valuedouble != floor(nt->valuedouble) || ng->valuedouble != floor(ng->valuedouble))
             return tt_error_set(TT_ERR_PARSE, "%s: config.nthreads x config.ngpus: expected positive integers", name);

@@ -37,12 +37,12 @@ awk -v a="$avg" -v m="$mean" 'BEGIN{d = a - m; if (d < 0) d = -d; exit !(a > 0 &
   && ok "# Avg bus bandwidth ($avg) is the mean busbw of both placements ($mean)" || not_ok "avg $avg vs mean $mean"
 expect_grep "$TMP/ar.txt" '^# nThread 4 nGpus 0 minBytes 8 maxBytes 131072 step: 4\(factor\) warmup iters: 1 iters: 5 agg iters: 1 validation: 1 graph: 0 unalign: 0$' \
   "nccl-tests' '# nThread' line"
-expect_grep "$TMP/ar.txt" '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong$' \
-  "nccl-tests' column header, byte for byte"
+expect_grep "$TMP/ar.txt" '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong $' \
+  "nccl-tests' column header, byte for byte (its trailing space too; every line: tests/cli/test_perf_golden.sh)"
 expect_grep "$TMP/ar.txt" '^# Collective test concluded: all_reduce_perf$' "closing line names the program"
 expect_no_grep "$TMP/ar.txt" '^# plan:' "no topotune plan line by default"
 # fixed-width columns: the busbw field of every row ends at the same column as nccl-tests'
-w=$(grep -v '^#' "$TMP/ar.txt" | awk '{print length($0)}' | sort -u | tr '\n' ' ')
+w=$(grep -v '^#' "$TMP/ar.txt" | grep -v '^$' | awk '{print length($0)}' | sort -u | tr '\n' ' ')
 [ "$w" = "118 " ] && ok "every row is 118 characters wide, as nccl-tests' row format gives (52 + 2 x 33)" || not_ok "row widths: $w"
 run "$BIN/all_reduce_perf" -b 1K -e 1K -g 0 -t 2 --topotune
 expect_grep "$TMP/out" '^# plan:' "--topotune adds the plan line"
@@ -65,13 +65,13 @@ expect_rc 0 "reduce_perf -o max -d int32"
 # 4. options: mapped, or refused with a reason (exit 2), never ignored
 run "$BIN/all_reduce_perf" -b 1K -e 1K -g 0 -t 2 -N 3 -a 2 -p 1 -c 2 -m 2 -z 0 -G 0 -C 0 -R 0 -I 0 -u 0
 expect_rc 0 "-N 3 -a 2 -p 1 -c 2 -m 2 and zero-valued -z -G -C -R -I -u are accepted"
-n=$(grep -vc '^#' "$TMP/out")
+n=$(grep -v '^#' "$TMP/out" | grep -vc '^$') # nccl-tests' output ends in an empty line
 [ "$n" = 3 ] && ok "-N 3: the sweep three times" || not_ok "-N 3 gave $n rows"
 for a in 0 1 3; do
   run "$BIN/all_reduce_perf" -b 1K -e 1K -g 0 -t 2 -a $a
   expect_rc 0 "-a $a"
 done
-for bad in "-G 1:CUDA graph" "-C 1:CPU launch time" "-R 1:registration" "-z 1:blocking" "-I 1:per-iteration" \
+for bad in "-G 1:CUDA graph" "-C 1:CPU launch time" "-R 1:registration" "-z 1:blocking" "-I 2:-I (per-iteration timing: 0 or 1)" "-K 1:add -I 1" \
            "-y 1:NULL CUDA stream" "-D 1:device API" "-M 1:memory usage" "-u 1:unaligned" "-S 1:timestamp" \
            "-x 1:CTA policy" "-d all:one data type" "-o all:once per operation" "-r -1:all roots" "-a 4:-a" \
            "--bogus:unknown option"; do
@@ -88,7 +88,8 @@ else
     && ok "-g 8 without a usable GPU is refused, naming -g 0 -t 8: $(head -c 140 "$TMP/err")" || not_ok "-g 8: rc $RC $(cat "$TMP/err")"
   run "$BIN/all_reduce_perf" -b 8 -e 8
   expect_rc 0 "no -g on a machine without GPU: host ranks"
-  expect_grep "$TMP/out" '^# .*: host ranks, 1 thread\(s\) per process \(-g 0\)' "and the header says so"
+  expect_grep "$TMP/err" '^all_reduce_perf: .*: host ranks, 1 thread\(s\) per process \(-g 0\)' "and says so on stderr"
+  expect_no_grep "$TMP/out" 'host ranks, 1 thread' "... not on stdout, which has nccl-tests' lines only"
 fi
 run "$BIN/all_reduce_perf" --help
 expect_grep "$TMP/out" '-t,--nthreads' "--help lists nccl-tests' options"
@@ -112,16 +113,21 @@ res = ["size", "count", "type", "redop", "root", "out_of_place", "in_place", "ac
 miss += ["results[0]." + k for k in res if k not in j["results"][0]]
 miss += ["out_of_place." + k for k in ["time", "alg_bw", "bus_bw", "nwrong"] if k not in j["results"][0]["out_of_place"]]
 ok = (not miss and j["version"] == 3 and j["args"][0].endswith("all_reduce_perf") and len(j["results"]) == 3
-      and j["config"]["nthreads"] == 2 and len(j["config"]["devices"]) == 2 and j["out_of_bounds"]["okay"] is True)
+      and j["config"]["nthreads"] == 2 and len(j["config"]["devices"]) == 2 and j["out_of_bounds"]["okay"] == "true")
 print("OK" if ok else "BAD missing=%s version=%s" % (miss, j.get("version")))
 PY
 grep -q '^OK$' "$TMP/j" && ok "-J has nccl-tests' keys (version 3, config.devices, results, out_of_bounds, ...)" || not_ok "-J: $(cat "$TMP/j")"
 # 2 host ranks at 1-4 KiB run recursive doubling by default, which NCCL cannot run: a table for NCCL
 # refuses those rows by name; 3 ranks run the tree (an NCCL algorithm) and make a table
+# (nccl-tests' form has no word of what ran: topo-tune reads the drop-in's -J with --topotune)
+run "$BIN/topo-tune" --from-measured "$TMP/r.json" -f json -o "$TMP/t.json"
+[ "$RC" -ge 2 ] && grep -q "config.ngpus 0: host ranks of topotune's nccl-tests drop-in.*--topotune" "$TMP/err" \
+  && ok "topo-tune --from-measured on the plain drop-in -J names --topotune" || not_ok "plain -J: rc $RC $(cat "$TMP/err")"
+run "$BIN/all_reduce_perf" -b 1K -e 4K -f 2 -g 0 -t 2 --topotune -J "$TMP/r.json"
 run "$BIN/topo-tune" --from-measured "$TMP/r.json" -f json -o "$TMP/t.json"
 [ "$RC" -ge 2 ] && grep -q "ran 'rd', which NCCL cannot run" "$TMP/err" \
   && ok "topo-tune --from-measured refuses the drop-in's recursive-doubling rows by name" || not_ok "from-measured rd: rc $RC $(cat "$TMP/err")"
-run "$BIN/all_reduce_perf" -b 1K -e 4K -f 2 -g 0 -t 3 -J "$TMP/r3.json"
+run "$BIN/all_reduce_perf" -b 1K -e 4K -f 2 -g 0 -t 3 --topotune -J "$TMP/r3.json"
 expect_rc 0 "-J F.json, 3 ranks"
 run "$BIN/topo-tune" --from-measured "$TMP/r3.json" -f json -o "$TMP/t.json"
 [ "$RC" -le 1 ] && ok "topo-tune --from-measured reads the drop-in's -J" || not_ok "from-measured: $(cat "$TMP/err")"

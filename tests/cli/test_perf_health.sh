@@ -26,9 +26,9 @@ if grep -q '^# nThread 1 nGpus [1-9]' "$TMP/out"; then
   finish
 fi
 expect_rc 0 "no NVIDIA GPU at all: host ranks (exit 0)"
-expect_grep "$TMP/out" '^# no NVIDIA GPU on this machine \(none on the PCI bus.*\): host ranks, 1 thread\(s\) per process \(-g 0\)' \
-  "... and the header says why"
-expect_no_grep "$TMP/out" 'insufficient|no usable GPU \(no usable GPU' "... in our words, not nested"
+expect_grep "$TMP/err" '^all_reduce_perf: no NVIDIA GPU on this machine \(none on the PCI bus.*\): host ranks, 1 thread\(s\) per process \(-g 0\)' \
+  "... and standard error says why"
+expect_no_grep "$TMP/err" 'insufficient|no usable GPU \(no usable GPU' "... in our words, not nested"
 
 for prog in all_reduce_perf all_gather_perf broadcast_perf; do
   TOPOTUNE_SYSFS_ROOT=$M/nodrv run timeout 30 "$BIN/$prog" -b 8 -e 8 -t 2
