@@ -293,9 +293,9 @@ tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *le
         cJSON_AddStringToObject(ab, "okay", "unchecked"); /* no NCCL_TESTS_MIN_BW */
     else
         add_bool(ab, "okay", r->bw_check);
+    /* nccl-tests lists NCCL's last error, an empty string when there was none: [""] on success */
     cJSON *errs = cJSON_AddArrayToObject(j, "errors");
-    if (r->error)
-        cJSON_AddItemToArray(errs, cJSON_CreateString(r->error));
+    cJSON_AddItemToArray(errs, cJSON_CreateString(r->error ? r->error : ""));
     char end[64];
     time_t t = time(NULL);
     strftime(end, sizeof end, "%Y-%m-%d %H:%M:%S", gmtime(&t));
