@@ -105,6 +105,7 @@ struct tt_comm {
     exec_hdr_peer *hdr_peer; /* [nranks] */
     int64_t spin_budget_us;  /* idle busy-poll of this comm, -1 = not decided yet (exec_spin.c) */
     int bind_cpu;            /* CPU the worker is bound to, -1 = not bound (exec_bind.c) */
+    char bind_note[160];     /* the binding's source and, when not bound, why (exec_bind.c) */
 
     /* scratch of the worker */
     unsigned char *scratch;
