@@ -130,6 +130,13 @@ tt_status exec_bind_plan(tt_comm *comm)
     const char *unit = policy == BIND_AUTO ? "core" : "CPU";
     if (n <= 0) {
         snprintf(comm->bind_note, sizeof comm->bind_note, "%s: this process's CPU mask is unreadable", src);
+    } else if (local > room && n == 1 && !comm->world) {
+        /* one process rank whose mask is one CPU (a launcher bound it: mpirun's default for 2 ranks):
+         * its worker runs there in any case; say so */
+        comm->bind_cpu = cpus[0];
+        snprintf(comm->bind_note, sizeof comm->bind_note, "%s: this process's CPU mask holds CPU %d alone, as its "
+                 "launcher bound it", src, cpus[0]);
+        return TT_OK;
     } else if (local > room) {
         snprintf(comm->bind_note, sizeof comm->bind_note, "%s: %d ranks on this host, %d %s%s in this process's CPU mask",
                  src, local, room, unit, room == 1 ? "" : "s");

@@ -183,6 +183,7 @@ void exec_comm_free(tt_comm *comm)
     free(comm->ctl_waits);
     free(comm->node);
     free(comm->peer_pid);
+    free(comm->peer_host);
     free(comm->scratch);
     free(comm->hdr_peer);
     exec_world_release(comm->world);

@@ -86,6 +86,7 @@ struct tt_comm {
     int *node;               /* [nranks]: node index of every rank (same host = same node) */
     int nnodes;
     int *peer_pid;           /* [nranks] process ids (process ranks, from exec_host_exchange), else NULL */
+    char *peer_host;         /* [nranks x EXEC_HOST_NAME] host names (same source), else NULL */
     char tp_desc[64];        /* transports in use ("shm+tcp"), set by exec_comm_start */
 
     int *ctl;                /* [nranks] failure-report sockets to every other rank (a full
@@ -281,6 +282,7 @@ int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq);
  * (exec_hostxchg.c).  Called by exec_transport_upgrade_all before any
  * can_connect hook. */
 tt_status exec_host_exchange(tt_comm *comm);
+#define EXEC_HOST_NAME 64
 /* The ib transport's upgrade hook (exec_ib_setup.c; a refusal of forced use
  * without the verbs headers). */
 int exec_ib_can_connect(const tt_comm *comm, int peer, int forced);

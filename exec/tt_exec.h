@@ -220,6 +220,10 @@ int tt_comm_bound_cpu(const tt_comm *comm);
 /* Where the binding came from ("default" or "TOPOTUNE_HOST_BIND=core") and, when the worker is not
  * bound, why ("default: 3 ranks on this host, 2 cores in this process's CPU mask"); "" for NULL. */
 const char *tt_comm_bind_note(const tt_comm *comm);
+/* Rank r's process id and host name (gethostname) as the process ranks exchanged them at the
+ * rendezvous; pid -1 and host "-" when not known (thread ranks, r out of range, NULL).  The host
+ * string lives as long as the communicator. */
+void tt_comm_rank_ident(const tt_comm *comm, int r, int *pid, const char **host);
 /* Per-wait deadline in milliseconds (default TOPOTUNE_TIMEOUT_MS or 30000). */
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
 /* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */

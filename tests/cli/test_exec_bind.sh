@@ -84,6 +84,23 @@ else
   skip "2 processes bound to 2 cores" "this process's CPU mask has $CORES core(s)"
 fi
 
+# a launcher that bound each process to one CPU (mpirun's default for 2 ranks): that CPU is the binding
+if command -v taskset >/dev/null && [ "${#ORDER[@]}" -ge 2 ]; then
+  port=$(free_port)
+  env TOPOTUNE_TIMEOUT_MS=20000 taskset -c "${ORDER[1]}" "$X" --rank 0 --nranks 2 --master 127.0.0.1:$port -b 8 -e 8 -n 5 \
+    --no-progress >"$TMP/q0.out" 2>"$TMP/q0.err" &
+  p0=$!
+  env TOPOTUNE_TIMEOUT_MS=20000 taskset -c "${ORDER[0]}" "$X" --rank 1 --nranks 2 --master 127.0.0.1:$port -b 8 -e 8 -n 5 \
+    --no-progress >"$TMP/q1.out" 2>"$TMP/q1.err" &
+  p1=$!
+  wait $p0; rc0=$?; wait $p1; rc1=$?
+  want="# bound (default: this process's CPU mask holds CPU ${ORDER[1]} alone, as its launcher bound it): rank 0 cpu ${ORDER[1]}"
+  [ "$rc0$rc1" = 00 ] && [ "$(bound_line "$TMP/q0.out")" = "$want" ] \
+    && ok "2 processes each in a 1-CPU mask: the launcher's CPU is said" || not_ok "1-CPU masks: rcs $rc0$rc1 '$(bound_line "$TMP/q0.out")'"
+else
+  skip "processes in 1-CPU masks" "no taskset or one CPU"
+fi
+
 run env TOPOTUNE_HOST_BIND=numa "$X" --host 2 -b 8 -e 8 -n 1 --no-progress
 [ "$RC" -eq 2 ] && grep -q "TOPOTUNE_HOST_BIND='numa': must be auto, core, cpu or none" "$TMP/err" \
   && ok "TOPOTUNE_HOST_BIND=numa: exit 2 naming the choices" || not_ok "numa: exit $RC $(head -c 200 "$TMP/err")"
