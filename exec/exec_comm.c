@@ -103,9 +103,8 @@ static void *worker_main(void *arg)
                     exec_ctl_report(c, msg, -1, derived ? c->ctl_cause : c->rank);
             }
         }
-        free(op);
-
         pthread_mutex_lock(&c->mu);
+        exec_op_recycle(c, op); /* exec_coll.c: the next call takes it, no malloc/free per call */
         if (st != TT_OK && c->err == TT_OK) {
             c->err = st;
             memcpy(c->errmsg, msg, sizeof msg);
@@ -171,6 +170,12 @@ void exec_comm_free(tt_comm *comm)
         free(comm->head);
         comm->head = n;
     }
+    for (exec_op **l = &comm->spare; l; l = l == &comm->spare ? &comm->spare_mine : NULL)
+        while (*l) {
+            exec_op *n = (*l)->next;
+            free(*l);
+            *l = n;
+        }
     for (int p = 0; p < comm->nranks; p++)
         if (comm->conns[p])
             comm->conns[p]->tp->close(comm->conns[p]);

@@ -78,6 +78,16 @@ struct tt_comm {
     pthread_cond_t cv_work, cv_idle;
     exec_op *head, *tail;
     int busy;                /* an op is running */
+    exec_op *spare;          /* finished ops kept for the next calls (exec_coll.c), under mu */
+    int nspare;
+    exec_op *spare_mine;     /* the issuing thread's share of them, taken in one lock (no lock) */
+    struct {                 /* the last plan resolution of a call (exec_coll.c), without a table */
+        int ok;
+        tt_coll coll;
+        size_t count;
+        tt_dtype dtype;
+        tt_plan req, eff;
+    } memo;
     size_t queued;           /* ops queued or running */
     int stop;
     tt_status err;           /* sticky first failure */
@@ -212,6 +222,8 @@ tt_status exec_bind_attr(const tt_comm *comm, pthread_attr_t *attr);
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);
 /* queue an operation on the communicator's worker (exec_queue.c) */
 tt_status exec_enqueue(tt_comm *comm, exec_op *op);
+/* exec_coll.c: keep a finished op for a later call (comm->mu held) */
+void exec_op_recycle(tt_comm *comm, exec_op *op);
 /* 1 inside tt_group_start/tt_group_end on this thread (exec_queue.c) */
 int exec_in_group(void);
 /* every rank of the communicator has reached this point (exec_run.c) */
