@@ -81,6 +81,8 @@ struct tt_comm {
     exec_op *spare;          /* finished ops kept for the next calls (exec_coll.c), under mu */
     int nspare;
     exec_op *spare_mine;     /* the issuing thread's share of them, taken in one lock (no lock) */
+    void *op_blocks;         /* the ops' memory, in blocks (exec_coll.c; freed by tt_comm_destroy) */
+    size_t nops;             /* ops in those blocks */
     struct {                 /* the last plan resolution of a call (exec_coll.c), without a table */
         int ok;
         tt_coll coll;
@@ -224,6 +226,11 @@ tt_status exec_run_op(tt_comm *comm, const exec_op *op);
 tt_status exec_enqueue(tt_comm *comm, exec_op *op);
 /* exec_coll.c: keep a finished op for a later call (comm->mu held) */
 void exec_op_recycle(tt_comm *comm, exec_op *op);
+/* exec_coll.c: the issuing thread gives back an op it did not queue; tt_comm_destroy frees them all */
+void exec_op_drop(tt_comm *comm, exec_op *op);
+void exec_ops_free(tt_comm *comm);
+/* exec_coll.c: have at least n ops allocated (and their pages touched) before a timing loop */
+void exec_ops_reserve(tt_comm *comm, size_t n);
 /* 1 inside tt_group_start/tt_group_end on this thread (exec_queue.c) */
 int exec_in_group(void);
 /* every rank of the communicator has reached this point (exec_run.c) */

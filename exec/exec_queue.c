@@ -54,7 +54,7 @@ tt_status exec_enqueue(tt_comm *comm, exec_op *op)
         if (p && group_comms == group_small)
             memcpy(p, group_small, sizeof group_small);
         if (!p) {
-            free(op);
+            exec_op_drop(comm, op);
             return tt_error_set(TT_ERR_NOMEM, "group");
         }
         group_comms = p;
