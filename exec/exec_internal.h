@@ -215,6 +215,7 @@ void exec_hdr_end(tt_comm *c);
 int exec_cpu_count(void);
 int exec_local_ranks(const tt_comm *comm);
 int64_t exec_spin_budget_us(tt_comm *comm);
+int exec_rank_has_cpu(tt_comm *comm); /* exec_spin.c: no other rank needs this process's CPUs */
 /* exec_bind.c: decide the worker's CPU from TOPOTUNE_HOST_BIND (after the rendezvous: needs the nodes;
  * a bad value is TT_ERR_INVALID), and put it on the worker thread's attributes */
 tt_status exec_bind_plan(tt_comm *comm);

@@ -56,6 +56,15 @@
 #define SHM_LINE_BYTES 56
 #define SHM_INLINE_MAX 256
 #define TAG_BULK (1ull << 31)
+#define RECV_SPINS 64
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_pause() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_pause() __asm__ __volatile__("yield")
+#else
+#define cpu_pause() ((void)0)
+#endif
 
 typedef struct {
     unsigned char b[SHM_LINE_BYTES];
@@ -84,6 +93,7 @@ typedef struct {
     uint64_t head_mine, tail_seen, lines_mine, done_seen; /* producer side (tx) */
     uint64_t tail_mine, lines_read;                       /* consumer side (rx) */
     size_t line_off;                                      /* bytes of the current rx line taken */
+    int spin;           /* a small receive with nothing there waits here briefly (see shm_recv_some) */
     void *map;          /* process mode: the mapped segment */
     size_t map_len;
     exec_conn *tcp;     /* process mode: liveness channel */
@@ -203,6 +213,18 @@ static tt_status shm_recv_some(exec_conn *c, void *buf, size_t len, size_t *move
     while (got < len) {
         shm_line *l = &r->lines[s->lines_read % SHM_LINES];
         uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
+        /* A small receive (a header, a small collective's data) that finds nothing waits for the
+         * line right here, up to RECV_SPINS pauses, before it returns empty-handed: the progress
+         * loop between two looks (items, headers, clock) costs more than the line takes to come
+         * (8 B AllReduce of 2 processes: 0.37 -> 0.29 us per call).  Not when this process's CPUs
+         * are shared by more ranks than there are (exec_spin.c: the peer needs this CPU); a
+         * bulk receive never waits. */
+        for (int k = 0; got == 0 && s->spin && len <= SHM_INLINE_MAX && k < RECV_SPINS &&
+                        (uint32_t)(tag >> 32) != (uint32_t)(s->lines_read + 1);
+             k++) {
+            cpu_pause();
+            tag = atomic_load_explicit(&l->tag, memory_order_acquire);
+        }
         if ((uint32_t)(tag >> 32) != (uint32_t)(s->lines_read + 1))
             break; /* not written yet */
         size_t rec = (size_t)(tag & (TAG_BULK - 1)), take = rec - s->line_off;
@@ -231,6 +253,7 @@ static tt_status shm_recv_some(exec_conn *c, void *buf, size_t len, size_t *move
 }
 
 static int shm_poll_fd(exec_conn *c) { return -1; }
+
 
 static void shm_close(exec_conn *c)
 {
@@ -270,6 +293,7 @@ static tt_status shm_connect_all(tt_comm *comm)
         c->tx = w->rings[(size_t)comm->rank * w->nranks + p];
         c->rx = w->rings[(size_t)p * w->nranks + comm->rank];
         shm_conn_counters(c);
+        c->spin = exec_rank_has_cpu(comm);
         comm->conns[p] = &c->base;
     }
     return TT_OK;
@@ -404,6 +428,7 @@ static tt_status wrap(tt_comm *comm, int p, void *map, size_t len, size_t cap, p
     c->tx = lower ? lo_to_hi : hi_to_lo;
     c->rx = lower ? hi_to_lo : lo_to_hi;
     shm_conn_counters(c);
+    c->spin = exec_rank_has_cpu(comm); /* after the host exchange: this host's ranks are known */
     c->map = map;
     c->map_len = len;
     c->tcp = comm->conns[p];

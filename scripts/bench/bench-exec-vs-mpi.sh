@@ -23,6 +23,7 @@
 # one scheduling hiccup does not decide the figure.  BASE=path/to/topo-exec
 # adds a second topo-exec (e.g. a build of an older commit) as more columns,
 # measured in the same loop.  The load average is printed before and after.
+# RAW=file appends every repetition's time per size and program (for a log).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-2}; MINB=${2:-8}; MAXB=${3:-67108864}; OUT=${4:-/dev/stdout}
@@ -94,6 +95,10 @@ for b in "${sizes[@]}"; do
     run_tt "$X" "$b" >>"$tmp/t"
     [ -z "$BASE" ] || run_tt "$BASE" "$b" >>"$tmp/o"
   done
+  if [ -n "${RAW:-}" ]; then # every repetition's time, for the log: "size mpi|exec|base t1 t2 ..."
+    { echo "$b mpi $(awk '{ printf "%s ", $2 }' "$tmp/m")"; echo "$b exec $(awk '{ printf "%s ", $2 }' "$tmp/t")"
+      [ -z "$BASE" ] || echo "$b base $(awk '{ printf "%s ", $2 }' "$tmp/o")"; } >>"$RAW"
+  fi
   read -r mt mbw mc < <(median "$tmp/m")
   read -r tt tbw tc < <(median "$tmp/t")
   if [ -n "$BASE" ]; then
