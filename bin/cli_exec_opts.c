@@ -52,8 +52,9 @@ void tt_cli_exec_usage(FILE *f)
             "      --no-progress      no live progress line on stderr\n"
             "      --cycles N         run the whole sweep N times (0: until killed; nccl-tests' -N)\n"
             "      --average MODE     time across ranks: avg (default), rank0, min, max (nccl-tests' -a)\n"
-            "      --bind POLICY      host ranks' worker threads: none (default), core (one per core first),\n"
-            "                         cpu (in CPU order); also TOPOTUNE_HOST_BIND\n"
+            "      --bind POLICY      host ranks' worker threads: auto (default: a core per rank when this\n"
+            "                         host's ranks fit the cores of the CPU mask), core (one per core first),\n"
+            "                         cpu (in CPU order), none; also TOPOTUNE_HOST_BIND\n"
             "  -V, --version          print the version\n"
             "      --predict TOPO     add the topotune model's predicted time and its error per row, for the\n"
             "                         topology TOPO (topo-dump output; also TOPOTUNE_PREDICT_TOPO)\n"
@@ -270,7 +271,7 @@ static int one_option(tt_cli_exec_opts *o, given *g, int ch, const char *a, char
         return 0;
     }
     case O_BIND: {
-        static const char *const pol[] = {"none", "core", "cpu", NULL};
+        static const char *const pol[] = {"auto", "core", "cpu", "none", NULL};
         if (tt_cli_choice("--bind", a, pol) < 0) return EXIT_USAGE;
         tt_cli_exec_set("TOPOTUNE_HOST_BIND", a); /* the communicators' setting (exec_bind.c) */
         return 0;

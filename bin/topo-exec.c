@@ -282,7 +282,8 @@ static int json_writer_hint(const opts *o)
     return 0;
 }
 
-/* where the local ranks' workers run (--bind / TOPOTUNE_HOST_BIND), when they are bound */
+/* where the local ranks' workers run (--bind / TOPOTUNE_HOST_BIND) or why they are not bound; the
+ * nccl-tests names print it with --topotune only (their output keeps nccl-tests' lines) */
 static void print_binding(tt_comm **comms, int nlocal)
 {
     if (tt_cli_perf_prog() && !tt_cli_perf_extra())
@@ -293,16 +294,19 @@ static void print_binding(tt_comm **comms, int nlocal)
     tt_cli_exec_out(&sb);
 }
 
-/* rank 0: the header with every rank's process and host */
-static void print_header(const opts *o, int nranks, const char *transport)
+/* rank 0: the header with every rank's process and host (process ranks: as the rendezvous
+ * exchanged them; MPI: as MPI gathered them) */
+static void print_header(const opts *o, int nranks, const char *transport, const tt_comm *comm)
 {
     int *pids = calloc((size_t)nranks, sizeof *pids);
     const char **hosts = calloc((size_t)nranks, sizeof *hosts);
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     for (int r = 0; pids && hosts && r < nranks; r++) {
-        pids[r] = o->mp ? -1 : (int)getpid();
-        hosts[r] = o->mp ? "-" : host;
+        pids[r] = (int)getpid();
+        hosts[r] = host;
+        if (o->mp)
+            tt_comm_rank_ident(comm, r, &pids[r], &hosts[r]);
         tt_cli_mpi_ident_of(r, &pids[r], &hosts[r]); /* MPI mode: every rank's own */
     }
     if (pids && hosts)
@@ -393,7 +397,7 @@ static int host_run(opts *o, const tt_cli_sweep *sweep, tt_comm **comms, int nra
         return rc;
     }
     if (me == 0)
-        print_header(o, nranks, transport);
+        print_header(o, nranks, transport, comms[0]);
     sh->pred = tt_cli_exec_has_pred();
     sh->tty = o->progress && me == 0 && isatty(2);
     stop_phase(sh, 1);

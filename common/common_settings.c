@@ -37,7 +37,7 @@ static const tt_setting_info table[] = {
     {"TOPOTUNE_IB_GID_INDEX", TT_SETTING_INT, 0, 255, "a GID index 0..255", "0", "exec"},
     {"TOPOTUNE_GPU_EMULATE_HOSTS", TT_SETTING_INT, 1, 1024,
      "an emulated host count 1..1024 (at most the process ranks)", "unset", "exec"},
-    {"TOPOTUNE_HOST_BIND", TT_SETTING_CHOICE, 0, 0, "none, core or cpu", "none", "exec"},
+    {"TOPOTUNE_HOST_BIND", TT_SETTING_CHOICE, 0, 0, "auto, core, cpu or none", "auto", "exec"},
     /* parsed where they are used */
     {"TOPOTUNE_DEBUG", TT_SETTING_TEXT, 0, 0, "NONE, WARN, INFO or TRACE", "WARN", "common"},
     {"TOPOTUNE_DEBUG_SUBSYS", TT_SETTING_TEXT, 0, 0, "a comma-separated list of subsystems", "all", "common"},

@@ -98,6 +98,73 @@ unsigned long tt_comm_plan_table_fallbacks(const tt_comm *comm)
     return comm ? __atomic_load_n(&comm->rule_fallbacks, __ATOMIC_RELAXED) : 0;
 }
 
+static int plan_same(const tt_plan *a, const tt_plan *b)
+{
+    return a->algo == b->algo && a->proto == b->proto && a->channels == b->channels &&
+           a->chunk_bytes == b->chunk_bytes;
+}
+
+/* Ops are allocated OP_BLOCK at a time and never freed one by one: the worker gives a finished op
+ * back (under the lock it holds anyway), the issuing thread takes all it has given back in one lock
+ * and uses them up without locking, and tt_comm_destroy frees the blocks.  A malloc per call, and a
+ * free on the worker thread of what the caller's thread allocated (malloc's arena locks), cost a
+ * tenth of a small AllReduce's time; a timing loop's first thousand calls no longer allocate one
+ * by one either.  At most as many ops exist as were queued at once. */
+#define OP_BLOCK 32
+typedef struct op_block {
+    struct op_block *next;
+    exec_op ops[OP_BLOCK];
+} op_block;
+
+static exec_op *op_new(tt_comm *comm)
+{
+    op_block *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->next = comm->op_blocks;
+    comm->op_blocks = b;
+    comm->nops += OP_BLOCK;
+    for (int i = OP_BLOCK - 1; i >= 1; i--) {
+        b->ops[i].next = comm->spare_mine;
+        comm->spare_mine = &b->ops[i];
+    }
+    return &b->ops[0];
+}
+
+void exec_ops_reserve(tt_comm *comm, size_t n)
+{
+    while (comm->nops < n) {
+        exec_op *o = op_new(comm);
+        if (!o)
+            return; /* the calls allocate (and fail) as they need */
+        exec_op_drop(comm, o);
+    }
+}
+
+void exec_op_recycle(tt_comm *comm, exec_op *op)
+{
+    op->next = comm->spare;
+    comm->spare = op;
+    comm->nspare++;
+}
+
+void exec_op_drop(tt_comm *comm, exec_op *op)
+{
+    op->next = comm->spare_mine;
+    comm->spare_mine = op;
+}
+
+void exec_ops_free(tt_comm *comm)
+{
+    for (op_block *b = comm->op_blocks, *nx; b; b = nx) {
+        nx = b->next;
+        free(b);
+    }
+    comm->op_blocks = NULL;
+    comm->nops = 0;
+    comm->spare = comm->spare_mine = NULL;
+}
+
 static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *recvbuf, size_t count,
                        tt_dtype t, tt_redop op, int root)
 {
@@ -117,7 +184,31 @@ static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *r
     int needs_recv = !(coll == TT_COLL_REDUCE && comm->rank != root);
     if (count && ((!sendbuf && !(coll == TT_COLL_BROADCAST && comm->rank != root)) || (needs_recv && !recvbuf)))
         return tt_error_set(TT_ERR_INVALID, "rank %d: %s: NULL buffer", comm->rank, cn);
-    exec_op *o = calloc(1, sizeof *o);
+    /* The communicator's sticky failure (read without the lock: set once, under it, by the worker;
+     * the message is copied under it), and a finished op to reuse (exec_op_recycle: no malloc
+     * here, no free on the worker): the issuing thread takes all the worker has kept in one lock
+     * and uses them up without locking (a communicator is issued to by one thread at a time, as
+     * its sequence numbers already require). */
+    exec_op *o = NULL;
+    char msg[EXEC_ERRMSG_MAX];
+    tt_status failed = __atomic_load_n(&comm->err, __ATOMIC_ACQUIRE);
+    if (failed != TT_OK || !comm->spare_mine) {
+        pthread_mutex_lock(&comm->mu);
+        failed = comm->err;
+        if (failed != TT_OK)
+            memcpy(msg, comm->errmsg, sizeof msg);
+        comm->spare_mine = comm->spare;
+        comm->spare = NULL;
+        comm->nspare = 0;
+        pthread_mutex_unlock(&comm->mu);
+    }
+    if (comm->spare_mine) {
+        o = comm->spare_mine;
+        comm->spare_mine = o->next;
+        memset(o, 0, sizeof *o);
+    } else {
+        o = op_new(comm);
+    }
     if (!o)
         return tt_error_set(TT_ERR_NOMEM, "rank %d: %s", comm->rank, cn);
     o->coll = coll;
@@ -127,10 +218,29 @@ static tt_status issue(tt_comm *comm, tt_coll coll, const void *sendbuf, void *r
     o->dtype = t;
     o->op = op;
     o->root = (coll == TT_COLL_BROADCAST || coll == TT_COLL_REDUCE) ? root : -1;
-    tt_status st = tt_comm_resolve_plan(comm, coll, count, t, &o->plan);
+    /* a timing loop calls the same collective thousands of times: the last resolution is kept
+     * (not with a table: its rules count their fallbacks per call; not without a chunk size in the
+     * plan: the default comes from TOPOTUNE_CHUNK_BYTES, which may change between calls) */
+    tt_status st = TT_OK;
+    if (!comm->nrules && comm->memo.ok && comm->memo.coll == coll && comm->memo.count == count &&
+        comm->memo.dtype == t && plan_same(&comm->memo.req, &comm->plan)) {
+        o->plan = comm->memo.eff;
+    } else {
+        st = tt_comm_resolve_plan(comm, coll, count, t, &o->plan);
+        comm->memo.ok = st == TT_OK && !comm->nrules && comm->plan.chunk_bytes;
+        comm->memo.coll = coll;
+        comm->memo.count = count;
+        comm->memo.dtype = t;
+        comm->memo.req = comm->plan;
+        comm->memo.eff = o->plan;
+    }
     if (st != TT_OK) {
-        free(o);
+        exec_op_drop(comm, o);
         return tt_error_prefix(st, "rank %d: %s", comm->rank, cn);
+    }
+    if (failed != TT_OK) { /* the communicator already failed: say so now */
+        exec_op_drop(comm, o);
+        return tt_error_set(failed, "%s", msg);
     }
     o->seq = ++comm->issued;
     return exec_enqueue(comm, o);

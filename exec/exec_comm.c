@@ -68,6 +68,11 @@ static void world_fail(exec_world *w, int rank, const char *msg)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* The worker takes up to WORKER_BATCH queued ops per lock (one lock and unlock for a run of small
+ * collectives, not one per call, while the issuing thread takes the same lock to queue more) and
+ * gives them back for reuse in one lock; after a failure the rest of the batch is skipped as the
+ * queue's later ops are. */
+#define WORKER_BATCH 16
 static void *worker_main(void *arg)
 {
     tt_comm *c = arg;
@@ -77,17 +82,24 @@ static void *worker_main(void *arg)
             pthread_cond_wait(&c->cv_work, &c->mu);
         if (!c->head && c->stop)
             break;
-        exec_op *op = c->head;
-        c->head = op->next;
+        exec_op *batch = c->head, *last = batch;
+        size_t nb = 1;
+        while (nb < WORKER_BATCH && last->next) {
+            last = last->next;
+            nb++;
+        }
+        c->head = last->next;
         if (!c->head)
             c->tail = NULL;
+        last->next = NULL;
         c->busy = 1;
         tt_status failed = c->err;
         pthread_mutex_unlock(&c->mu);
 
         tt_status st = TT_OK;
-        char msg[EXEC_ERRMSG_MAX] = "";
-        if (failed == TT_OK) {
+        char msg[EXEC_ERRMSG_MAX];
+        msg[0] = '\0';
+        for (exec_op *op = batch; op && failed == TT_OK && st == TT_OK; op = op->next) {
             if (c->world && !op->internal)
                 atomic_store(&c->world->entered[c->rank], op->seq);
             tt_error_clear();
@@ -103,19 +115,22 @@ static void *worker_main(void *arg)
                     exec_ctl_report(c, msg, -1, derived ? c->ctl_cause : c->rank);
             }
         }
-        free(op);
-
         pthread_mutex_lock(&c->mu);
+        for (exec_op *op = batch, *nx; op; op = nx) {
+            nx = op->next;
+            exec_op_recycle(c, op); /* exec_coll.c: the next call takes it, no malloc/free per call */
+        }
         if (st != TT_OK && c->err == TT_OK) {
             c->err = st;
             memcpy(c->errmsg, msg, sizeof msg);
         }
         c->busy = 0;
-        c->queued--;
+        size_t before = c->queued;
+        c->queued -= nb;
         /* wake waiters only when it matters (every wake-up costs a context
-         * switch per operation): the queue is empty (tt_comm_wait), it fell
-         * to half the bound (a blocked submit), or the comm failed */
-        if (!c->head || c->queued == EXEC_MAX_QUEUED / 2 || c->err != TT_OK)
+         * switch): the queue is empty (tt_comm_wait), it fell to half the
+         * bound (a blocked submit), or the comm failed */
+        if (!c->head || (before > EXEC_MAX_QUEUED / 2 && c->queued <= EXEC_MAX_QUEUED / 2) || c->err != TT_OK)
             pthread_cond_broadcast(&c->cv_idle);
     }
     pthread_mutex_unlock(&c->mu);
@@ -166,11 +181,8 @@ void exec_comm_free(tt_comm *comm)
         pthread_mutex_unlock(&comm->mu);
         pthread_join(comm->worker, NULL);
     }
-    while (comm->head) {
-        exec_op *n = comm->head->next;
-        free(comm->head);
-        comm->head = n;
-    }
+    comm->head = comm->tail = NULL;
+    exec_ops_free(comm); /* queued, finished and spare ops alike (exec_coll.c) */
     for (int p = 0; p < comm->nranks; p++)
         if (comm->conns[p])
             comm->conns[p]->tp->close(comm->conns[p]);
@@ -183,6 +195,7 @@ void exec_comm_free(tt_comm *comm)
     free(comm->ctl_waits);
     free(comm->node);
     free(comm->peer_pid);
+    free(comm->peer_host);
     free(comm->scratch);
     free(comm->hdr_peer);
     exec_world_release(comm->world);

@@ -1,7 +1,9 @@
 /* exec_hostxchg.c - the host exchange of a process communicator: after the
  * TCP mesh and before any transport upgrade, every rank sends its host
  * identity (boot id, host name, pid) on every pair, so that every rank knows
- * which ranks share its machine (comm->node, nnodes, peer_pid). */
+ * which ranks share its machine (comm->node, nnodes) and every rank's process
+ * id and host name (comm->peer_pid, peer_host; tt_comm_rank_ident: the header
+ * of topo-exec's process ranks, as nccl-tests prints each rank's pid and host). */
 #include "exec_internal.h"
 
 #include <stdio.h>
@@ -11,7 +13,7 @@
 
 typedef struct {
     char boot_id[40];
-    char host[64];
+    char host[EXEC_HOST_NAME];
     int32_t pid;
 } host_ident;
 
@@ -39,7 +41,9 @@ tt_status exec_host_exchange(tt_comm *comm)
     host_ident *theirs = calloc((size_t)n, sizeof *theirs);
     if (!comm->peer_pid)
         comm->peer_pid = calloc((size_t)n, sizeof *comm->peer_pid);
-    if (!theirs || !comm->peer_pid) {
+    if (!comm->peer_host)
+        comm->peer_host = calloc((size_t)n, EXEC_HOST_NAME);
+    if (!theirs || !comm->peer_pid || !comm->peer_host) {
         free(theirs);
         return tt_error_set(TT_ERR_NOMEM, "rank %d: host exchange", me);
     }
@@ -58,6 +62,8 @@ tt_status exec_host_exchange(tt_comm *comm)
         int nn = 0;
         for (int r = 0; r < n; r++) {
             comm->peer_pid[r] = theirs[r].pid;
+            theirs[r].host[EXEC_HOST_NAME - 1] = '\0';
+            memcpy(comm->peer_host + (size_t)r * EXEC_HOST_NAME, theirs[r].host, EXEC_HOST_NAME);
             comm->node[r] = -1;
             for (int q = 0; q < r && comm->node[r] < 0; q++)
                 if (theirs[q].boot_id[0] && !strncmp(theirs[q].boot_id, theirs[r].boot_id, sizeof mine.boot_id) &&
@@ -70,4 +76,15 @@ tt_status exec_host_exchange(tt_comm *comm)
     }
     free(theirs);
     return st;
+}
+
+void tt_comm_rank_ident(const tt_comm *comm, int r, int *pid, const char **host)
+{
+    *pid = -1;
+    *host = "-";
+    if (!comm || r < 0 || r >= comm->nranks || !comm->peer_pid || !comm->peer_host)
+        return;
+    *pid = comm->peer_pid[r];
+    if (comm->peer_host[(size_t)r * EXEC_HOST_NAME])
+        *host = comm->peer_host + (size_t)r * EXEC_HOST_NAME;
 }

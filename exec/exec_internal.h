@@ -78,6 +78,18 @@ struct tt_comm {
     pthread_cond_t cv_work, cv_idle;
     exec_op *head, *tail;
     int busy;                /* an op is running */
+    exec_op *spare;          /* finished ops kept for the next calls (exec_coll.c), under mu */
+    int nspare;
+    exec_op *spare_mine;     /* the issuing thread's share of them, taken in one lock (no lock) */
+    void *op_blocks;         /* the ops' memory, in blocks (exec_coll.c; freed by tt_comm_destroy) */
+    size_t nops;             /* ops in those blocks */
+    struct {                 /* the last plan resolution of a call (exec_coll.c), without a table */
+        int ok;
+        tt_coll coll;
+        size_t count;
+        tt_dtype dtype;
+        tt_plan req, eff;
+    } memo;
     size_t queued;           /* ops queued or running */
     int stop;
     tt_status err;           /* sticky first failure */
@@ -86,6 +98,7 @@ struct tt_comm {
     int *node;               /* [nranks]: node index of every rank (same host = same node) */
     int nnodes;
     int *peer_pid;           /* [nranks] process ids (process ranks, from exec_host_exchange), else NULL */
+    char *peer_host;         /* [nranks x EXEC_HOST_NAME] host names (same source), else NULL */
     char tp_desc[64];        /* transports in use ("shm+tcp"), set by exec_comm_start */
 
     int *ctl;                /* [nranks] failure-report sockets to every other rank (a full
@@ -105,6 +118,7 @@ struct tt_comm {
     exec_hdr_peer *hdr_peer; /* [nranks] */
     int64_t spin_budget_us;  /* idle busy-poll of this comm, -1 = not decided yet (exec_spin.c) */
     int bind_cpu;            /* CPU the worker is bound to, -1 = not bound (exec_bind.c) */
+    char bind_note[160];     /* the binding's source and, when not bound, why (exec_bind.c) */
 
     /* scratch of the worker */
     unsigned char *scratch;
@@ -201,6 +215,7 @@ void exec_hdr_end(tt_comm *c);
 int exec_cpu_count(void);
 int exec_local_ranks(const tt_comm *comm);
 int64_t exec_spin_budget_us(tt_comm *comm);
+int exec_rank_has_cpu(tt_comm *comm); /* exec_spin.c: no other rank needs this process's CPUs */
 /* exec_bind.c: decide the worker's CPU from TOPOTUNE_HOST_BIND (after the rendezvous: needs the nodes;
  * a bad value is TT_ERR_INVALID), and put it on the worker thread's attributes */
 tt_status exec_bind_plan(tt_comm *comm);
@@ -210,6 +225,13 @@ tt_status exec_bind_attr(const tt_comm *comm, pthread_attr_t *attr);
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);
 /* queue an operation on the communicator's worker (exec_queue.c) */
 tt_status exec_enqueue(tt_comm *comm, exec_op *op);
+/* exec_coll.c: keep a finished op for a later call (comm->mu held) */
+void exec_op_recycle(tt_comm *comm, exec_op *op);
+/* exec_coll.c: the issuing thread gives back an op it did not queue; tt_comm_destroy frees them all */
+void exec_op_drop(tt_comm *comm, exec_op *op);
+void exec_ops_free(tt_comm *comm);
+/* exec_coll.c: have at least n ops allocated (and their pages touched) before a timing loop */
+void exec_ops_reserve(tt_comm *comm, size_t n);
 /* 1 inside tt_group_start/tt_group_end on this thread (exec_queue.c) */
 int exec_in_group(void);
 /* every rank of the communicator has reached this point (exec_run.c) */
@@ -280,6 +302,7 @@ int exec_fault_corrupt_header(const tt_comm *comm, uint64_t seq);
  * (exec_hostxchg.c).  Called by exec_transport_upgrade_all before any
  * can_connect hook. */
 tt_status exec_host_exchange(tt_comm *comm);
+#define EXEC_HOST_NAME 64
 /* The ib transport's upgrade hook (exec_ib_setup.c; a refusal of forced use
  * without the verbs headers). */
 int exec_ib_can_connect(const tt_comm *comm, int peer, int forced);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec_internal.h" /* exec_ops_reserve */
 #include "exec_measure_internal.h"
 
 typedef struct {
@@ -56,6 +57,10 @@ static tt_status host_prepare(tt_sweep_engine *e, const tt_sweep_opts *o, size_t
     h->cap = maxcount;
     h->es = es;
     h->coll = o->coll;
+    /* the ops a timing loop keeps queued, allocated and touched now: their first use inside the
+     * first timed loop cost page faults there (8 B AllReduce, 2 processes: 0.43 us in the first
+     * cycle against 0.38 us in later ones) */
+    exec_ops_reserve(h->c, EXEC_MAX_QUEUED + 64);
     return TT_OK;
 }
 

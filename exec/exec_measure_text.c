@@ -96,14 +96,22 @@ void tt_sweep_text_rank(tt_strbuf *sb, int rank, int pid, const char *host, int 
                      info);
 }
 
+/* where the host ranks' workers run: "# bound (default: a core per rank; ...): rank 0 cpu 0 ...",
+ * or "# not bound (default: 3 ranks on this host, 2 cores in this process's CPU mask)" with the
+ * reason (tt_comm_bind_note: "default" or the TOPOTUNE_HOST_BIND value chosen, --bind sets it) */
 void tt_sweep_text_binding(tt_strbuf *sb, tt_comm **comms, int n)
 {
     int any = 0;
+    if (n < 1 || !comms[0]) return;
     for (int i = 0; i < n; i++) any |= tt_comm_bound_cpu(comms[i]) >= 0;
-    if (!any) return;
-    tt_strbuf_printf(sb, "# bound (TOPOTUNE_HOST_BIND=%s):", tt_setting("TOPOTUNE_HOST_BIND"));
+    if (!any) {
+        tt_strbuf_printf(sb, "# not bound (%s)\n", tt_comm_bind_note(comms[0]));
+        return;
+    }
+    tt_strbuf_printf(sb, "# bound (%s):", tt_comm_bind_note(comms[0]));
     for (int i = 0; i < n; i++)
-        tt_strbuf_printf(sb, " rank %d cpu %d", tt_comm_rank(comms[i]), tt_comm_bound_cpu(comms[i]));
+        if (tt_comm_bound_cpu(comms[i]) >= 0)
+            tt_strbuf_printf(sb, " rank %d cpu %d", tt_comm_rank(comms[i]), tt_comm_bound_cpu(comms[i]));
     tt_strbuf_append(sb, "\n");
 }
 

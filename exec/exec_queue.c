@@ -28,32 +28,33 @@ static void submit(tt_comm *comm, exec_op *first, exec_op *last)
     pthread_mutex_unlock(&comm->mu);
 }
 
-/* Ops queued inside a group, with their communicators (parallel arrays). */
+/* Ops queued inside a group, with their communicators (parallel arrays); a group of up to
+ * GROUP_SMALL ops (a timing loop's one call per group) uses the thread's own array, no malloc. */
+#define GROUP_SMALL 16
+static __thread tt_comm *group_small[GROUP_SMALL];
 static __thread tt_comm **group_comms;
 static __thread size_t group_n, group_cap;
 
-/* Takes ownership of op (a heap copy).  Used by exec_coll.c. */
+/* Takes ownership of op (a heap copy).  Used by exec_coll.c, which has checked that the
+ * communicator has not failed (in the same lock as it took the op). */
 tt_status exec_enqueue(tt_comm *comm, exec_op *op)
 {
     op->next = NULL;
-    pthread_mutex_lock(&comm->mu);
-    tt_status failed = comm->err;
-    char msg[EXEC_ERRMSG_MAX];
-    memcpy(msg, comm->errmsg, sizeof msg);
-    pthread_mutex_unlock(&comm->mu);
-    if (failed != TT_OK) { /* the communicator already failed: say so now */
-        free(op);
-        return tt_error_set(failed, "%s", msg);
-    }
     if (group_depth == 0) {
         submit(comm, op, op);
         return TT_OK;
     }
+    if (!group_comms) {
+        group_comms = group_small;
+        group_cap = GROUP_SMALL;
+    }
     if (group_n == group_cap) {
-        size_t nc = group_cap ? group_cap * 2 : 16;
-        tt_comm **p = realloc(group_comms, nc * sizeof *p);
+        size_t nc = group_cap * 2;
+        tt_comm **p = group_comms == group_small ? malloc(nc * sizeof *p) : realloc(group_comms, nc * sizeof *p);
+        if (p && group_comms == group_small)
+            memcpy(p, group_small, sizeof group_small);
         if (!p) {
-            free(op);
+            exec_op_drop(comm, op);
             return tt_error_set(TT_ERR_NOMEM, "group");
         }
         group_comms = p;
@@ -99,9 +100,10 @@ tt_status tt_group_end(void)
         i = j;
     }
     group_n = 0;
-    free(group_comms);
-    group_comms = NULL;
-    group_cap = 0;
+    if (group_comms != group_small)
+        free(group_comms);
+    group_comms = group_small;
+    group_cap = GROUP_SMALL;
     return TT_OK;
 }
 

@@ -2,7 +2,10 @@
  * it yields the CPU (exec_xfer.c): TOPOTUNE_SPIN_US (default EXEC_SPIN_US), but
  * never when the ranks of this host outnumber the CPUs this process may run on
  * (oversubscribed): there a spinning rank burns the time slice the rank it
- * waits for needs, so the wait yields at once. */
+ * waits for needs, so the wait yields at once.  exec_rank_has_cpu: whether no
+ * other rank needs this process's CPUs (a process rank that a launcher bound to
+ * part of the machine has its own), the condition of the shm transport's short
+ * wait for a small receive (exec_transport_shm.c). */
 #include "exec_internal.h"
 
 #include <pthread.h>
@@ -46,4 +49,16 @@ int64_t exec_spin_budget_us(tt_comm *comm)
         comm->spin_budget_us = exec_local_ranks(comm) > exec_cpu_count() ? 0 : spin_env;
     }
     return comm->spin_budget_us;
+}
+
+int exec_rank_has_cpu(tt_comm *comm)
+{
+    /* the ranks that share this process's CPUs: all of this host's, unless a launcher gave the
+     * process part of the machine (mpirun binds each rank to a core, taskset, a cpuset): then the
+     * other local processes have CPUs of their own and only this process's rank uses these */
+    int cpus = exec_cpu_count(), sharing = exec_local_ranks(comm);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!comm->world && online > 0 && cpus < online)
+        sharing = 1;
+    return sharing <= cpus;
 }

@@ -211,10 +211,19 @@ int tt_comm_rank(const tt_comm *comm);
 int tt_comm_nranks(const tt_comm *comm);
 const char *tt_comm_transport(const tt_comm *comm); /* in use: "shm", "tcp", "ib", "shm+tcp", "shm+ib", ... */
 /* The CPU this rank's worker thread (which moves its data) is bound to, -1 when not bound.
- * TOPOTUNE_HOST_BIND at communicator creation: none (default), core (local rank i -> one hardware
- * thread of every core before a second of any), cpu (the i-th CPU of the process's mask); not bound
- * when the node has more ranks than CPUs; another value fails the creation (TT_ERR_INVALID). */
+ * TOPOTUNE_HOST_BIND at communicator creation: auto (default: as core when the ranks of this host
+ * are at most the cores of the process's CPU mask, else not bound), core (local rank i -> one
+ * hardware thread of every core before a second of any), cpu (the i-th CPU of the process's mask),
+ * none; core and cpu do not bind when the host has more ranks than the mask's CPUs; another value
+ * fails the creation (TT_ERR_INVALID). */
 int tt_comm_bound_cpu(const tt_comm *comm);
+/* Where the binding came from ("default" or "TOPOTUNE_HOST_BIND=core") and, when the worker is not
+ * bound, why ("default: 3 ranks on this host, 2 cores in this process's CPU mask"); "" for NULL. */
+const char *tt_comm_bind_note(const tt_comm *comm);
+/* Rank r's process id and host name (gethostname) as the process ranks exchanged them at the
+ * rendezvous; pid -1 and host "-" when not known (thread ranks, r out of range, NULL).  The host
+ * string lives as long as the communicator. */
+void tt_comm_rank_ident(const tt_comm *comm, int r, int *pid, const char **host);
 /* Per-wait deadline in milliseconds (default TOPOTUNE_TIMEOUT_MS or 30000). */
 void tt_comm_set_timeout(tt_comm *comm, int timeout_ms);
 /* Plan used by later calls on this communicator (TT_PLAN_DEFAULT resets). */

@@ -4,6 +4,12 @@
 #
 #   scripts/bench/bench-exec-vs-mpi.sh [NPROCS] [MINBYTES] [MAXBYTES] [OUT.md]
 #
+# Defaults: 2 processes, 8 bytes to 64 MiB (issue #34 item 4's goal: topo-exec's
+# time at most MPI_Allreduce's at every size).  MINBYTES may be as small as 8
+# (two floats: nccl-tests' smallest AllReduce); MAXBYTES is measured even where
+# the x4 steps pass over it (8 B x 4^k never hits 64 MiB).  The table's ratio
+# column is topo-exec's median time over MPI's (below 1.00: topo-exec faster).
+#
 # Both run NPROCS processes on 127.0.0.1, float sum, out-of-place, sizes x4
 # from MINBYTES to MAXBYTES; topo-exec uses its default transport (shared
 # memory between the processes) and default algorithm choice; MPI uses
@@ -17,14 +23,21 @@
 # one scheduling hiccup does not decide the figure.  BASE=path/to/topo-exec
 # adds a second topo-exec (e.g. a build of an older commit) as more columns,
 # measured in the same loop.  The load average is printed before and after.
+# RAW=file appends every repetition's time per size and program (for a log).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-NP=${1:-4}; MINB=${2:-1024}; MAXB=${3:-268435456}; OUT=${4:-/dev/stdout}
+NP=${1:-2}; MINB=${2:-8}; MAXB=${3:-67108864}; OUT=${4:-/dev/stdout}
 BUILD=${BUILD:-build}; X=$BUILD/bin/topo-exec; BASE=${BASE:-}; REPS=${REPS:-3}
 command -v mpicc >/dev/null || { echo "bench: mpicc not found (apt-get install libopenmpi-dev openmpi-bin)" >&2; exit 2; }
 [ -x "$X" ] || { echo "bench: $X not built (make BUILD=$BUILD)" >&2; exit 2; }
 [ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench: BASE=$BASE is not an executable" >&2; exit 2; }
 case "$REPS" in ''|*[!0-9]*|0) echo "bench: REPS=$REPS must be a positive integer" >&2; exit 2;; esac
+case "$NP" in ''|*[!0-9]*|0|1) echo "bench: NPROCS=$NP must be an integer of at least 2" >&2; exit 2;; esac
+for v in "$MINB" "$MAXB"; do
+  case "$v" in ''|*[!0-9]*) echo "bench: sizes are byte counts ('$v')" >&2; exit 2;; esac
+done
+[ "$MINB" -ge 8 ] && [ $((MINB % 4)) -eq 0 ] && [ $((MAXB % 4)) -eq 0 ] && [ "$MAXB" -ge "$MINB" ] ||
+  { echo "bench: MINBYTES ($MINB) must be at least 8, both multiples of 4 (floats), MAXBYTES >= MINBYTES" >&2; exit 2; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mpicc -O2 -o "$tmp/mpi_ar" scripts/bench/bench_mpi_allreduce.c
 iters_for() {
@@ -51,7 +64,7 @@ run_tt() {
     done
     for p in "${pids[@]}"; do wait "$p" || { echo "bench: $bin failed at $b bytes" >&2; exit 1; }; done
   fi
-  awk '!/^#/ && NF >= 13 { print $1, $6, $8, ($9 == "0" ? "ok" : "WRONG") }' "$tmp/tt0.out"
+  awk '/^ +[0-9]+ / && NF >= 13 { print $1, $6, $8, ($9 == "0" ? "ok" : "WRONG") }' "$tmp/tt0.out" # rows only (not logs)
 }
 run_mpi() {
   local b=$1
@@ -71,14 +84,21 @@ echo "bench: load average before: $(cut -d' ' -f1-3 /proc/loadavg), $REPS repeti
     echo "|---:|---:|---:|---:|---:|---:|---|"
   fi
 } >"$OUT"
-b=$MINB
-while [ "$b" -le "$MAXB" ]; do
+# the sizes: x4 from MINBYTES, and MAXBYTES itself
+sizes=()
+for ((b = MINB; b <= MAXB; b *= 4)); do sizes+=("$b"); done
+[ "${sizes[${#sizes[@]} - 1]}" -eq "$MAXB" ] || sizes+=("$MAXB")
+for b in "${sizes[@]}"; do
   : >"$tmp/m"; : >"$tmp/t"; : >"$tmp/o"
   for ((k = 0; k < REPS; k++)); do
     run_mpi "$b" >>"$tmp/m"
     run_tt "$X" "$b" >>"$tmp/t"
     [ -z "$BASE" ] || run_tt "$BASE" "$b" >>"$tmp/o"
   done
+  if [ -n "${RAW:-}" ]; then # every repetition's time, for the log: "size mpi|exec|base t1 t2 ..."
+    { echo "$b mpi $(awk '{ printf "%s ", $2 }' "$tmp/m")"; echo "$b exec $(awk '{ printf "%s ", $2 }' "$tmp/t")"
+      [ -z "$BASE" ] || echo "$b base $(awk '{ printf "%s ", $2 }' "$tmp/o")"; } >>"$RAW"
+  fi
   read -r mt mbw mc < <(median "$tmp/m")
   read -r tt tbw tc < <(median "$tmp/t")
   if [ -n "$BASE" ]; then
@@ -89,6 +109,5 @@ while [ "$b" -le "$MAXB" ]; do
     awk -v b="$b" -v t="$tt" -v tb="$tbw" -v m="$mt" -v mb="$mbw" -v c="exec $tc, mpi $mc" \
       'BEGIN { printf "| %d | %s | %s | %s | %s | %.2f | %s |\n", b, t, tb, m, mb, t / m, c }' >>"$OUT"
   fi
-  b=$((b * 4))
 done
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')" >&2

@@ -115,11 +115,12 @@ expect_grep "$TMP/err" 'rank 2: AllReduce #3 .*rank 1' "rank 2 names rank 1"
 expect_grep "$TMP/out" '^# Collective test FAILED' "rank 0's table ends with the failure"
 
 # 5. mpirun with MASTER_ADDR/MASTER_PORT set still takes the variables' rendezvous (as without MPI):
-#    that path does not know the other ranks' pids, so the header shows -1
+#    (its header has the rendezvous' "# job:" line) and knows every rank's pid from its host exchange
 port=$(free_port)
 run "${MPIRUN[@]}" -np 2 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$port "$X" -b 1K -e 1K -n 2 --no-progress
 expect_rc 0 "mpirun with MASTER_ADDR/MASTER_PORT: exit 0"
-expect_grep "$TMP/out" '^#  Rank +1 Group  0 Pid +-1 ' "MASTER_ADDR/MASTER_PORT set: the variables' rendezvous is used, not MPI"
+expect_grep "$TMP/out" '^# job: ' "MASTER_ADDR/MASTER_PORT set: the variables' rendezvous is used, not MPI"
+expect_grep "$TMP/out" '^#  Rank +1 Group  0 Pid +[0-9]+ on ' "MASTER_ADDR/MASTER_PORT set: rank 1's pid from the rendezvous"
 
 # 6. two emulated hosts (network namespaces joined by a veth pair, own host names): mpirun starts
 #    the second host's ranks through an rsh agent that enters its namespace.  Rank 0 must then bind

@@ -75,12 +75,12 @@ static void test_check_messages(void **st)
     check_bad("TOPOTUNE_SHM_RING_BYTES", "12K",
               "TOPOTUNE_SHM_RING_BYTES='12K': must be a power of two 4K..1G (unset it for the default)");
     check_bad("TOPOTUNE_HOST_BIND", "socket",
-              "TOPOTUNE_HOST_BIND='socket': must be none, core or cpu (unset it for the default)");
+              "TOPOTUNE_HOST_BIND='socket': must be auto, core, cpu or none (unset it for the default)");
     check_bad("TOPOTUNE_HOST_BIND", "or",
-              "TOPOTUNE_HOST_BIND='or': must be none, core or cpu (unset it for the default)");
+              "TOPOTUNE_HOST_BIND='or': must be auto, core, cpu or none (unset it for the default)");
     check_bad("TOPOTUNE_HOST_BIND", "none, core",
-              "TOPOTUNE_HOST_BIND='none, core': must be none, core or cpu (unset it for the default)");
-    const char *good[][2] = {{"TOPOTUNE_HOST_BIND", "core"}, {"TOPOTUNE_HOST_BIND", "cpu"},
+              "TOPOTUNE_HOST_BIND='none, core': must be auto, core, cpu or none (unset it for the default)");
+    const char *good[][2] = {{"TOPOTUNE_HOST_BIND", "core"}, {"TOPOTUNE_HOST_BIND", "cpu"}, {"TOPOTUNE_HOST_BIND", "auto"},
                              {"TOPOTUNE_SHM_RING_BYTES", "64K"}, {"TOPOTUNE_TIMEOUT_MS", "86400000"},
                              {"TOPOTUNE_SPIN_US", "0"}, {"TOPOTUNE_DEBUG", "anything: parsed by its owner"}};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {

@@ -1,6 +1,6 @@
 /* test_exec_bind.c - where host ranks' workers run (exec/exec_bind.c, TOPOTUNE_HOST_BIND):
- * not bound by default; "cpu" and "core" give every local rank a CPU of its own from the process's
- * mask ("core": one hardware thread of every core before a second of any); more ranks than CPUs
+ * a core per rank by default where the mask has the cores, "none" never; "cpu" and "core" give
+ * every local rank a CPU of its own from the process's mask ("core": one hardware thread of every core before a second of any); more ranks than CPUs
  * are not bound; a wrong value fails the communicator with the variable named; bound ranks still
  * reduce exactly. */
 #include <sched.h>
@@ -45,20 +45,40 @@ static void destroy_n(int n, tt_comm **c)
     for (int r = 0; r < n; r++) assert_int_equal(tt_comm_destroy(c[r]), TT_OK);
 }
 
-static void test_default_unbound(void **state)
+/* default (auto): bound to distinct cores when this process's mask has a core per rank, else not
+ * bound with the reason in the note; none: never bound */
+static void test_default_and_none(void **state)
 {
     (void)state;
     unsetenv("TOPOTUNE_HOST_BIND");
+    cpu_set_t set;
+    int m = ncpus(&set), cores = 0, seen[CPU_SETSIZE];
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set)) continue;
+        int k = core_of(cpu), dup = 0;
+        for (int q = 0; q < cores && k >= 0; q++) dup |= seen[q] == k;
+        if (!dup) seen[cores++] = k;
+    }
     tt_comm *c[2];
     init_n(2, c, TT_OK);
-    assert_int_equal(tt_comm_bound_cpu(c[0]), -1);
-    assert_int_equal(tt_comm_bound_cpu(c[1]), -1);
+    if (m >= 2 && cores >= 2) {
+        assert_true(tt_comm_bound_cpu(c[0]) >= 0 && tt_comm_bound_cpu(c[1]) >= 0);
+        assert_int_not_equal(core_of(tt_comm_bound_cpu(c[0])), core_of(tt_comm_bound_cpu(c[1])));
+        assert_non_null(strstr(tt_comm_bind_note(c[0]), "default: a core per rank"));
+    } else {
+        assert_int_equal(tt_comm_bound_cpu(c[0]), -1);
+        assert_non_null(strstr(tt_comm_bind_note(c[0]), "default: 2 ranks on this host"));
+    }
     destroy_n(2, c);
     setenv("TOPOTUNE_HOST_BIND", "none", 1);
     init_n(2, c, TT_OK);
     assert_int_equal(tt_comm_bound_cpu(c[0]), -1);
+    assert_int_equal(tt_comm_bound_cpu(c[1]), -1);
+    assert_string_equal(tt_comm_bind_note(c[0]), "TOPOTUNE_HOST_BIND=none");
     destroy_n(2, c);
+    unsetenv("TOPOTUNE_HOST_BIND");
     assert_int_equal(tt_comm_bound_cpu(NULL), -1);
+    assert_string_equal(tt_comm_bind_note(NULL), "");
 }
 
 /* every rank gets its own CPU of the mask, and the collective is still exact */
@@ -146,14 +166,14 @@ static void test_bad_value(void **state)
     setenv("TOPOTUNE_HOST_BIND", "numa", 1);
     tt_comm *c[2];
     init_n(2, c, TT_ERR_INVALID);
-    assert_non_null(strstr(tt_error_message(), "TOPOTUNE_HOST_BIND='numa': use none, core or cpu"));
+    assert_non_null(strstr(tt_error_message(), "TOPOTUNE_HOST_BIND='numa': use auto, core, cpu or none"));
     unsetenv("TOPOTUNE_HOST_BIND");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_unbound),
+        cmocka_unit_test(test_default_and_none),
         cmocka_unit_test(test_cpu),
         cmocka_unit_test(test_core),
         cmocka_unit_test(test_oversubscribed),
