@@ -118,7 +118,7 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&c->mu);
         for (exec_op *op = batch, *nx; op; op = nx) {
             nx = op->next;
-            exec_op_recycle(c, op); /* exec_coll.c: the next call takes it, no malloc/free per call */
+            exec_op_recycle(c, op); /* exec_op_pool.c: the next call takes it, no malloc/free per call */
         }
         if (st != TT_OK && c->err == TT_OK) {
             c->err = st;
@@ -182,7 +182,7 @@ void exec_comm_free(tt_comm *comm)
         pthread_join(comm->worker, NULL);
     }
     comm->head = comm->tail = NULL;
-    exec_ops_free(comm); /* queued, finished and spare ops alike (exec_coll.c) */
+    exec_ops_free(comm); /* queued, finished and spare ops alike (exec_op_pool.c) */
     for (int p = 0; p < comm->nranks; p++)
         if (comm->conns[p])
             comm->conns[p]->tp->close(comm->conns[p]);

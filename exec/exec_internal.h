@@ -78,10 +78,10 @@ struct tt_comm {
     pthread_cond_t cv_work, cv_idle;
     exec_op *head, *tail;
     int busy;                /* an op is running */
-    exec_op *spare;          /* finished ops kept for the next calls (exec_coll.c), under mu */
+    exec_op *spare;          /* finished ops kept for the next calls (exec_op_pool.c), under mu */
     int nspare;
     exec_op *spare_mine;     /* the issuing thread's share of them, taken in one lock (no lock) */
-    void *op_blocks;         /* the ops' memory, in blocks (exec_coll.c; freed by tt_comm_destroy) */
+    void *op_blocks;         /* the ops' memory, in blocks (exec_op_pool.c; freed by tt_comm_destroy) */
     size_t nops;             /* ops in those blocks */
     struct {                 /* the last plan resolution of a call (exec_coll.c), without a table */
         int ok;
@@ -225,12 +225,16 @@ tt_status exec_bind_attr(const tt_comm *comm, pthread_attr_t *attr);
 tt_status exec_run_op(tt_comm *comm, const exec_op *op);
 /* queue an operation on the communicator's worker (exec_queue.c) */
 tt_status exec_enqueue(tt_comm *comm, exec_op *op);
-/* exec_coll.c: keep a finished op for a later call (comm->mu held) */
+/* exec_op_pool.c: the ops.  Keep a finished op for a later call (comm->mu held) */
 void exec_op_recycle(tt_comm *comm, exec_op *op);
-/* exec_coll.c: the issuing thread gives back an op it did not queue; tt_comm_destroy frees them all */
+/* the issuing thread takes every op the worker kept (comm->mu held) */
+void exec_ops_collect_locked(tt_comm *comm);
+/* a zeroed op for the issuing thread (no lock), NULL without memory */
+exec_op *exec_op_take(tt_comm *comm);
+/* the issuing thread gives back an op it did not queue; tt_comm_destroy frees them all */
 void exec_op_drop(tt_comm *comm, exec_op *op);
 void exec_ops_free(tt_comm *comm);
-/* exec_coll.c: have at least n ops allocated (and their pages touched) before a timing loop */
+/* have at least n ops allocated (and their pages touched) before a timing loop */
 void exec_ops_reserve(tt_comm *comm, size_t n);
 /* 1 inside tt_group_start/tt_group_end on this thread (exec_queue.c) */
 int exec_in_group(void);
