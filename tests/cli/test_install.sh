@@ -73,7 +73,11 @@ else
   run cc "$TMP/consumer.c" $sflags -o "$TMP/consumer-s"
   expect_rc 0 "a C program links with pkg-config --static --cflags --libs topotune"
   # and with libtopotune.a itself (GNU ld's -l:libtopotune.a in place of -ltopotune, as docs/install.md says)
-  run cc "$TMP/consumer.c" ${sflags/-ltopotune/-l:libtopotune.a} -o "$TMP/consumer-a"
+  san=""  # a SANITIZE=1 build's archive holds instrumented objects: the program links the sanitizers too
+  if command -v nm >/dev/null && nm "$P/lib/libtopotune.a" 2>/dev/null | grep -q '__asan_'; then
+    san="-fsanitize=address,undefined"
+  fi
+  run cc $san "$TMP/consumer.c" ${sflags/-ltopotune/-l:libtopotune.a} -o "$TMP/consumer-a"
   expect_rc 0 "a C program links libtopotune.a statically (pkg-config --static, -l:libtopotune.a)"
   run env -u LD_LIBRARY_PATH "$TMP/consumer-a" "$FIX/hgx-h100-8gpu.xml"
   expect_rc 0 "the statically linked program runs"; expect_grep "$TMP/out" '^8 GPUs$' "and reads the 8-GPU example"
