@@ -37,7 +37,7 @@ void tt_cli_exec_usage(FILE *f)
             "  -o, --op OP            sum (default), prod, min, max, avg\n"
             "  -d, --datatype TYPE    int8 uint8 int32 uint32 int64 uint64 half bfloat16 float (default) double\n"
             "  -r, --root N           root of broadcast/reduce (default 0)\n"
-            "  -g, --ngpus N          N ranks on GPUs (GPU mode, docs/gpu-executor.md; refused without a usable GPU)\n"
+            "  -g, --ngpus N          N ranks on GPUs (GPU mode, docs/gpu-executor.md; exit 2 without GPUs, 1 if unusable)\n"
             "      --host N           N host ranks as threads of this process (default 4)\n"
             "      --algo NAME        ring, tree, halving-doubling, hierarchical (also NCCL_ALGO)\n"
             "      --proto NAME       simple, ll, ll128 (also NCCL_PROTO)\n"
