@@ -130,6 +130,19 @@ static void plan_column_header(tt_strbuf *sb, int pred)
     }
 }
 
+/* one head line: the five leading columns, then per placement the four of nccl-tests, -I's four, the
+ * prediction's two (c: the 15 labels in that order); nccl-tests ends it in a space */
+static void head_line(tt_strbuf *sb, const char *const c[15], int iter, int pred)
+{
+    tt_strbuf_printf(sb, "# %10s  %12s  %8s  %6s  %6s", c[0], c[1], c[2], c[3], c[4]);
+    for (int p = 0; p < 2; p++) {
+        tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", c[5], c[6], c[7], c[8]);
+        if (iter) tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", c[9], c[10], c[11], c[12]);
+        if (pred) tt_strbuf_printf(sb, "  %7s  %6s", c[13], c[14]);
+    }
+    tt_strbuf_append(sb, " \n");
+}
+
 void tt_sweep_text_header(tt_strbuf *sb, int flags)
 {
     int pred = (flags & TT_SWEEP_TEXT_PRED) != 0;
@@ -140,30 +153,21 @@ void tt_sweep_text_header(tt_strbuf *sb, int flags)
     /* nccl-tests' three heads, column for column and space for space (the trailing ones too: the
      * first line ends in ten spaces, the second in one, the third in seven, where nccl-tests' empty
      * timestamp column is); a prediction adds "pred" and "err%" to each placement */
-#define LEAD "# %10s  %12s  %8s  %6s  %6s"
     int iter = (flags & TT_SWEEP_TEXT_PER_ITER) != 0;
     tt_strbuf_append(sb, "#\n");
-    tt_strbuf_printf(sb, LEAD, "", "", "", "", "");
+    tt_strbuf_printf(sb, "# %10s  %12s  %8s  %6s  %6s", "", "", "", "", "");
     if (iter) /* nccl-tests' -I heads */
         tt_strbuf_printf(sb, "              out-of-place (+ per-iteration)                                %sin-place "
                          "(+ per-iteration)\n", pred ? "                 " : "");
     else
         tt_strbuf_printf(sb, "           out-of-place                       %sin-place          %s\n",
                          pred ? "                 " : "", pred ? "                 " : "");
-    tt_strbuf_printf(sb, LEAD, "size", "count", "type", "redop", "root");
-    for (int p = 0; p < 2; p++) {
-        tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
-        if (iter) tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "i_min", "i_max", "i_p99", "i_cv%");
-        if (pred) tt_strbuf_printf(sb, "  %7s  %6s", "pred", "err%");
-    }
-    tt_strbuf_append(sb, " \n");
-    tt_strbuf_printf(sb, LEAD, "(B)", "(elements)", "", "", "");
-    for (int p = 0; p < 2; p++) {
-        tt_strbuf_printf(sb, "  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "(GB/s)", "");
-        if (iter) tt_strbuf_printf(sb, "  %7s  %7s  %7s  %7s", "(us)", "(us)", "(us)", "(%)");
-        if (pred) tt_strbuf_printf(sb, "  %7s  %6s", "(us)", "(%)");
-    }
-    tt_strbuf_append(sb, " \n");
+    static const char *const names[] = {"size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+                                        "#wrong", "i_min", "i_max", "i_p99", "i_cv%", "pred", "err%"};
+    static const char *const units[] = {"(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)",
+                                        "", "(us)", "(us)", "(us)", "(%)", "(us)", "(%)"};
+    head_line(sb, names, iter, pred);
+    head_line(sb, units, iter, pred);
 }
 
 void tt_sweep_text_row(tt_strbuf *sb, const tt_sweep_opts *o, const tt_sweep_result *r, int pred,
