@@ -84,13 +84,10 @@ char **tt_cli_exec_env_entries(int *n);
 void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *transport, const int *pids,
                               const char *const *hosts);
 /* The host sweep's closing lines: out of bounds, average busbw, the table's fallbacks (< 0: no
- * table), or the failure (err) after nrows sizes. */
+ * table), or the failure (err) after nrows sizes; 1 when below NCCL_TESTS_MIN_BW
+ * (tt_sweep_min_bw_check: exit 7, as nccl-tests). */
 int tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
                              const char *err, int nrows);
-/* nccl-tests' CI gate NCCL_TESTS_MIN_BW (GB/s): 1 when the average bus bandwidth is below 0.9x it; *word
- * "OK"/"FAILED" for the footer ("" when unset; a value that is no number is said on stderr and not
- * checked).  The footer above returns it (1: exit 7, as nccl-tests). */
-int tt_cli_exec_min_bw(double avg_busbw, const char **word);
 /* -J: the results as JSON (nccl-tests' layout, tt_sweep_report_json); 0 or EXIT_RUNTIME after a message. */
 int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *rows, int nrows, const char *err,
                            int nranks, const char *transport, const char *start);

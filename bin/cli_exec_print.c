@@ -96,25 +96,6 @@ void tt_cli_exec_print_header(const tt_cli_exec_opts *o, int n, const char *tran
     tt_cli_exec_out(&sb);
 }
 
-int tt_cli_exec_min_bw(double avg_busbw, const char **word)
-{
-    static int warned; /* the footer and -J both ask: one warning */
-    *word = "";
-    const char *v = tt_setting("NCCL_TESTS_MIN_BW");
-    if (!v || !*v)
-        return 0;
-    double min;
-    if (tt_parse_double(v, &min) != TT_OK || min < 0) {
-        if (!warned++)
-            fprintf(stderr, "topo-exec: NCCL_TESTS_MIN_BW='%s' is not a bandwidth in GB/s: not checked\n", v);
-        return 0;
-    }
-    /* nccl-tests' rule: the run fails below 0.9x the value asked for (shared/reference/peers.md) */
-    int failed = avg_busbw < 0.9 * min;
-    *word = failed ? "FAILED" : "OK";
-    return failed;
-}
-
 int tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busbw, long table_fallbacks,
                              const char *err, int nrows)
 {
@@ -123,7 +104,7 @@ int tt_cli_exec_print_footer(const tt_cli_exec_opts *o, int oob, double avg_busb
     const char *word;
     int bwfail = 0;
     if (!err) {
-        bwfail = tt_cli_exec_min_bw(avg_busbw, &word);
+        bwfail = tt_sweep_min_bw_check(avg_busbw, &word) == 0;
         tt_sweep_text_footer(&sb, oob, avg_busbw, word);
         if (table_fallbacks >= 0)
             tt_strbuf_printf(&sb, "# plan table: %lu call(s) on this process ran a fallback (rules the host "
@@ -148,12 +129,12 @@ int tt_cli_exec_write_json(const tt_cli_exec_opts *o, const tt_cli_exec_row *row
     const char *word;
     double avg;
     tt_sweep_summary(rows, nrows, &avg);
-    int bwfail = tt_cli_exec_min_bw(avg, &word);
+    int bw_check = tt_sweep_min_bw_check(avg, &word);
     /* experiment_name: nccl-tests writes "" for its sweeps */
     tt_sweep_report r = {&so, "topo-exec", perf ? "" : "topo-exec", tt_sweep_coll_name(o->coll), o->argc, o->argv,
                          (const char *const *)env, env ? nenv : 0, gpu || o->mp ? 1 : o->host_ranks,
                          gpu ? (o->mp ? 1 : o->ngpus) : 0, nranks, transport, devs, ndevs, start, rows, nrows, err,
-                         !perf || tt_cli_perf_extra(), *word ? !bwfail : -1};
+                         !perf || tt_cli_perf_extra(), bw_check};
     char *txt = NULL;
     size_t len;
     tt_status st = tt_sweep_report_json(&r, &txt, &len);

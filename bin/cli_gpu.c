@@ -393,7 +393,7 @@ static int gpu_footer(const gpu_run *r, grows *rows)
     tt_strbuf sb;
     tt_strbuf_init(&sb);
     double avg = rows->nbw ? rows->bwsum / rows->nbw : 0;
-    int bwfail = tt_cli_exec_min_bw(avg, &word);
+    int bwfail = tt_sweep_min_bw_check(avg, &word) == 0;
     char note[64];
     int virt = r->virt && !(perf && !tt_cli_perf_extra()); /* the drop-in said it on stderr */
     snprintf(note, sizeof note, "%s%s%s", word, *word && virt ? " " : "", virt ? "(virtual ranks)" : "");

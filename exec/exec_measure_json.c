@@ -14,6 +14,7 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,26 @@ int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw)
         }
     *avg_busbw = nbw ? bw / nbw : 0;
     return oob;
+}
+
+int tt_sweep_min_bw_check(double avg_busbw, const char **word)
+{
+    static atomic_int warned; /* the footer and -J both ask: one warning a process */
+    *word = "";
+    const char *v = tt_setting("NCCL_TESTS_MIN_BW"); /* nccl-tests' own variable */
+    if (!v || !*v)
+        return -1;
+    double min;
+    if (tt_parse_double(v, &min) != TT_OK || min < 0) {
+        tt_error_clear();
+        if (!atomic_exchange(&warned, 1))
+            TT_WARN("exec", "NCCL_TESTS_MIN_BW='%s' is not a bandwidth in GB/s: not checked", v);
+        return -1;
+    }
+    /* nccl-tests' rule: the run fails below 0.9x the value asked for (shared/reference/peers.md) */
+    int ok = avg_busbw >= 0.9 * min;
+    *word = ok ? "OK" : "FAILED";
+    return ok;
 }
 
 tt_status tt_sweep_result_keep(tt_sweep_result *r)

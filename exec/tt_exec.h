@@ -531,6 +531,10 @@ tt_status tt_sweep_result_keep(tt_sweep_result *r);
 void tt_sweep_result_release(tt_sweep_result *r);
 /* Wrong placements ("Out of bounds values") and the average bus bandwidth over both placements. */
 int tt_sweep_summary(const tt_sweep_result *rows, int nrows, double *avg_busbw);
+/* nccl-tests' CI gate NCCL_TESTS_MIN_BW (GB/s) on the average bus bandwidth: 1 met, 0 failed (below
+ * 0.9x it: nccl-tests exits 7), -1 unchecked (unset, or no bandwidth: a WARN log line says so once);
+ * *word is the footer's "OK"/"FAILED", "" when unchecked.  The value is tt_sweep_report.bw_check. */
+int tt_sweep_min_bw_check(double avg_busbw, const char **word);
 /* The document, one line without a final newline as nccl-tests writes it (*text to free; *len its length). */
 tt_status tt_sweep_report_json(const tt_sweep_report *r, char **text, size_t *len);
 

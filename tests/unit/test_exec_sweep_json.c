@@ -41,6 +41,27 @@ static void test_summary(void **st)
     assert_true(avg == 0);
 }
 
+/* nccl-tests' CI gate: below 0.9 x NCCL_TESTS_MIN_BW fails, unset or not a number is unchecked */
+static void test_min_bw_gate(void **st)
+{
+    (void)st;
+    const char *w;
+    unsetenv("NCCL_TESTS_MIN_BW");
+    assert_int_equal(tt_sweep_min_bw_check(5.0, &w), -1);
+    assert_string_equal(w, "");
+    setenv("NCCL_TESTS_MIN_BW", "10", 1);
+    assert_int_equal(tt_sweep_min_bw_check(8.99, &w), 0);
+    assert_string_equal(w, "FAILED");
+    assert_int_equal(tt_sweep_min_bw_check(9.0, &w), 1); /* 0.9 x 10 exactly: met */
+    assert_string_equal(w, "OK");
+    setenv("NCCL_TESTS_MIN_BW", "fast", 1);
+    assert_int_equal(tt_sweep_min_bw_check(0.0, &w), -1);
+    assert_string_equal(w, "");
+    setenv("NCCL_TESTS_MIN_BW", "-1", 1);
+    assert_int_equal(tt_sweep_min_bw_check(0.0, &w), -1);
+    unsetenv("NCCL_TESTS_MIN_BW");
+}
+
 static void test_report(void **st)
 {
     (void)st;
@@ -150,6 +171,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_min_bw_gate),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_nccl_form),
     };
